@@ -1,0 +1,73 @@
+/**
+ * The public contracts a third party implements to run agents under flume: an agent driver (how a
+ * program is started, where its transcript is and how to read it) and a pane host (where it runs).
+ * Every answer a driver gives must come from the agent's own record, never from a guess.
+ */
+import type { ConfirmRequest, StartRequest } from './hooks.js';
+import type { AgentHandle, AgentReading, PromptState } from './types.js';
+
+/** What a pane host opens: one program in one folder with one environment. */
+export interface PaneSpec {
+  /** A label for the pane (the place id and stage). */
+  title: string;
+  cwd: string;
+  argv: string[];
+  /** The complete environment of the program (flume builds it; the host adds nothing). */
+  env: Record<string, string>;
+}
+
+/** Where an agent runs. `printed` has no pane: it hands the command to the operator. */
+export interface PaneHost {
+  key: string;
+  /** True when this host can open panes here now (tmux found, herdr running, …). */
+  available(): Promise<boolean>;
+  /** Opens a pane running the program; returns its id and pid where the host knows them. */
+  open(spec: PaneSpec): Promise<{ pane?: string; pid?: number }>;
+  /** The pane's screen as text, or undefined when the host cannot read screens. */
+  capture(pane: string): Promise<string | undefined>;
+  /** Types literal text into the pane; no key is interpreted and nothing is submitted. */
+  type(pane: string, text: string): Promise<void>;
+  /** Presses named keys (`Enter`, `Escape`, `C-c`, `C-u`). */
+  keys(pane: string, keys: string[]): Promise<void>;
+  /** True while the pane's program is running. */
+  alive(pane: string): Promise<boolean>;
+  /** Closes the pane, ending whatever runs in it. */
+  close(pane: string): Promise<void>;
+}
+
+/** An agent program flume can start, confirm prompts to, read, tell and stop. */
+export interface AgentDriver {
+  /** The key stages name in `agent:` (`claude-code`). */
+  key: string;
+  /** Starts the agent for a stage on the given host and returns at once with its handle. */
+  start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
+  /**
+   * Waits until the agent accepts input. `slow` when it did not within the time (never a failure),
+   * `exited` when its process is gone.
+   */
+  waitForInput(handle: AgentHandle, timeoutMs: number): Promise<'ready' | 'slow' | 'exited'>;
+  /** Types the text and submits it, whole, however long or multi-line. */
+  send(handle: AgentHandle, text: string): Promise<void>;
+  /** Reads the transcript: was the text taken as a prompt? */
+  confirm(request: ConfirmRequest): Promise<PromptState>;
+  /** Reads the agent's state from its own record (and its screen, for dialogs). */
+  read(handle: AgentHandle): Promise<AgentReading>;
+  /** True when the input box holds text nobody submitted (a tell must not submit it). */
+  hasDraft(handle: AgentHandle): Promise<boolean>;
+  /** Ends the agent; resolves once its process is gone, else throws AGENT_DID_NOT_EXIT. */
+  stop(handle: AgentHandle): Promise<void>;
+  /** Files and folders whose change may change a reading, for the supervisor to watch. */
+  watchPaths(handle: AgentHandle): string[];
+}
+
+/** A typed identity for writing an agent driver. */
+export function defineDriver(driver: AgentDriver): AgentDriver {
+  return driver;
+}
+
+/** A typed identity for writing a pane host. */
+export function definePaneHost(host: PaneHost): PaneHost {
+  return host;
+}
+
+export type { PromptState };

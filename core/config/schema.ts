@@ -1,0 +1,206 @@
+/**
+ * The config schema: one value, a description and default on every key. The TypeScript types below
+ * derive from it (infer.ts), `flume.schema.json` is written from it (write-schema.ts), and ajv
+ * validates configs against it (validate.ts). Change it here and nowhere else.
+ */
+import type { Infer } from './infer.js';
+
+const NAME_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
+
+const durationSchema = {
+  description: 'A duration: seconds as a number, or a string such as "90s", "20m", "2h".',
+  anyOf: [
+    { type: 'number', minimum: 0 },
+    { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$' },
+  ],
+} as const;
+
+const envSchema = {
+  type: 'object',
+  description: 'Environment variables the step or agent is given, beside the clean base.',
+  additionalProperties: { type: 'string' },
+  default: {},
+} as const;
+
+const readyStepSchema = {
+  type: 'object',
+  description: 'One readying step, run in the place with a clean environment.',
+  properties: {
+    name: { type: 'string', description: 'A label for status and errors; defaults to the command.' },
+    run: {
+      description:
+        'The command: an argv array (run directly), or a string (run by `sh -c`, as the repository wrote it).',
+      anyOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'array', items: { type: 'string' }, minItems: 1 },
+      ],
+    },
+    env: envSchema,
+    timeout: { ...durationSchema, description: 'Longest the step may run; default 30m.' },
+  },
+  required: ['run'],
+  additionalProperties: false,
+} as const;
+
+const limitsSchema = {
+  type: 'object',
+  description: 'Limits on a stage.',
+  properties: {
+    stuckAfter: {
+      ...durationSchema,
+      description: 'How long a stage may stay quiet, with no deliverable and no word of need, before it is reported stuck. Default 20m.',
+    },
+    fixRounds: {
+      type: 'integer',
+      minimum: 0,
+      description: 'How many times a verify report with `Verdict: fix` sends the place back to code. Default 2.',
+    },
+    promptTimeout: {
+      ...durationSchema,
+      description: 'How long flume waits for a sent prompt to appear in the transcript before sending it once more. Default 20s.',
+    },
+    startTimeout: {
+      ...durationSchema,
+      description: 'How long flume waits for an agent to accept input before leaving its start unknown. Default 60s.',
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+const deliverableSchema = {
+  description: 'What ends the stage: a deliverable type (`commit`, `openspec-change`, `openspec-tasks`, `report`, `conclusion`, `landing`, or one a plugin registers), optionally with options.',
+  anyOf: [
+    { type: 'string', minLength: 1 },
+    {
+      type: 'object',
+      properties: {
+        type: { type: 'string', minLength: 1, description: 'The deliverable type.' },
+        path: { type: 'string', description: 'A file the deliverable is read from, relative to the place.' },
+      },
+      required: ['type'],
+      additionalProperties: true,
+    },
+  ],
+} as const;
+
+const stageSchema = {
+  type: 'object',
+  description: 'One stage: its prompt, what ends it, and how its agent runs.',
+  properties: {
+    name: { type: 'string', pattern: NAME_PATTERN, description: 'The stage name, unique in its kind.' },
+    prompt: {
+      type: 'string',
+      description: 'The prompt template. `{brief}`, `{place}`, `{branch}`, `{name}`, `{kind}`, `{stage}`, `{target}`, `{previous}`, `{deliverable}`, `{ready}` and `{change}` are filled in.',
+    },
+    deliverable: deliverableSchema,
+    agent: { type: 'string', description: 'The agent driver key; default the config\'s `agent.driver`.' },
+    model: { type: 'string', description: 'The model the agent runs with.' },
+    permissionMode: {
+      enum: ['default', 'acceptEdits', 'plan', 'auto', 'dontAsk', 'bypassPermissions'],
+      description: 'The agent\'s permission mode.',
+    },
+    appendSystemPrompt: { type: 'string', description: 'Text appended to the agent\'s system prompt.' },
+    limits: limitsSchema,
+  },
+  required: ['name', 'prompt', 'deliverable'],
+  additionalProperties: false,
+} as const;
+
+const kindSchema = {
+  type: 'object',
+  description: 'A kind: an ordered list of stages.',
+  properties: {
+    name: { type: 'string', pattern: NAME_PATTERN, description: 'The kind\'s name; leads its places\' folders and branches.' },
+    description: { type: 'string', description: 'One line on what the kind is for.' },
+    branch: {
+      type: 'string',
+      pattern: '\\{name\\}',
+      description: 'The branch pattern; `{name}` is the launch\'s name. Default `<kind>/{name}`.',
+    },
+    whenNotReady: {
+      enum: ['start', 'refuse'],
+      description: 'When readying fails: `start` the agent all the same, its prompt naming the failed step, or `refuse` the stage until retry finds the place ready. Default `refuse`.',
+    },
+    stages: { type: 'array', items: stageSchema, minItems: 1, description: 'The stages, in order.' },
+  },
+  required: ['name', 'stages'],
+  additionalProperties: false,
+} as const;
+
+/** The whole config schema: `flume.config.ts` at a repository's root. */
+export const configSchema = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  $id: 'https://flume.dev/flume.schema.json',
+  title: 'flume config',
+  type: 'object',
+  description: 'A repository\'s flume config: its plugins, kinds, readying, target and limits.',
+  properties: {
+    plugins: {
+      type: 'array',
+      description: 'Plugins to load: module specifiers (resolved from the repository root) or plugin objects `{ name, apply }`.',
+      items: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'object' }] },
+      default: [],
+    },
+    kinds: { type: 'array', items: kindSchema, description: 'Kinds the repository declares beside the built-ins.', default: [] },
+    ready: {
+      type: 'object',
+      description: 'What a fresh worktree needs: the toolchain steps, then the setup steps.',
+      properties: {
+        toolchain: { type: 'array', items: readyStepSchema, default: [], description: 'Toolchain steps, run first.' },
+        setup: { type: 'array', items: readyStepSchema, default: [], description: 'Setup steps, run after the toolchain.' },
+      },
+      additionalProperties: false,
+    },
+    target: { type: 'string', minLength: 1, description: 'The branch work lands on. Default: the branch the main checkout is on.' },
+    worktreeTool: {
+      enum: ['git', 'worktrunk'],
+      description: 'The tool that removes a place: `worktrunk` runs `wt remove` so its hooks run; default `git`.',
+    },
+    limits: limitsSchema,
+    agent: {
+      type: 'object',
+      description: 'Which agent runs stages, and where.',
+      properties: {
+        driver: { type: 'string', description: 'The default agent driver key. Default `claude-code`.' },
+        host: {
+          enum: ['auto', 'tmux', 'herdr', 'printed'],
+          description: 'Where agents run: `auto` picks herdr when it runs, else tmux, else a printed command. Default `auto`.',
+        },
+      },
+      additionalProperties: false,
+    },
+    agents: {
+      type: 'object',
+      description: 'Per-driver options, keyed by driver.',
+      additionalProperties: {
+        type: 'object',
+        properties: {
+          binary: { type: 'string', description: 'The program to run. Default: the driver\'s own (`claude`).' },
+          args: { type: 'array', items: { type: 'string' }, description: 'Extra arguments after flume\'s own.' },
+          env: envSchema,
+          configDir: { type: 'string', description: 'The agent\'s config folder (CLAUDE_CONFIG_DIR for Claude Code).' },
+        },
+        additionalProperties: false,
+      },
+    },
+    prompts: {
+      type: 'object',
+      description: 'Prompt templates that override a built-in stage\'s, keyed `<kind>.<stage>` or `<stage>`.',
+      additionalProperties: { type: 'string' },
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+/** A repository's flume config, as written in `flume.config.ts`. */
+export type FlumeConfig = Omit<Infer<typeof configSchema>, 'plugins'> & {
+  plugins?: Array<string | import('../plugin.js').FlumePlugin>;
+};
+/** A kind: its name and stages. */
+export type KindDef = Infer<typeof kindSchema>;
+/** A stage of a kind. */
+export type StageDef = Infer<typeof stageSchema>;
+/** A readying step. */
+export type ReadyStep = Infer<typeof readyStepSchema>;
+/** A stage's limits. */
+export type Limits = Infer<typeof limitsSchema>;

@@ -1,0 +1,283 @@
+/**
+ * The one module that runs git. Commands go through simple-git; the two that need standard input
+ * (`cat-file --batch`, `patch-id`) go through exec.ts. A reading of a repository (`readRepository`)
+ * costs a fixed number of git processes however many places it holds: that is what keeps status cheap.
+ */
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { FlumeError } from './errors.js';
+import { run, runBytes } from './exec.js';
+import { judgeLanding, parseLog } from './landing.js';
+
+/** A worktree as `git worktree list --porcelain` gives it. */
+export interface Worktree {
+  path: string;
+  head?: string;
+  /** Short branch name (`fix/x`), or undefined when detached. */
+  branch?: string;
+  bare: boolean;
+  locked: boolean;
+  lockReason?: string;
+  prunable: boolean;
+}
+
+/** A local branch: its head and the head's committer time. */
+export interface Branch {
+  name: string;
+  head: string;
+  time: string;
+}
+
+/** The repository a folder belongs to. */
+export interface RepositoryInfo {
+  /** The main checkout's root. */
+  root: string;
+  /** The common git dir (`<root>/.git` for an ordinary repository). */
+  commonDir: string;
+  /** The branch the main checkout is on, or undefined when detached. */
+  mainBranch?: string;
+  /** True when HEAD points at a commit. */
+  hasCommit: boolean;
+}
+
+/** One reading of a repository: its worktrees and branches, taken once. */
+export interface RepositoryReading {
+  worktrees: Worktree[];
+  branches: Map<string, Branch>;
+}
+
+function git(cwd: string): SimpleGit {
+  return simpleGit({ baseDir: cwd, trimmed: false, maxConcurrentProcesses: 6 });
+}
+
+async function raw(cwd: string, args: string[]): Promise<string> {
+  try {
+    return await git(cwd).raw(args);
+  } catch (error) {
+    const message = error instanceof Error ? error.message.trim() : String(error);
+    throw new FlumeError('GIT_FAILED', `git ${args[0]} failed: ${firstLine(message)}`, {
+      fix: 'Read the git message above; the repository was left as it was.',
+      details: { args, message },
+      cause: error,
+    });
+  }
+}
+
+/** Finds the repository a folder is in, or throws NOT_A_REPOSITORY. */
+export async function findRepository(dir: string): Promise<RepositoryInfo> {
+  const folder = resolve(dir);
+  if (!existsSync(folder)) {
+    throw new FlumeError('NOT_A_REPOSITORY', `No such folder: ${folder}`, {
+      fix: 'Pass --repo the folder of a git repository.',
+      details: { repo: folder },
+    });
+  }
+  let out: string;
+  try {
+    out = await git(folder).raw(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository']);
+  } catch {
+    throw new FlumeError('NOT_A_REPOSITORY', `Not a git repository: ${folder}`, {
+      fix: 'Pass --repo the folder of a git repository (git init, and make a first commit).',
+      details: { repo: folder },
+    });
+  }
+  const [commonDirLine, bare] = out.trim().split('\n');
+  const commonDir = isAbsolute(commonDirLine) ? commonDirLine : resolve(folder, commonDirLine);
+  if (bare === 'true') {
+    throw new FlumeError('NOT_A_REPOSITORY', `A bare repository has no checkout to make places beside: ${folder}`, {
+      fix: 'Pass --repo a repository with a working tree.',
+      details: { repo: folder },
+    });
+  }
+  const worktrees = parseWorktrees(await raw(folder, ['worktree', 'list', '--porcelain']));
+  const main = worktrees[0];
+  const root = main?.path ?? dirname(commonDir);
+  const hasCommit = Boolean(main?.head && !/^0+$/.test(main.head));
+  return { root, commonDir, mainBranch: main?.branch, hasCommit };
+}
+
+/** The one reading of a repository: two git processes, whatever the number of places. */
+export async function readRepository(root: string): Promise<RepositoryReading> {
+  const [worktreeText, refText] = await Promise.all([
+    raw(root, ['worktree', 'list', '--porcelain']),
+    raw(root, ['for-each-ref', '--format=%(refname:short)%00%(objectname)%00%(committerdate:iso-strict)', 'refs/heads/']),
+  ]);
+  const branches = new Map<string, Branch>();
+  for (const line of refText.split('\n')) {
+    if (!line) continue;
+    const [name, head, time] = line.split('\0');
+    branches.set(name, { name, head, time });
+  }
+  return { worktrees: parseWorktrees(worktreeText), branches };
+}
+
+/**
+ * For each branch, how many of its patches its target lacks, judged as `git cherry <target> <branch>`
+ * judges it (patch ids, merges ignored), for all branches at once in a fixed number of processes.
+ */
+export async function unlandedCounts(root: string, pairs: Array<{ branch: string; target: string }>): Promise<Map<string, number>> {
+  const result = new Map<string, number>();
+  if (pairs.length === 0) return result;
+  const tips = [...new Set(pairs.flatMap((pair) => [pair.branch, pair.target]))].map((name) => `refs/heads/${name}`);
+  const bases = (await run('git', ['merge-base', '--octopus', ...tips], { cwd: root })).stdout.trim();
+  const range = bases ? [...tips, '--not', bases] : tips;
+  const logText = await raw(root, ['log', '--format=%H %P', ...range, '--']);
+  const patchText = await raw(root, ['log', '--no-merges', '-p', '--format=commit %H', ...range, '--']);
+  const patchIds = (await run('git', ['patch-id', '--stable'], { cwd: root, input: patchText })).stdout;
+  const ids = new Map<string, string>();
+  for (const line of patchIds.split('\n')) {
+    const [patch, commit] = line.split(' ');
+    if (patch && commit) ids.set(commit, patch);
+  }
+  const heads = await readHeads(root, tips);
+  for (const pair of pairs) {
+    const branchHead = heads.get(`refs/heads/${pair.branch}`);
+    const targetHead = heads.get(`refs/heads/${pair.target}`);
+    if (!branchHead || !targetHead) continue;
+    result.set(pair.branch, judgeLanding(parseLog(logText), ids, branchHead, targetHead));
+  }
+  return result;
+}
+
+/** `git cherry <target> <branch>`: the commits of the branch, each `+` (patch missing) or `-`. */
+export async function cherry(root: string, target: string, branch: string): Promise<Array<{ sign: '+' | '-'; commit: string }>> {
+  const out = await raw(root, ['cherry', `refs/heads/${target}`, `refs/heads/${branch}`]);
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => ({ sign: line[0] as '+' | '-', commit: line.slice(2).trim() }));
+}
+
+/** The object id a revision names, or undefined when it names none. */
+export async function resolveRevision(root: string, revision: string): Promise<string | undefined> {
+  const out = await run('git', ['rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`], { cwd: root });
+  return out.exitCode === 0 ? out.stdout.trim() : undefined;
+}
+
+/** True when `name` is a valid branch name to git itself. */
+export async function isValidBranchName(root: string, name: string): Promise<boolean> {
+  const out = await run('git', ['check-ref-format', '--branch', name], { cwd: root });
+  return out.exitCode === 0;
+}
+
+/** Makes a worktree at `path` on the new branch `branch`, started at `base`. */
+export async function addWorktree(root: string, path: string, branch: string, base: string): Promise<void> {
+  await raw(root, ['worktree', 'add', '--quiet', '-b', branch, path, base]);
+}
+
+/** Removes a clean worktree with git's own tool (never forced: git refuses a dirty or locked one). */
+export async function removeWorktree(root: string, path: string): Promise<void> {
+  await raw(root, ['worktree', 'remove', path]);
+}
+
+/** Drops the administrative record of worktrees whose folder is gone. */
+export async function pruneWorktrees(root: string): Promise<void> {
+  await raw(root, ['worktree', 'prune']);
+}
+
+/** Deletes a branch, but only while it is still at `head`: a branch that moved since is kept. */
+export async function deleteBranch(root: string, branch: string, head: string): Promise<void> {
+  await raw(root, ['update-ref', '-d', `refs/heads/${branch}`, head]);
+}
+
+/** What in a worktree is not committed: modified and untracked files that are not ignored. */
+export async function worktreeChanges(path: string): Promise<{ modified: string[]; untracked: string[] }> {
+  const out = await raw(path, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none']);
+  const modified: string[] = [];
+  const untracked: string[] = [];
+  const entries = out.split('\0');
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i];
+    if (!entry) continue;
+    const code = entry.slice(0, 2);
+    const file = entry.slice(3);
+    if (code === '??') untracked.push(file);
+    else modified.push(file);
+    if (code[0] === 'R' || code[0] === 'C') i++;
+  }
+  return { modified, untracked };
+}
+
+/**
+ * Reads many blobs or trees at once (`git cat-file --batch`): each `<rev>:<path>` to its content,
+ * or undefined when absent. Trees come back as their entry names.
+ */
+export async function readObjects(root: string, specs: string[]): Promise<Map<string, { type: string; content: Buffer } | undefined>> {
+  const result = new Map<string, { type: string; content: Buffer } | undefined>();
+  const unique = [...new Set(specs)];
+  if (unique.length === 0) return result;
+  const result0 = await runBytes('git', ['cat-file', '--batch'], { cwd: root, input: unique.join('\n') + '\n' });
+  if (result0.exitCode !== 0) {
+    throw new FlumeError('GIT_FAILED', `git cat-file failed: ${firstLine(result0.stderr)}`, { details: { stderr: result0.stderr } });
+  }
+  const out = result0.stdout;
+  let offset = 0;
+  for (const spec of unique) {
+    const newline = out.indexOf(10, offset);
+    const header = out.subarray(offset, newline).toString('utf8');
+    offset = newline + 1;
+    const parts = header.split(' ');
+    if (parts.length < 3 || parts[parts.length - 1] === 'missing' || parts[1] === 'missing') {
+      result.set(spec, undefined);
+      continue;
+    }
+    const size = Number(parts[2]);
+    result.set(spec, { type: parts[1], content: out.subarray(offset, offset + size) });
+    offset += size + 1;
+  }
+  return result;
+}
+
+/** The entry names of a tree object's raw content. */
+export function treeNames(content: Buffer): string[] {
+  const names: string[] = [];
+  let offset = 0;
+  while (offset < content.length) {
+    const space = content.indexOf(32, offset);
+    const nul = content.indexOf(0, space);
+    names.push(content.subarray(space + 1, nul).toString('utf8'));
+    offset = nul + 21;
+  }
+  return names;
+}
+
+/** Adds a line to the repository's `info/exclude` unless it is there already. */
+export async function excludePath(commonDir: string, line: string): Promise<void> {
+  const { readFile, appendFile, mkdir } = await import('node:fs/promises');
+  const file = resolve(commonDir, 'info', 'exclude');
+  const text = await readFile(file, 'utf8').catch(() => '');
+  if (text.split('\n').some((existing) => existing.trim() === line)) return;
+  await mkdir(dirname(file), { recursive: true });
+  await appendFile(file, `${text && !text.endsWith('\n') ? '\n' : ''}${line}\n`);
+}
+
+/** Parses `git worktree list --porcelain`. */
+export function parseWorktrees(text: string): Worktree[] {
+  const worktrees: Worktree[] = [];
+  let current: Worktree | undefined;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('worktree ')) {
+      current = { path: line.slice(9), bare: false, locked: false, prunable: false };
+      worktrees.push(current);
+    } else if (!current) {
+      continue;
+    } else if (line.startsWith('HEAD ')) current.head = line.slice(5);
+    else if (line.startsWith('branch ')) current.branch = line.slice(7).replace(/^refs\/heads\//, '');
+    else if (line === 'bare') current.bare = true;
+    else if (line === 'locked' || line.startsWith('locked ')) {
+      current.locked = true;
+      current.lockReason = line.slice(7) || undefined;
+    } else if (line === 'prunable' || line.startsWith('prunable ')) current.prunable = true;
+  }
+  return worktrees;
+}
+
+async function readHeads(root: string, refs: string[]): Promise<Map<string, string>> {
+  const out = await raw(root, ['for-each-ref', '--format=%(refname) %(objectname)', ...refs]);
+  return new Map(out.split('\n').filter(Boolean).map((line) => line.split(' ') as [string, string]));
+}
+
+function firstLine(text: string): string {
+  return text.split('\n').find((line) => line.trim())?.trim() ?? '';
+}

@@ -1,0 +1,94 @@
+/**
+ * flume's lifecycle, every hook declared once. Plugins tap these with `tapPromise(name, fn)`; keyed
+ * families are HookMaps tapped with `.for(key)`. Read this file to see the whole lifecycle.
+ */
+import tapable from 'tapable';
+import type { AgentHandle, AgentReading, PlaceRecord, PromptState, ReadyStep, StageDef } from './types.js';
+
+const { AsyncSeriesHook, AsyncSeriesBailHook, HookMap } = tapable;
+
+/** What `beforeReady` taps see: the place and the steps about to run, which they may add to or check. */
+export interface ReadyContext {
+  place: PlaceRecord;
+  toolchain: ReadyStep[];
+  setup: ReadyStep[];
+}
+
+/** What `startAgent` taps get: everything needed to start one stage's agent. */
+export interface StartRequest {
+  place: PlaceRecord;
+  stage: StageDef;
+  /** The session id flume chose; the agent's transcript is named after it. */
+  sessionId: string;
+  /** The prompt; drivers that carry it on the command line (printed) put it there. */
+  prompt: string;
+  /** The pane host key to start on (`tmux`, `herdr`, `printed`). */
+  host: string;
+}
+
+/** What `confirmPrompt` taps get: an agent and a text that was sent to it. */
+export interface ConfirmRequest {
+  handle: AgentHandle;
+  text: string;
+  /** Only records written at or after this time count (ISO). */
+  since?: string;
+}
+
+/** What `readDeliverable` taps get: one place, read at one commit. */
+export interface DeliverableRequest {
+  place: PlaceRecord;
+  stage: StageDef;
+  /** The deliverable's options from the stage (`path`, …), type included. */
+  options: { type: string; [key: string]: unknown };
+  /** The branch head, read once; everything else is read at this commit. */
+  head: string;
+  /** A file's content at `head` (relative to the repository root), or undefined when absent. Batched. */
+  file(path: string): Promise<string | undefined>;
+  /** The names in a folder at `head`, or undefined when absent. Batched. */
+  list(path: string): Promise<string[] | undefined>;
+  /** A file in the place's working tree (not committed), or undefined. */
+  workingFile(path: string): Promise<string | undefined>;
+  /** Landing: the branch's patches missing from its target, from the reading's one `git cherry` pass. */
+  unlanded(): Promise<number | undefined>;
+  /** The committer time (ISO) of `head`. */
+  headTime: string;
+}
+
+/** What a deliverable reader answers. */
+export interface DeliverableReading {
+  present: boolean;
+  /** What was delivered, in a few words: "commit 1a2b3c4", "8 of 8 tasks", "verify.md: pass". */
+  what?: string;
+  /** Progress to show while absent or present: a change's tasks ticked. */
+  progress?: { done: number; total: number };
+  /** Reader-specific facts, e.g. a report's verdict. */
+  facts?: Record<string, unknown>;
+}
+
+/** What `beforeTidy` taps get: a place tidying is about to remove. */
+export interface TidyCandidate {
+  place: PlaceRecord;
+}
+
+/** Creates the hooks of one flume instance. Frozen: the lifecycle has exactly these. */
+export function createHooks() {
+  return Object.freeze({
+    /** A place was made (or a stage starts in one already made) and is about to be readied; taps may add or check steps. */
+    beforeReady: new AsyncSeriesHook<[ReadyContext]>(['context']),
+    /** Keyed by driver: start a stage's agent; the first tap to answer returns its handle. */
+    startAgent: new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentHandle | undefined>(['request'])),
+    /** Keyed by driver: read the transcript for a sent text; answers taken / not-yet / unknown. */
+    confirmPrompt: new HookMap(() => new AsyncSeriesBailHook<[ConfirmRequest], PromptState | undefined>(['request'])),
+    /** Keyed by driver: read the agent's state from its own record (and its screen for dialogs). */
+    readAgentState: new HookMap(() => new AsyncSeriesBailHook<[AgentHandle], AgentReading | undefined>(['handle'])),
+    /** Keyed by deliverable type: read at one commit; answers present (with what) or absent. */
+    readDeliverable: new HookMap(
+      () => new AsyncSeriesBailHook<[DeliverableRequest], DeliverableReading | undefined>(['request']),
+    ),
+    /** A place is about to be removed; a tap returning a string vetoes, and the string is the reason it is kept. */
+    beforeTidy: new AsyncSeriesBailHook<[TidyCandidate], string | undefined>(['candidate']),
+  });
+}
+
+/** The hooks of a flume instance. */
+export type Hooks = ReturnType<typeof createHooks>;

@@ -1,0 +1,57 @@
+/**
+ * Judges landing as `git cherry` does, for many branches from one log of the repository: a branch's
+ * commit has landed when a commit with the same patch id is on the target's side since the two
+ * parted. Merges are ignored, as `git cherry` ignores them. Pure: git.ts feeds it.
+ */
+
+/** Commit → parents, from `git log --format='%H %P'`. */
+export type CommitGraph = Map<string, string[]>;
+
+/** Parses `git log --format='%H %P'` output into a graph. */
+export function parseLog(text: string): CommitGraph {
+  const graph: CommitGraph = new Map();
+  for (const line of text.split('\n')) {
+    const [commit, ...parents] = line.trim().split(' ').filter(Boolean);
+    if (commit) graph.set(commit, parents);
+  }
+  return graph;
+}
+
+/**
+ * How many of the branch's commits (not on the target, merges aside) have a patch the target's side
+ * lacks. 0 means landed. A commit without a patch id (an empty commit) counts as missing: keeping a
+ * branch by mistake costs a deletion by hand, deleting one by mistake loses work.
+ */
+export function judgeLanding(graph: CommitGraph, patchIds: Map<string, string>, branchHead: string, targetHead: string): number {
+  const fromBranch = reachable(graph, branchHead);
+  const fromTarget = reachable(graph, targetHead);
+  const upstream = new Set<string>();
+  for (const commit of fromTarget) {
+    if (fromBranch.has(commit) || isMerge(graph, commit)) continue;
+    const id = patchIds.get(commit);
+    if (id) upstream.add(id);
+  }
+  let missing = 0;
+  for (const commit of fromBranch) {
+    if (fromTarget.has(commit) || isMerge(graph, commit)) continue;
+    const id = patchIds.get(commit);
+    if (!id || !upstream.has(id)) missing++;
+  }
+  return missing;
+}
+
+function isMerge(graph: CommitGraph, commit: string): boolean {
+  return (graph.get(commit)?.length ?? 0) > 1;
+}
+
+function reachable(graph: CommitGraph, head: string): Set<string> {
+  const seen = new Set<string>();
+  const stack = [head];
+  while (stack.length) {
+    const commit = stack.pop()!;
+    if (seen.has(commit) || !graph.has(commit)) continue;
+    seen.add(commit);
+    stack.push(...graph.get(commit)!);
+  }
+  return seen;
+}

@@ -1,0 +1,132 @@
+/**
+ * The shapes every part of flume shares: a place's record, the agent driver contract, deliverable
+ * readings. Config shapes derive from the config schema (config/schema.ts) and are re-exported here.
+ */
+import type { FlumeConfig, KindDef, StageDef, ReadyStep } from './config/schema.js';
+
+export type { FlumeConfig, KindDef, StageDef, ReadyStep };
+
+/** Where a place stands in its life; `making` and `tidying` are the two-phase writes crash recovery reads. */
+export type PlacePhase = 'making' | 'made' | 'tidying' | 'gone';
+
+/** What readying a place came to. */
+export interface ReadyRecord {
+  state: 'none' | 'ready' | 'failed';
+  at: string;
+  /** The failed step, when one failed: its label, exit code and the tail of its output. */
+  failed?: { step: string; exitCode: number | null; tail: string };
+}
+
+/** The agent of a stage, as flume started it. Persisted in the place's record. */
+export interface AgentHandle {
+  /** The driver's key, e.g. `claude-code`. */
+  driver: string;
+  /** The session id flume gave the agent; its transcript is named after it. */
+  sessionId: string;
+  /** Where it runs: `tmux`, `herdr`, or `printed` (a command the operator runs). */
+  host: string;
+  /** The pane on that host, when there is one. */
+  pane?: string;
+  /** The agent's process id, when known. */
+  pid?: number;
+  /** The transcript's path, once found. */
+  transcriptPath?: string;
+  /** The exact command that starts the agent (shown by the printed host). */
+  command?: string[];
+  /** The folder the agent runs in. */
+  cwd: string;
+  startedAt: string;
+}
+
+/** What a reading of the transcript says of a prompt sent to the agent. */
+export type PromptState = 'taken' | 'not-yet' | 'unknown';
+
+/** The agent's state, read from its own record (and, for dialogs, its screen). */
+export type AgentState = 'not-up' | 'starting' | 'idle' | 'working' | 'asking' | 'exited';
+
+/** One reading of an agent. */
+export interface AgentReading {
+  state: AgentState;
+  /** What an agent that stopped short needs, in its own words (its last text, or its open question). */
+  needs?: string;
+  /** The dialog open on it, when asking: a question or a permission prompt. */
+  dialog?: 'question' | 'permission';
+  /** When its transcript last grew (ISO). */
+  lastActivity?: string;
+  /** True when its last turn ended (the agent is waiting for input). */
+  turnEnded?: boolean;
+}
+
+/** The stage's prompt delivery, as status reports it. */
+export type DeliveryState = 'sending' | 'taken' | 'unknown' | 'never-started';
+
+/** The state of the current stage, as status reports it. */
+export type StageState =
+  | 'starting'
+  | 'working'
+  | 'waiting'
+  | 'stuck'
+  | 'never-started'
+  | 'delivered'
+  | 'not-ready'
+  | 'done';
+
+/** The current stage of a place, as recorded. */
+export interface StageRecord {
+  name: string;
+  index: number;
+  startedAt: string;
+  /** The branch head when the stage began; a `commit` deliverable is a commit after it. */
+  startHead: string;
+  /** How many times this stage has been started in this place (retry, fix rounds). */
+  attempt: number;
+  agent?: AgentHandle;
+  delivery: DeliveryState;
+  /** Sendings of the prompt so far (at most two). */
+  sends: number;
+  /** Recorded when the agent stopped short: what it needs. */
+  waiting?: { needs: string; at: string };
+  /** Recorded when the stage went quiet past the limit. */
+  stuck?: { since: string; at: string };
+  /** Recorded when the deliverable was read present. */
+  delivered?: { at: string; head: string; what: string };
+  /** Rounds of `fix` verdicts sent back to code. */
+  fixRounds?: number;
+}
+
+/** A place's live record: `<git-common-dir>/flume/places/<kind>--<name>.json`. */
+export interface PlaceRecord {
+  version: 1;
+  /** `<kind>/<name>`. */
+  id: string;
+  kind: string;
+  name: string;
+  /** The main checkout's root. */
+  repo: string;
+  /** The place's folder: `<repo>/places/<kind>--<name>`. */
+  path: string;
+  branch: string;
+  /** The branch the work lands on. */
+  target: string;
+  /** The commit the branch started at. */
+  base: string;
+  brief: string;
+  createdAt: string;
+  phase: PlacePhase;
+  ready: ReadyRecord;
+  stage?: StageRecord;
+  /** Stages ended, oldest first. */
+  history: Array<{ name: string; startedAt: string; endedAt: string; delivered?: string }>;
+  dropped?: { at: string; reason?: string };
+  /** Set when tidying kept the place or its branch, with why. */
+  kept?: { at: string; reason: string; branchKept?: boolean };
+  /** Set when the work is over because the last stage delivered. */
+  finished?: { at: string };
+}
+
+/** A minimal logger handed to plugins; only the CLI decides where lines go. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  debug(message: string): void;
+}
