@@ -3,6 +3,7 @@
  * families are HookMaps tapped with `.for(key)`. Read this file to see the whole lifecycle.
  */
 import tapable from 'tapable';
+import { inPlugin } from './errors.js';
 import type { AgentHandle, AgentReading, PlaceRecord, PromptState, ReadyStep, StageDef } from './types.js';
 
 const { AsyncSeriesHook, AsyncSeriesBailHook, HookMap } = tapable;
@@ -74,21 +75,57 @@ export interface TidyCandidate {
 export function createHooks() {
   return Object.freeze({
     /** A place was made (or a stage starts in one already made) and is about to be readied; taps may add or check steps. */
-    beforeReady: new AsyncSeriesHook<[ReadyContext]>(['context']),
+    beforeReady: track(new AsyncSeriesHook<[ReadyContext]>(['context'])),
     /** Keyed by driver: start a stage's agent; the first tap to answer returns its handle. */
-    startAgent: new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentHandle | undefined>(['request'])),
+    startAgent: trackMap(new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentHandle | undefined>(['request']))),
     /** Keyed by driver: read the transcript for a sent text; answers taken / not-yet / unknown. */
-    confirmPrompt: new HookMap(() => new AsyncSeriesBailHook<[ConfirmRequest], PromptState | undefined>(['request'])),
+    confirmPrompt: trackMap(new HookMap(() => new AsyncSeriesBailHook<[ConfirmRequest], PromptState | undefined>(['request']))),
     /** Keyed by driver: read the agent's state from its own record (and its screen for dialogs). */
-    readAgentState: new HookMap(() => new AsyncSeriesBailHook<[AgentHandle], AgentReading | undefined>(['handle'])),
+    readAgentState: trackMap(new HookMap(() => new AsyncSeriesBailHook<[AgentHandle], AgentReading | undefined>(['handle']))),
     /** Keyed by deliverable type: read at one commit; answers present (with what) or absent. */
-    readDeliverable: new HookMap(
-      () => new AsyncSeriesBailHook<[DeliverableRequest], DeliverableReading | undefined>(['request']),
+    readDeliverable: trackMap(
+      new HookMap(() => new AsyncSeriesBailHook<[DeliverableRequest], DeliverableReading | undefined>(['request'])),
     ),
     /** A place is about to be removed; a tap returning a string vetoes, and the string is the reason it is kept. */
-    beforeTidy: new AsyncSeriesBailHook<[TidyCandidate], string | undefined>(['candidate']),
+    beforeTidy: track(new AsyncSeriesBailHook<[TidyCandidate], string | undefined>(['candidate'])),
   });
 }
 
 /** The hooks of a flume instance. */
 export type Hooks = ReturnType<typeof createHooks>;
+
+/** The keys of a HookMap that some plugin has tapped (e.g. every deliverable type a reader provides). */
+export function tappedKeys(map: { get(key: string): { isUsed(): boolean } | undefined }): string[] {
+  // tapable keeps a HookMap's hooks in `_map` and exposes no iterator over them.
+  const keys = [...((map as unknown as { _map: Map<string, unknown> })._map?.keys() ?? [])];
+  return keys.filter((key) => map.get(key)?.isUsed());
+}
+
+interface Tracked {
+  intercept(interceptor: { tap?: (tap: { name: string }) => void }): void;
+  /** The name of the tap running last, so an error can say which plugin threw it. */
+  currentTap?: string;
+}
+
+function track<H>(hook: H): H {
+  const tracked = hook as unknown as Tracked;
+  tracked.intercept({ tap: (tap) => (tracked.currentTap = tap.name) });
+  return hook;
+}
+
+function trackMap<H>(map: InstanceType<typeof HookMap<H>>): InstanceType<typeof HookMap<H>> {
+  map.intercept({ factory: (_key, hook) => track(hook) });
+  return map;
+}
+
+/**
+ * Calls a hook and names the plugin whose tap failed: `[acme:kind:unit] readDeliverable failed: …`.
+ * `hookName` is the lifecycle name (with the key for a HookMap: `readDeliverable(commit)`).
+ */
+export async function callHook<T, A extends unknown[]>(hookName: string, hook: { promise(...args: A): Promise<T> }, ...args: A): Promise<T> {
+  try {
+    return await hook.promise(...args);
+  } catch (error) {
+    throw inPlugin(error, (hook as unknown as Tracked).currentTap ?? 'unknown plugin', hookName);
+  }
+}

@@ -5,7 +5,7 @@
  */
 import type { Infer } from './infer.js';
 
-const NAME_PATTERN = '^[a-z0-9][a-z0-9-]{0,62}$';
+const NAME_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
 
 const durationSchema = {
   description: 'A duration: seconds as a number, or a string such as "90s", "20m", "2h".',

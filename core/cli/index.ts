@@ -1,0 +1,80 @@
+/**
+ * The CLI: yargs commands, one file each. The only place that prints or decides an exit code.
+ * It names no built-in: the preset of plugins is handed in by bin/flume.ts, loaded only by the
+ * commands that need it, so `flume status` with no places starts fast.
+ */
+import type { FlumePlugin } from '../plugin.js';
+import { FlumeError } from '../errors.js';
+import { asFlumeError, printError, processIo, type Io } from './output.js';
+import { commands } from './commands.js';
+
+/** What every command handler is handed. */
+export interface CliContext {
+  io: Io;
+  /** The built-in plugins; loaded on first use. */
+  preset(): Promise<FlumePlugin[]>;
+  /** The path of the flume executable, for commands that start flume in the background. */
+  self: string;
+}
+
+/** Runs flume with `argv` (without node and script) and returns the exit code. */
+export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string } = {}): Promise<number> {
+  const io = options.io ?? processIo;
+  const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1] };
+  const json = argv.includes('--json');
+  const { default: yargs } = await import('yargs');
+  let usageError: string | undefined;
+  let code = 0;
+  const parser = yargs(argv)
+    .scriptName('flume')
+    .usage('flume <command> [options]\n\nStarts coding agents on work in places (git worktrees) and keeps them honest.')
+    .strict()
+    .demandCommand(1, 'Name a command.')
+    .recommendCommands()
+    .help()
+    .version(false)
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .exitProcess(false)
+    .fail((message, error) => {
+      if (error) throw error;
+      // Throwing stops yargs here: a command must never run on arguments it refused.
+      usageError = message;
+      throw new FlumeError('BAD_USAGE', message);
+    });
+  for (const command of commands) {
+    parser.command({
+      command: command.command,
+      describe: command.describe,
+      builder: command.builder,
+      handler: async (args) => {
+        code = (await command.run(args as Record<string, unknown>, context)) ?? 0;
+      },
+    });
+  }
+  let helpShown = false;
+  try {
+    await parser.parseAsync(argv, {}, (_error, _argv, output) => {
+      if (output && !usageError) {
+        helpShown = true;
+        io.stdout(output + '\n');
+      }
+    });
+  } catch (error) {
+    if (usageError) return usage(io, usageError, json);
+    const failure = asFlumeError(error);
+    printError(io, failure, json);
+    return failure.exitCode;
+  }
+  if (usageError) return usage(io, usageError, json);
+  return helpShown ? 0 : code;
+}
+
+function usage(io: Io, message: string, json: boolean): number {
+  printError(io, new FlumeError('BAD_USAGE', message, { fix: 'Run `flume --help` or `flume <command> --help` for the usage.' }), json);
+  return 2;
+}
+
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= load());
+}

@@ -1,0 +1,42 @@
+/**
+ * What the CLI writes: JSON for `--json`, plain lines otherwise, and errors as `CODE message` then
+ * how to fix it. The only module besides cli/index.ts that touches the process's streams.
+ */
+import { FlumeError } from '../errors.js';
+
+/** Where the CLI writes; tests and the MCP server pass their own. */
+export interface Io {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** True when stdout is a terminal (progress lines, live views). */
+  isTTY: boolean;
+}
+
+/** The process's own streams. */
+export const processIo: Io = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  isTTY: Boolean(process.stdout.isTTY),
+};
+
+/** Writes a value as indented JSON. */
+export function printJson(io: Io, value: unknown): void {
+  io.stdout(JSON.stringify(value, null, 2) + '\n');
+}
+
+/** Writes an error: `CODE message` and its fix on stderr, or `{ "error": … }` on stdout for --json. */
+export function printError(io: Io, error: FlumeError, json: boolean): void {
+  if (json) {
+    printJson(io, { error: error.toJSON() });
+    return;
+  }
+  io.stderr(`${error.code} ${error.message}\n`);
+  if (error.fix) io.stderr(`  fix: ${error.fix}\n`);
+}
+
+/** Any thrown value as a FlumeError (an unexpected one keeps its message under IO_FAILED). */
+export function asFlumeError(error: unknown): FlumeError {
+  if (error instanceof FlumeError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new FlumeError('IO_FAILED', message, { fix: 'This is unexpected; run again, and report it with the command that failed if it persists.', cause: error });
+}

@@ -1,0 +1,53 @@
+import type { Command } from './command.js';
+import { jsonOption, repoOption } from './command.js';
+import { printJson } from './output.js';
+import { status, type PlaceStatus } from '../engine/status.js';
+import { findRepository } from '../git.js';
+
+/** `flume status`: every place on the host (or in one repository), as it stands now. */
+export const statusCommand: Command = {
+  command: 'status [place]',
+  describe: 'Show every place flume runs on this host (or in --repo): kind, stage, agent, readying, landing, kept.',
+  builder: (yargs) =>
+    jsonOption(repoOption(yargs, 'Only the places of this repository.')).positional('place', {
+      type: 'string',
+      describe: 'Only this place (kind/name, kind--name, or its folder).',
+    }),
+  async run(args, context) {
+    const repo = args.repo === undefined ? undefined : (await findRepository(String(args.repo))).root;
+    const place = args.place === undefined ? undefined : String(args.place);
+    // The preset is loaded only once a repository with places needs it: an empty status stays fast.
+    const report = await status(context.preset, { repo, place });
+    if (args.json) {
+      printJson(context.io, report);
+      return;
+    }
+    for (const repository of report.repositories) {
+      if (repository.error) context.io.stdout(`${repository.root}: ${repository.error.code} ${repository.error.message}\n`);
+      for (const broken of repository.broken) context.io.stdout(`${broken.file}: unreadable record (${broken.problem})\n`);
+    }
+    if (report.places.length === 0) context.io.stdout('no places\n');
+    for (const p of report.places) context.io.stdout(describePlace(p));
+  },
+};
+
+/** A place in a few plain lines. */
+export function describePlace(p: PlaceStatus): string {
+  const lines = [`${p.id}  ${p.state}  ${p.path}`];
+  if (p.stage) {
+    const s = p.stage;
+    const progress = s.progress ? `, ${s.progress.done} of ${s.progress.total} tasks` : '';
+    const agent = s.agent ? `, agent ${s.agent.driver} ${s.agent.state}${s.agent.pane ? ` in ${s.agent.pane}` : ''}` : '';
+    lines.push(`  stage ${s.index + 1}/${s.of} ${s.name}: ${s.state} (prompt ${s.delivery}${progress}${agent})`);
+    if (s.needs) lines.push(`  needs: ${s.needs}`);
+    if (s.stuckSince) lines.push(`  stuck since ${s.stuckSince}`);
+  } else {
+    lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started`);
+  }
+  if (p.ready.state === 'failed') lines.push(`  ready: failed at ${p.ready.failed?.step} (exit ${p.ready.failed?.exitCode}): ${p.ready.failed?.tail.split('\n').slice(-2).join(' / ')}`);
+  lines.push(`  landing: ${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} patches not on ${p.target})` : ''}`);
+  if (p.dropped) lines.push(`  dropped ${p.dropped.at}${p.dropped.reason ? `: ${p.dropped.reason}` : ''}`);
+  if (p.kept) lines.push(`  kept: ${p.kept.reason}`);
+  for (const problem of p.problems) lines.push(`  problem: ${problem}`);
+  return lines.join('\n') + '\n';
+}

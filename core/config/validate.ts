@@ -1,0 +1,125 @@
+/**
+ * Checks a config against the one schema and reports every problem at once, each with its path and
+ * how to fix it. ajv is built lazily: commands that need no config never pay for it.
+ */
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { FlumeError } from '../errors.js';
+import { configSchema, type FlumeConfig } from './schema.js';
+
+/** One problem in a config: where, what, and the fix. */
+export interface ConfigProblem {
+  path: string;
+  message: string;
+  fix: string;
+}
+
+let compiled: ValidateFunction | undefined;
+
+async function validator(): Promise<ValidateFunction> {
+  if (!compiled) {
+    const { default: Ajv } = await import('ajv');
+    const ajv = new Ajv.default({ allErrors: true, strict: false, useDefaults: false });
+    compiled = ajv.compile(configSchema);
+  }
+  return compiled;
+}
+
+/** Every problem in `config`, schema and sense both; empty when it is sound. */
+export async function configProblems(config: unknown): Promise<ConfigProblem[]> {
+  const validate = await validator();
+  const problems: ConfigProblem[] = [];
+  if (!validate(config)) problems.push(...describeErrors(validate.errors ?? []));
+  if (problems.length === 0) problems.push(...senseProblems(config as FlumeConfig));
+  return problems;
+}
+
+/** Throws BAD_CONFIG listing every problem, or returns the config typed. */
+export async function validateConfig(config: unknown, file: string): Promise<FlumeConfig> {
+  const problems = await configProblems(config);
+  if (problems.length === 0) return config as FlumeConfig;
+  throw configError(file, problems);
+}
+
+/** The BAD_CONFIG error for a list of problems. */
+export function configError(file: string, problems: ConfigProblem[]): FlumeError {
+  const lines = problems.map((problem) => `  ${problem.path || '(root)'}: ${problem.message} — ${problem.fix}`);
+  return new FlumeError('BAD_CONFIG', `${file} has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${lines.join('\n')}`, {
+    fix: `Correct each path named above in ${file}; flume.schema.json describes every key.`,
+    details: { file, problems },
+  });
+}
+
+function senseProblems(config: FlumeConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const seen = new Set<string>();
+  (config.kinds ?? []).forEach((kind, k) => {
+    if (seen.has(kind.name)) {
+      problems.push({ path: `kinds[${k}].name`, message: `the kind "${kind.name}" is declared twice`, fix: 'give each kind its own name' });
+    }
+    seen.add(kind.name);
+    const stages = new Set<string>();
+    kind.stages.forEach((stage, s) => {
+      if (stages.has(stage.name)) {
+        problems.push({ path: `kinds[${k}].stages[${s}].name`, message: `the stage "${stage.name}" appears twice in "${kind.name}"`, fix: 'give each stage of a kind its own name' });
+      }
+      stages.add(stage.name);
+    });
+  });
+  return problems;
+}
+
+function describeErrors(errors: ErrorObject[]): ConfigProblem[] {
+  const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const problems: ConfigProblem[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    // Inside an anyOf, the branches' own errors only repeat it; the anyOf error says it once.
+    if (error.keyword !== 'anyOf' && anyOfPaths.has(error.instancePath)) continue;
+    const problem = describe(error);
+    const key = `${problem.path}\0${problem.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    problems.push(problem);
+  }
+  return problems;
+}
+
+function describe(error: ErrorObject): ConfigProblem {
+  const path = toPath(error.instancePath);
+  const schema = error.parentSchema as { description?: string; properties?: Record<string, unknown> } | undefined;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const extra = String((error.params as { additionalProperty: string }).additionalProperty);
+      const expected = Object.keys(schema?.properties ?? {}).join(', ');
+      return { path: join(path, extra), message: `unexpected property "${extra}"`, fix: `remove it; expected properties: ${expected}` };
+    }
+    case 'required': {
+      const missing = String((error.params as { missingProperty: string }).missingProperty);
+      return { path: join(path, missing), message: `"${missing}" is required`, fix: `add "${missing}"` };
+    }
+    case 'enum': {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
+      return { path, message: 'is not one of the allowed values', fix: `use one of ${allowed}` };
+    }
+    case 'type':
+      return { path, message: `must be ${(error.params as { type: string }).type}`, fix: schema?.description ?? `write a ${(error.params as { type: string }).type}` };
+    case 'pattern':
+      return { path, message: `does not match ${(error.params as { pattern: string }).pattern}`, fix: schema?.description ?? 'see flume.schema.json' };
+    case 'anyOf':
+      return { path, message: 'is not of an accepted form', fix: schema?.description ?? 'see flume.schema.json' };
+    default:
+      return { path, message: error.message ?? 'is invalid', fix: schema?.description ?? 'see flume.schema.json' };
+  }
+}
+
+function toPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : join(path, part)), '');
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}

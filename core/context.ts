@@ -1,0 +1,70 @@
+/**
+ * Opens a repository for a command: finds it, loads its config, applies the preset and the config's
+ * plugins, and checks that every stage names a deliverable and agent some plugin provides.
+ */
+import { FlumeError } from './errors.js';
+import { tappedKeys } from './hooks.js';
+import { findRepository, type RepositoryInfo } from './git.js';
+import { createFlume, type Flume, type FlumePlugin } from './plugin.js';
+import { configError, type ConfigProblem } from './config/validate.js';
+import type { KindDef, Logger } from './types.js';
+
+/** A repository opened for a command. */
+export interface Repository {
+  info: RepositoryInfo;
+  flume: Flume;
+  /** The config file, when the repository has one. */
+  configFile?: string;
+}
+
+/** Opens the repository containing `dir` with the preset's plugins then the config's. */
+export async function openRepository(dir: string, preset: FlumePlugin[], logger?: Logger): Promise<Repository> {
+  const info = await findRepository(dir);
+  const { loadConfig } = await import('./config/load.js');
+  const loaded = await loadConfig(info.root);
+  const flume = await createFlume({ plugins: [...preset, ...loaded.plugins], config: loaded.config, root: info.root, logger });
+  const problems = checkProvided(flume);
+  if (problems.length) throw configError(loaded.file ?? `${info.root} (built-in kinds)`, problems);
+  return { info, flume, configFile: loaded.file };
+}
+
+/** The kind named `name`, or UNKNOWN_KIND listing the kinds there are. */
+export function kindOf(flume: Flume, name: string): KindDef {
+  const kind = flume.kinds.get(name);
+  if (kind) return kind;
+  const known = flume.kinds.all().map((k) => k.name);
+  throw new FlumeError('UNKNOWN_KIND', `There is no kind ${JSON.stringify(name)}.`, {
+    fix: `Use one of: ${known.join(', ') || '(none)'}; \`flume kinds\` lists them with their stages.`,
+    details: { kind: name, known },
+  });
+}
+
+/** The deliverable type and options a stage names. */
+export function deliverableOf(stage: KindDef['stages'][number]): { type: string; [key: string]: unknown } {
+  return typeof stage.deliverable === 'string' ? { type: stage.deliverable } : stage.deliverable;
+}
+
+/** The driver key a stage runs, from the stage, then the config, then `claude-code`. */
+export function driverOf(flume: Flume, stage: KindDef['stages'][number]): string {
+  return stage.agent ?? flume.config.agent?.driver ?? 'claude-code';
+}
+
+function checkProvided(flume: Flume): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const declared = new Map((flume.config.kinds ?? []).map((kind, index) => [kind.name, index]));
+  for (const kind of flume.kinds.all()) {
+    const at = declared.has(kind.name) ? `kinds[${declared.get(kind.name)}]` : `kind ${kind.name}`;
+    kind.stages.forEach((stage, index) => {
+      const { type } = deliverableOf(stage);
+      if (!flume.hooks.readDeliverable.get(type)?.isUsed()) {
+        const known = tappedKeys(flume.hooks.readDeliverable);
+        problems.push({ path: `${at}.stages[${index}].deliverable`, message: `no plugin reads the deliverable "${type}"`, fix: `use one of ${known.join(', ') || '(none)'}, or add the plugin that provides it` });
+      }
+      const driver = driverOf(flume, stage);
+      if (flume.agents.all().length && !flume.agents.get(driver)) {
+        problems.push({ path: `${at}.stages[${index}].agent`, message: `no plugin provides the agent "${driver}"`, fix: `use one of ${flume.agents.all().map((a) => a.key).join(', ')}` });
+      }
+    });
+  }
+  return problems;
+}

@@ -1,0 +1,24 @@
+/** Dropping a launch: marks it so tidying takes its place (and keeps a branch with unlanded work). */
+import { FlumeError } from '../errors.js';
+import type { Repository } from '../context.js';
+import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
+import type { PlaceRecord } from '../types.js';
+
+/** Marks the place `key` dropped; idempotent. */
+export async function dropPlace(repository: Repository, key: string, reason?: string): Promise<PlaceRecord> {
+  const { commonDir } = repository.info;
+  return withPlaceLock(commonDir, key, async () => {
+    const record = await readRecord(commonDir, key);
+    if (!record) {
+      throw new FlumeError('UNKNOWN_PLACE', `There is no place ${key.replace('--', '/')} in ${repository.info.root}.`, {
+        fix: '`flume status` lists the places flume runs.',
+        details: { place: key },
+      });
+    }
+    if (record.dropped) return record;
+    record.dropped = { at: new Date().toISOString(), ...(reason ? { reason } : {}) };
+    await writeRecord(commonDir, record);
+    await appendEvent(commonDir, key, { event: 'dropped', reason });
+    return record;
+  });
+}

@@ -1,0 +1,155 @@
+/**
+ * Making a place (book: "A launch and its place"). Everything is checked before anything is made;
+ * then the record is written as `making` (the intent), the worktree is added, and the record is
+ * marked `made`. A crash between any two of these leaves something `recover` puts right.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { FlumeError } from '../errors.js';
+import { crashPoint } from '../crash.js';
+import { kindOf, type Repository } from '../context.js';
+import { addWorktree, excludePath, isValidBranchName, readRepository, resolveRevision } from '../git.js';
+import { checkName, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../place.js';
+import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
+import { rememberRepository } from '../state/host.js';
+import type { PlaceRecord } from '../types.js';
+import { readyPlace } from './ready.js';
+import { recoverPlace } from './recover.js';
+
+/** What a launch names. */
+export interface LaunchRequest {
+  kind: string;
+  name: string;
+  brief?: string;
+  briefFile?: string;
+  from?: string;
+}
+
+/** Reads and checks a launch's brief: text or a file, never empty. */
+export async function readBrief(request: Pick<LaunchRequest, 'brief' | 'briefFile'>): Promise<string> {
+  if (request.brief !== undefined && request.briefFile !== undefined) {
+    throw new FlumeError('BAD_USAGE', 'Give the brief once: --brief or --brief-file, not both.', { fix: 'Drop one of the two.' });
+  }
+  let brief = request.brief;
+  if (request.briefFile !== undefined) {
+    brief = await readFile(resolve(request.briefFile), 'utf8').catch(() => {
+      throw new FlumeError('BRIEF_MISSING', `The brief file ${request.briefFile} cannot be read.`, {
+        fix: 'Pass --brief-file a readable text file, or the brief itself with --brief.',
+        details: { briefFile: request.briefFile },
+      });
+    });
+  }
+  if (!brief || !brief.trim()) {
+    throw new FlumeError('BRIEF_MISSING', 'The launch has no brief.', { fix: 'Say what the work is with --brief TEXT or --brief-file FILE.' });
+  }
+  if (brief.includes('\0')) throw new FlumeError('BAD_USAGE', 'The brief holds a NUL character.', { fix: 'Remove it.' });
+  return brief;
+}
+
+/** Makes the place of a launch and readies it; returns its record. Refuses, changing nothing, on any bad input. */
+export async function makePlace(repository: Repository, request: LaunchRequest): Promise<PlaceRecord> {
+  checkName(request.name);
+  const { info, flume } = repository;
+  const kind = kindOf(flume, request.kind);
+  const brief = await readBrief(request);
+  if (!info.hasCommit) {
+    throw new FlumeError('NO_COMMIT', `${info.root} has no commit to start a place from.`, {
+      fix: 'Make a first commit in the repository, then launch again.',
+      details: { repo: info.root },
+    });
+  }
+  const fromRef = request.from ?? info.mainBranch ?? 'HEAD';
+  const base = await resolveRevision(info.root, fromRef);
+  if (!base) {
+    throw new FlumeError('BAD_REF', `--from ${JSON.stringify(fromRef)} names no commit in ${info.root}.`, {
+      fix: 'Name a branch, tag or commit that exists (git branch -a lists branches).',
+      details: { from: fromRef },
+    });
+  }
+  const target = flume.config.target ?? info.mainBranch ?? (request.from && !/^[0-9a-f]{7,40}$/.test(request.from) ? request.from : 'main');
+  const branch = placeBranch(kind, request.name);
+  if (!(await isValidBranchName(info.root, branch))) {
+    throw new FlumeError('BAD_NAME', `The branch ${JSON.stringify(branch)} is not a valid branch name.`, {
+      fix: 'Choose a simpler name (letters, digits, "-").',
+      details: { branch },
+    });
+  }
+  const key = placeKey(kind.name, request.name);
+  const path = placePath(info.root, kind.name, request.name);
+
+  return withPlaceLock(info.commonDir, key, async () => {
+    crashPoint('launch:locked');
+    await recoverPlace(repository, key);
+    await refuseExisting(repository, key, path, branch);
+    const record: PlaceRecord = {
+      version: 1,
+      id: placeId(kind.name, request.name),
+      kind: kind.name,
+      name: request.name,
+      repo: info.root,
+      path,
+      branch,
+      target,
+      base,
+      brief,
+      createdAt: new Date().toISOString(),
+      phase: 'making',
+      ready: { state: 'none', at: new Date().toISOString() },
+      history: [],
+    };
+    await excludePath(info.commonDir, `/${PLACES_DIR}/`);
+    await rememberRepository({ root: info.root, commonDir: info.commonDir });
+    await writeRecord(info.commonDir, record);
+    crashPoint('launch:recorded');
+    await addWorktree(info.root, path, branch, base);
+    crashPoint('launch:worktree-added');
+    record.phase = 'made';
+    await writeRecord(info.commonDir, record);
+    await appendEvent(info.commonDir, key, { event: 'made', branch, base, path });
+    crashPoint('launch:made');
+    record.ready = await readyPlace(flume, record);
+    await writeRecord(info.commonDir, record);
+    await appendEvent(info.commonDir, key, { event: 'readied', ...record.ready });
+    crashPoint('launch:readied');
+    return record;
+  }, { timeoutMs: 0 }).catch((error) => {
+    if (error instanceof FlumeError && error.code === 'PLACE_BUSY') {
+      throw new FlumeError('PLACE_EXISTS', `Another launch of ${placeId(kind.name, request.name)} is under way.`, {
+        fix: 'Choose another name, or wait and read `flume status`.',
+        details: { place: placeId(kind.name, request.name) },
+      });
+    }
+    throw error;
+  });
+}
+
+async function refuseExisting(repository: Repository, key: string, path: string, branch: string): Promise<void> {
+  const { info } = repository;
+  const existing = await readRecord(info.commonDir, key);
+  if (existing) {
+    throw new FlumeError('PLACE_EXISTS', `The place ${existing.id} exists already (${existing.path}).`, {
+      fix: 'Choose another name; `flume status` shows the existing place.',
+      details: { place: existing.id, path: existing.path },
+    });
+  }
+  const reading = await readRepository(info.root);
+  if (reading.worktrees.some((worktree) => resolve(worktree.path) === path)) {
+    throw new FlumeError('WORKTREE_EXISTS', `A worktree flume did not make is registered at ${path}.`, {
+      fix: 'Choose another name; flume never adopts a worktree it did not make.',
+      details: { path },
+    });
+  }
+  if (existsSync(path)) {
+    throw new FlumeError('PLACE_EXISTS', `The folder ${path} exists already.`, {
+      fix: 'Choose another name; flume never adopts a folder it did not make.',
+      details: { path },
+    });
+  }
+  if (reading.branches.has(branch)) {
+    throw new FlumeError('BRANCH_EXISTS', `The branch ${branch} exists already.`, {
+      fix: 'Choose another name; flume never adopts a branch it did not make.',
+      details: { branch },
+    });
+  }
+}

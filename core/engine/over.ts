@@ -1,0 +1,38 @@
+/**
+ * Whether a place's work is over (landed, or dropped), and whether its agent still runs: the two
+ * things tidying must know before it may remove anything.
+ */
+import { callHook } from '../hooks.js';
+import type { Flume } from '../plugin.js';
+import type { PlaceRecord } from '../types.js';
+import { deliverableRequest, type PlaceReading, type Reading } from './reading.js';
+
+const LANDING_STAGE = { name: 'landing', prompt: '', deliverable: 'landing' } as const;
+
+/**
+ * Why the place's work is over ('dropped', 'landed'), or undefined while it is not. Landed means the
+ * branch has work (it moved from its base) and the landing reader finds all of it on the target:
+ * a sluice plugin replaces the built-in reader by tapping `readDeliverable.for('landing')`.
+ */
+export async function workOver(flume: Flume, reading: Reading, place: PlaceReading): Promise<string | undefined> {
+  if (place.record.dropped) return 'dropped';
+  if (!place.branch || place.branch.head === place.record.base) return undefined;
+  const hook = flume.hooks.readDeliverable.get('landing');
+  if (hook?.isUsed()) {
+    const request = deliverableRequest(reading, place, LANDING_STAGE, { type: 'landing' });
+    if (!request) return undefined;
+    const result = await callHook('readDeliverable(landing)', hook, request);
+    return result?.present ? 'landed' : undefined;
+  }
+  return (await reading.unlanded(place.record)) === 0 ? 'landed' : undefined;
+}
+
+/** True while the place's current agent runs, or when flume cannot tell (no driver to read it). */
+export async function agentRunning(flume: Flume, record: PlaceRecord): Promise<boolean> {
+  const handle = record.stage?.agent;
+  if (!handle) return false;
+  const driver = flume.agents.get(handle.driver);
+  if (!driver) return true;
+  const state = (await driver.read(handle)).state;
+  return state !== 'exited' && state !== 'not-up';
+}

@@ -1,0 +1,95 @@
+/**
+ * One reading of a repository for many places (book: "One reading per repository"): the worktrees
+ * and branches read once, files at each place's head fetched in one batch, and landing judged for
+ * every place in one pass. The number of git processes does not grow with the number of places.
+ */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { DeliverableRequest } from '../hooks.js';
+import { readObjects, readRepository, treeNames, unlandedCounts, type Branch, type RepositoryReading, type Worktree } from '../git.js';
+import type { PlaceRecord, StageDef } from '../types.js';
+
+/** What one reading says of one place. */
+export interface PlaceReading {
+  record: PlaceRecord;
+  /** The worktree registered at the place's path, if any. */
+  worktree?: Worktree;
+  /** The place's branch, if it exists. */
+  branch?: Branch;
+}
+
+/** A reading of a repository and its places. */
+export interface Reading {
+  root: string;
+  repository: RepositoryReading;
+  places: PlaceReading[];
+  /** How many of a place's patches its target lacks (`git cherry`), for every place at once; undefined when unreadable. */
+  unlanded(record: PlaceRecord): Promise<number | undefined>;
+  /** A file or folder listing at a commit, batched with every other asked in the same tick. */
+  object(rev: string, path: string): Promise<{ type: string; content: Buffer } | undefined>;
+}
+
+/** Reads a repository once for the given places. */
+export async function readPlaces(root: string, records: PlaceRecord[]): Promise<Reading> {
+  const repository = await readRepository(root);
+  const places = records.map((record) => ({
+    record,
+    worktree: repository.worktrees.find((w) => resolve(w.path) === record.path),
+    branch: repository.branches.get(record.branch),
+  }));
+  let landing: Promise<Map<string, number> | undefined> | undefined;
+  const unlanded = async (record: PlaceRecord) => {
+    landing ??= unlandedCounts(
+      root,
+      places.filter((p) => p.branch && repository.branches.has(p.record.target)).map((p) => ({ branch: p.record.branch, target: p.record.target })),
+    ).catch(() => undefined);
+    return (await landing)?.get(record.branch);
+  };
+  return { root, repository, places, unlanded, object: batchLoader(root) };
+}
+
+/** The request a deliverable reader gets for one place, read at the branch head taken in the reading. */
+export function deliverableRequest(reading: Reading, place: PlaceReading, stage: StageDef, options: { type: string; [key: string]: unknown }): DeliverableRequest | undefined {
+  const head = place.branch?.head;
+  if (!head) return undefined;
+  return {
+    place: place.record,
+    stage,
+    options,
+    head,
+    headTime: place.branch!.time,
+    async file(path) {
+      const object = await reading.object(head, path);
+      return object?.type === 'blob' ? object.content.toString('utf8') : undefined;
+    },
+    async list(path) {
+      const object = await reading.object(head, path);
+      return object?.type === 'tree' ? treeNames(object.content) : undefined;
+    },
+    async workingFile(path) {
+      return readFile(join(place.record.path, path), 'utf8').catch(() => undefined);
+    },
+    unlanded: () => reading.unlanded(place.record),
+  };
+}
+
+function batchLoader(root: string) {
+  let pending: Map<string, Array<(value: { type: string; content: Buffer } | undefined) => void>> | undefined;
+  const flush = async (batch: NonNullable<typeof pending>) => {
+    const found = await readObjects(root, [...batch.keys()]).catch(() => new Map());
+    for (const [spec, waiters] of batch) for (const done of waiters) done(found.get(spec));
+  };
+  return (rev: string, path: string) =>
+    new Promise<{ type: string; content: Buffer } | undefined>((done) => {
+      const spec = `${rev}:${path.replace(/^\/+/, '')}`;
+      if (!pending) {
+        pending = new Map();
+        const batch = pending;
+        setImmediate(() => {
+          pending = undefined;
+          void flush(batch);
+        });
+      }
+      pending.set(spec, [...(pending.get(spec) ?? []), done]);
+    });
+}

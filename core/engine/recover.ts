@@ -1,0 +1,50 @@
+/**
+ * Puts right what a crash left between the steps of a launch. Called holding the place's lock.
+ * A launch that never finished is rolled back where nothing can be lost (its branch still at its
+ * base, its worktree clean); anything else is rolled forward and left for status to show.
+ */
+import { resolve } from 'node:path';
+import type { Repository } from '../context.js';
+import { deleteBranch, readRepository, removeWorktree, worktreeChanges } from '../git.js';
+import { appendEvent, readRecord, removeRecord, writeRecord } from '../state/store.js';
+import type { PlaceRecord } from '../types.js';
+
+/** What recovery did to a place: nothing, rolled an unfinished launch back, or forward. */
+export type Recovery = 'none' | 'rolled-back' | 'rolled-forward';
+
+/** Recovers the place `key` if a launch of it was interrupted; call holding its lock. */
+export async function recoverPlace(repository: Repository, key: string): Promise<Recovery> {
+  const { info } = repository;
+  const record = await readRecord(info.commonDir, key);
+  if (!record || record.phase !== 'making') return 'none';
+  return rollBackLaunch(repository, record);
+}
+
+async function rollBackLaunch(repository: Repository, record: PlaceRecord): Promise<Recovery> {
+  const { info } = repository;
+  const key = `${record.kind}--${record.name}`;
+  const reading = await readRepository(info.root);
+  const worktree = reading.worktrees.find((w) => resolve(w.path) === record.path);
+  const branch = reading.branches.get(record.branch);
+  if (worktree && worktree.branch !== record.branch) {
+    // Something else stands at the place's path: not ours to touch. Forget the unfinished launch.
+    await removeRecord(info.commonDir, key);
+    return 'rolled-back';
+  }
+  if (branch && branch.head !== record.base) return rollForward(repository, record);
+  if (worktree) {
+    const changes = await worktreeChanges(worktree.path).catch(() => undefined);
+    if (!changes || changes.modified.length || changes.untracked.length || worktree.locked) return rollForward(repository, record);
+    await removeWorktree(info.root, worktree.path);
+  }
+  if (branch) await deleteBranch(info.root, record.branch, record.base);
+  await removeRecord(info.commonDir, key);
+  return 'rolled-back';
+}
+
+async function rollForward(repository: Repository, record: PlaceRecord): Promise<Recovery> {
+  record.phase = 'made';
+  await writeRecord(repository.info.commonDir, record);
+  await appendEvent(repository.info.commonDir, `${record.kind}--${record.name}`, { event: 'recovered', note: 'an interrupted launch left work; kept' });
+  return 'rolled-forward';
+}

@@ -1,0 +1,85 @@
+/**
+ * The current stage of a place as status shows it: its name, index of all, its state, what its
+ * deliverable reader reads now (a change's tasks ticked), and its agent as the driver reads it.
+ */
+import { callHook } from '../hooks.js';
+import { deliverableOf } from '../context.js';
+import type { Flume } from '../plugin.js';
+import type { AgentReading, DeliveryState, KindDef, StageState } from '../types.js';
+import { deliverableRequest, type PlaceReading, type Reading } from './reading.js';
+
+/** A stage as status reports it. */
+export interface StageView {
+  name: string;
+  index: number;
+  of: number;
+  state: StageState;
+  startedAt: string;
+  attempt: number;
+  delivery: DeliveryState;
+  deliverable: string;
+  needs?: string;
+  stuckSince?: string;
+  delivered?: { at: string; what: string };
+  progress?: { done: number; total: number };
+  agent?: {
+    driver: string;
+    host: string;
+    sessionId: string;
+    pane?: string;
+    state: AgentReading['state'] | 'unknown';
+    transcript?: string;
+    command?: string[];
+  };
+}
+
+/** Reads the place's current stage; null when no stage has started. */
+export async function stageView(flume: Flume, reading: Reading, place: PlaceReading, kind: KindDef): Promise<StageView | null> {
+  const record = place.record.stage;
+  if (!record) return null;
+  const stage = kind.stages.find((s) => s.name === record.name) ?? kind.stages[record.index];
+  const options = stage ? deliverableOf(stage) : { type: 'unknown' };
+  const view: StageView = {
+    name: record.name,
+    index: record.index,
+    of: kind.stages.length,
+    state: stateOf(record),
+    startedAt: record.startedAt,
+    attempt: record.attempt,
+    delivery: record.delivery,
+    deliverable: options.type,
+    ...(record.waiting ? { needs: record.waiting.needs } : {}),
+    ...(record.stuck ? { stuckSince: record.stuck.since } : {}),
+    ...(record.delivered ? { delivered: { at: record.delivered.at, what: record.delivered.what } } : {}),
+  };
+  const hook = flume.hooks.readDeliverable.get(options.type);
+  const request = stage && hook?.isUsed() ? deliverableRequest(reading, place, stage, options) : undefined;
+  if (request && hook) {
+    const result = await callHook(`readDeliverable(${options.type})`, hook, request).catch(() => undefined);
+    if (result?.progress) view.progress = result.progress;
+  }
+  const handle = record.agent;
+  if (handle) {
+    const driver = flume.agents.get(handle.driver);
+    const agent = driver ? await driver.read(handle).catch(() => undefined) : undefined;
+    view.agent = {
+      driver: handle.driver,
+      host: handle.host,
+      sessionId: handle.sessionId,
+      ...(handle.pane ? { pane: handle.pane } : {}),
+      state: agent?.state ?? 'unknown',
+      ...(handle.transcriptPath ? { transcript: handle.transcriptPath } : {}),
+      ...(handle.host === 'printed' && handle.command ? { command: handle.command } : {}),
+    };
+  }
+  return view;
+}
+
+function stateOf(record: NonNullable<PlaceReading['record']['stage']>): StageState {
+  if (record.delivered) return 'delivered';
+  if (record.delivery === 'never-started') return 'never-started';
+  if (record.waiting) return 'waiting';
+  if (record.stuck) return 'stuck';
+  if (record.delivery === 'taken') return 'working';
+  return 'starting';
+}

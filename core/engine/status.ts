@@ -1,0 +1,151 @@
+/**
+ * `flume status`: every place flume runs on this host (or in one repository), as it stands now, from
+ * one reading per repository. A repository with no places costs no config load and no git process.
+ */
+import { existsSync } from 'node:fs';
+import { FlumeError } from '../errors.js';
+import { openRepository, type Repository } from '../context.js';
+import type { FlumePlugin } from '../plugin.js';
+import { knownRepositories } from '../state/host.js';
+import { readRecords, type BrokenRecord } from '../state/store.js';
+import type { PlaceRecord } from '../types.js';
+import { readPlaces, type PlaceReading, type Reading } from './reading.js';
+import { stageView, type StageView } from './stage-view.js';
+
+/** One place as status reports it. The shape is published as status.schema.json. */
+export interface PlaceStatus {
+  id: string;
+  kind: string;
+  name: string;
+  repo: string;
+  path: string;
+  branch: string;
+  target: string;
+  base: string;
+  brief: string;
+  createdAt: string;
+  /** Where the place stands: active, dropped, landed, kept (tidying kept it or its branch), making, tidying, missing. */
+  state: 'making' | 'active' | 'dropped' | 'landed' | 'kept' | 'tidying' | 'missing';
+  worktree: { present: boolean; locked: boolean; head: string | null };
+  ready: PlaceRecord['ready'];
+  stages: string[];
+  stage: StageView | null;
+  landing: { state: 'landed' | 'not-landed' | 'no-commits' | 'unknown'; missing?: number };
+  dropped?: PlaceRecord['dropped'];
+  kept?: PlaceRecord['kept'];
+  /** Anything status cannot square: a worktree gone, a launch interrupted. */
+  problems: string[];
+}
+
+/** A repository as status reports it. */
+export interface RepositoryStatus {
+  root: string;
+  error?: { code: string; message: string; fix?: string };
+  broken: Array<Pick<BrokenRecord, 'file' | 'problem'>>;
+}
+
+/** The whole report. */
+export interface StatusReport {
+  version: 1;
+  generatedAt: string;
+  repositories: RepositoryStatus[];
+  places: PlaceStatus[];
+}
+
+/** Builds the status report: one repository's places (`repo`), or every place on the host. */
+export async function status(preset: () => Promise<FlumePlugin[]>, options: { repo?: string; place?: string } = {}): Promise<StatusReport> {
+  const roots: Array<{ root: string; commonDir?: string }> = options.repo ? [{ root: options.repo }] : await knownRepositories();
+  const report: StatusReport = { version: 1, generatedAt: new Date().toISOString(), repositories: [], places: [] };
+  const parts = await Promise.all(roots.map((known) => statusOfRepository(preset, known)));
+  for (const part of parts) {
+    if (!part) continue;
+    report.repositories.push(part.repository);
+    report.places.push(...part.places);
+  }
+  if (options.place) {
+    report.places = report.places.filter((p) => p.id === options.place || `${p.kind}--${p.name}` === options.place || p.path === options.place);
+    if (report.places.length === 0) {
+      throw new FlumeError('UNKNOWN_PLACE', `There is no place ${options.place}${options.repo ? ` in ${options.repo}` : ' on this host'}.`, {
+        fix: 'Run `flume status` to list the places flume runs.',
+        details: { place: options.place },
+      });
+    }
+  }
+  return report;
+}
+
+async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: { root: string; commonDir?: string }) {
+  const named = !known.commonDir;
+  // A repository the host list names is read from its state first: no places, no git process.
+  const early = known.commonDir ? await readRecords(known.commonDir) : undefined;
+  if (early && early.records.length === 0 && early.broken.length === 0) return undefined;
+  if (!named && !existsSync(known.root)) {
+    return { repository: { root: known.root, error: { code: 'NOT_A_REPOSITORY', message: `${known.root} is gone` }, broken: [] }, places: [] };
+  }
+  const { findRepository } = await import('../git.js');
+  const info = await findRepository(known.root);
+  const { records, broken } = early ?? (await readRecords(info.commonDir));
+  const repositoryStatus: RepositoryStatus = { root: info.root, broken: broken.map(({ file, problem }) => ({ file, problem })) };
+  if (records.length === 0 && broken.length === 0) return named ? { repository: repositoryStatus, places: [] } : undefined;
+  let repository: Repository | undefined;
+  try {
+    repository = await openRepository(info.root, await preset());
+  } catch (error) {
+    const e = error instanceof FlumeError ? error : new FlumeError('BAD_CONFIG', String(error));
+    repositoryStatus.error = { code: e.code, message: e.message, fix: e.fix };
+    repository = { info, flume: await (await import('../plugin.js')).createFlume({ plugins: await preset(), root: info.root }) };
+  }
+  const reading = await readPlaces(info.root, records);
+  const places = await Promise.all(reading.places.map((place) => placeStatus(repository!, reading, place)));
+  return { repository: repositoryStatus, places };
+}
+
+async function placeStatus(repository: Repository, reading: Reading, place: PlaceReading): Promise<PlaceStatus> {
+  const { record, worktree, branch } = place;
+  const kind = repository.flume.kinds.get(record.kind);
+  const problems: string[] = [];
+  if (!kind) problems.push(`the kind ${record.kind} is no longer declared`);
+  if (record.phase === 'making') problems.push('its launch was interrupted; the next launch or tidy of it rolls it back');
+  if (record.phase !== 'gone' && record.phase !== 'making' && !worktree) problems.push(`its worktree ${record.path} is gone`);
+  if (!branch && record.phase !== 'making') problems.push(`its branch ${record.branch} is gone`);
+  const landing = await landingOf(reading, place);
+  return {
+    id: record.id,
+    kind: record.kind,
+    name: record.name,
+    repo: record.repo,
+    path: record.path,
+    branch: record.branch,
+    target: record.target,
+    base: record.base,
+    brief: record.brief,
+    createdAt: record.createdAt,
+    state: stateOf(record, landing.state, Boolean(worktree)),
+    worktree: { present: Boolean(worktree), locked: Boolean(worktree?.locked), head: worktree?.head ?? null },
+    ready: record.ready,
+    stages: kind?.stages.map((s) => s.name) ?? [],
+    stage: kind ? await stageView(repository.flume, reading, place, kind) : null,
+    landing,
+    ...(record.dropped ? { dropped: record.dropped } : {}),
+    ...(record.kept ? { kept: record.kept } : {}),
+    problems,
+  };
+}
+
+async function landingOf(reading: Reading, place: PlaceReading): Promise<PlaceStatus['landing']> {
+  if (!place.branch) return { state: 'unknown' };
+  if (place.branch.head === place.record.base) return { state: 'no-commits' };
+  const missing = await reading.unlanded(place.record);
+  if (missing === undefined) return { state: 'unknown' };
+  return missing === 0 ? { state: 'landed', missing } : { state: 'not-landed', missing };
+}
+
+function stateOf(record: PlaceRecord, landing: PlaceStatus['landing']['state'], present: boolean): PlaceStatus['state'] {
+  if (record.phase === 'making') return 'making';
+  if (record.phase === 'tidying') return 'tidying';
+  if (record.phase === 'gone' || record.kept) return 'kept';
+  if (!present) return 'missing';
+  if (record.dropped) return 'dropped';
+  if (landing === 'landed') return 'landed';
+  return 'active';
+}

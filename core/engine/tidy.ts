@@ -1,0 +1,162 @@
+/**
+ * Tidying (book: "Tidying"): removes only places flume made whose work is over, through the
+ * repository's own worktree tool, then judges the branch with `git cherry` and keeps it when the
+ * target lacks any of its patches. When anything cannot be read, nothing is removed.
+ */
+import { dirname, join, resolve } from 'node:path';
+import { callHook } from '../hooks.js';
+import { crashPoint } from '../crash.js';
+import { FlumeError } from '../errors.js';
+import { run } from '../exec.js';
+import type { Repository } from '../context.js';
+import { cherry, deleteBranch, pruneWorktrees, removeWorktree, worktreeChanges } from '../git.js';
+import { placeKey, placePath, PLACES_DIR } from '../place.js';
+import { appendEvent, keyOf, readRecord, readRecords, removeRecord, withPlaceLock, writeRecord } from '../state/store.js';
+import { forgetRepository } from '../state/host.js';
+import type { PlaceRecord } from '../types.js';
+import { readPlaces, type PlaceReading } from './reading.js';
+import { recoverPlace } from './recover.js';
+import { agentRunning, workOver } from './over.js';
+
+/** What tidying did with one place. */
+export interface TidyOutcome {
+  id: string;
+  path: string;
+  branch: string;
+  /** removed: worktree gone; kept: a safety rule kept it; skipped: its work is not over; would-remove: dry run. */
+  action: 'removed' | 'kept' | 'skipped' | 'would-remove';
+  reason?: string;
+  /** After removal: whether the branch was deleted or kept (with the count of patches its target lacks). */
+  branchOutcome?: { deleted: boolean; missing?: number };
+}
+
+/** Tidies every place of the repository whose work is over, or only `only` (a place key). */
+export async function tidy(repository: Repository, options: { only?: string; dryRun?: boolean } = {}): Promise<TidyOutcome[]> {
+  const { info } = repository;
+  const { records } = await readRecords(info.commonDir);
+  const chosen = options.only ? records.filter((r) => keyOf(r) === options.only) : records;
+  if (options.only && chosen.length === 0) {
+    throw new FlumeError('UNKNOWN_PLACE', `There is no place ${options.only.replace('--', '/')} in ${info.root}.`, {
+      fix: '`flume status` lists the places flume runs.',
+      details: { place: options.only },
+    });
+  }
+  const reading = await readPlaces(info.root, chosen);
+  const outcomes: TidyOutcome[] = [];
+  for (const place of reading.places) {
+    outcomes.push(await tidyOne(repository, place, reading, options.dryRun ?? false));
+  }
+  if (!options.dryRun && (await readRecords(info.commonDir)).records.length === 0) await forgetRepository(info.commonDir);
+  return outcomes;
+}
+
+async function tidyOne(repository: Repository, place: PlaceReading, reading: Awaited<ReturnType<typeof readPlaces>>, dryRun: boolean): Promise<TidyOutcome> {
+  const { info, flume } = repository;
+  const key = keyOf(place.record);
+  const base = { id: place.record.id, path: place.record.path, branch: place.record.branch };
+  try {
+    return await withPlaceLock(info.commonDir, key, async () => {
+      crashPoint('tidy:locked');
+      if ((await recoverPlace(repository, key)) === 'rolled-back') return { ...base, action: 'removed', reason: 'an interrupted launch was rolled back' } as TidyOutcome;
+      const record = (await readRecord(info.commonDir, key)) ?? place.record;
+      if (record.phase === 'gone') return finishBranch(repository, record, dryRun, base);
+      const over = record.phase === 'tidying' ? 'tidying resumed' : await workOver(flume, reading, { ...place, record });
+      if (!over) return { ...base, action: 'skipped', reason: 'its work is not over (not landed, not dropped)' } as TidyOutcome;
+      const keep = await reasonToKeep(repository, { ...place, record });
+      if (keep) {
+        if (!dryRun) await markKept(repository, record, keep);
+        return { ...base, action: 'kept', reason: keep } as TidyOutcome;
+      }
+      if (dryRun) return { ...base, action: 'would-remove', reason: over } as TidyOutcome;
+      record.phase = 'tidying';
+      await writeRecord(info.commonDir, record);
+      crashPoint('tidy:marked');
+      const failed = await removePlace(repository, record, place);
+      if (failed) {
+        record.phase = 'made';
+        await markKept(repository, record, failed);
+        return { ...base, action: 'kept', reason: failed } as TidyOutcome;
+      }
+      crashPoint('tidy:worktree-removed');
+      record.phase = 'gone';
+      await writeRecord(info.commonDir, record);
+      await appendEvent(info.commonDir, key, { event: 'worktree-removed', reason: over });
+      return finishBranch(repository, record, false, base);
+    }, { timeoutMs: 0 });
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    return { ...base, action: 'kept', reason: `cannot read it, so nothing was removed: ${message}` };
+  }
+}
+
+/** Every safety rule that keeps a place, checked before anything is removed; undefined when none applies. */
+async function reasonToKeep(repository: Repository, place: PlaceReading): Promise<string | undefined> {
+  const { info, flume } = repository;
+  const { record, worktree } = place;
+  const expected = placePath(info.root, record.kind, record.name);
+  if (record.path !== expected || dirname(record.path) !== join(info.root, PLACES_DIR) || resolve(record.path) === resolve(info.root)) {
+    return `its folder ${record.path} is not ${expected}: flume removes only places it made under ${PLACES_DIR}/`;
+  }
+  if (worktree) {
+    if (worktree.branch !== record.branch) return `the worktree at ${record.path} is on ${worktree.branch ?? 'a detached HEAD'}, not ${record.branch}: flume did not make it`;
+    if (worktree.locked) return `the worktree is locked${worktree.lockReason ? ` (${worktree.lockReason})` : ''}: unlock it with git worktree unlock when it may go`;
+    const changes = await worktreeChanges(record.path);
+    if (changes.modified.length) return `it has modified files (${sample(changes.modified)}): commit or stash them`;
+    if (changes.untracked.length) return `it has untracked files (${sample(changes.untracked)}): commit, ignore or remove them`;
+  }
+  if (await agentRunning(flume, record)) return 'its agent is still running: stop it with flume stop';
+  const veto = await callHook('beforeTidy', flume.hooks.beforeTidy, { place: record });
+  return veto ? `a plugin keeps it: ${veto}` : undefined;
+}
+
+async function removePlace(repository: Repository, record: PlaceRecord, place: PlaceReading): Promise<string | undefined> {
+  const { info, flume } = repository;
+  if (!place.worktree) {
+    await pruneWorktrees(info.root);
+    return undefined;
+  }
+  if (flume.config.worktreeTool === 'worktrunk') {
+    const result = await run('wt', ['remove', '--no-delete-branch', '--foreground', '--yes', record.branch], { cwd: info.root });
+    if (result.exitCode !== 0) return `wt remove failed (exit ${result.exitCode ?? result.failedToStart}): ${result.all.trim().split('\n').slice(-3).join(' ')}`;
+    return undefined;
+  }
+  try {
+    await removeWorktree(info.root, record.path);
+    return undefined;
+  } catch (error) {
+    return `git worktree remove refused: ${(error as Error).message}`;
+  }
+}
+
+async function finishBranch(repository: Repository, record: PlaceRecord, dryRun: boolean, base: Pick<TidyOutcome, 'id' | 'path' | 'branch'>): Promise<TidyOutcome> {
+  const { info } = repository;
+  const key = placeKey(record.kind, record.name);
+  const heads = (await readPlaces(info.root, [record])).places[0];
+  if (!heads.branch) {
+    if (!dryRun) await removeRecord(info.commonDir, key);
+    return { ...base, action: 'removed', branchOutcome: { deleted: true } };
+  }
+  const commits = await cherry(info.root, record.target, record.branch);
+  crashPoint('tidy:branch-judged');
+  const missing = commits.filter((c) => c.sign === '+').length;
+  if (missing > 0) {
+    const reason = `the branch ${record.branch} holds ${missing} commit${missing === 1 ? '' : 's'} whose patch ${record.target} lacks: kept`;
+    if (!dryRun) await markKept(repository, record, reason, true);
+    return { ...base, action: 'removed', reason, branchOutcome: { deleted: false, missing } };
+  }
+  if (dryRun) return { ...base, action: 'would-remove', branchOutcome: { deleted: true } };
+  await deleteBranch(info.root, record.branch, heads.branch.head);
+  crashPoint('tidy:branch-deleted');
+  await removeRecord(info.commonDir, key);
+  return { ...base, action: 'removed', branchOutcome: { deleted: true } };
+}
+
+async function markKept(repository: Repository, record: PlaceRecord, reason: string, branchKept = false): Promise<void> {
+  record.kept = { at: new Date().toISOString(), reason, ...(branchKept ? { branchKept } : {}) };
+  await writeRecord(repository.info.commonDir, record);
+  await appendEvent(repository.info.commonDir, keyOf(record), { event: 'kept', reason });
+}
+
+function sample(files: string[]): string {
+  return files.length > 3 ? `${files.slice(0, 3).join(', ')} and ${files.length - 3} more` : files.join(', ');
+}

@@ -1,0 +1,32 @@
+/**
+ * flume's public API: everything a repository's config, a third-party plugin, an agent driver or an
+ * orchestrator imports. The built-in kinds, readers and drivers use exactly this entry.
+ */
+export { createHooks, callHook, tappedKeys } from './hooks.js';
+export type { Hooks, ReadyContext, StartRequest, ConfirmRequest, DeliverableRequest, DeliverableReading, TidyCandidate } from './hooks.js';
+export { createFlume, defineConfig, defineKind, definePlugin, Registry } from './plugin.js';
+export type { Flume, FlumePlugin } from './plugin.js';
+export { defineDriver, definePaneHost } from './agent.js';
+export type { AgentDriver, PaneHost, PaneSpec } from './agent.js';
+export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
+export type { FlumeErrorCode, FlumeErrorOptions } from './errors.js';
+export { configSchema } from './config/schema.js';
+export type { FlumeConfig, KindDef, StageDef, ReadyStep, Limits } from './config/schema.js';
+export { run, which } from './exec.js';
+export type { RunResult, RunOptions } from './exec.js';
+export { hostStateDir } from './state/host.js';
+export { toMs } from './duration.js';
+export type {
+  AgentHandle,
+  AgentReading,
+  AgentState,
+  DeliveryState,
+  Logger,
+  PlaceRecord,
+  PromptState,
+  ReadyRecord,
+  StageRecord,
+  StageState,
+} from './types.js';
+export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';
+export type { StageView } from './engine/stage-view.js';

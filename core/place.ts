@@ -1,0 +1,54 @@
+/**
+ * A place's names: its id `<kind>/<name>`, its folder `<repo>/places/<kind>--<name>` and its branch.
+ * Names are checked here, before anything is made, so a bad one changes nothing.
+ */
+import { join } from 'node:path';
+import { FlumeError } from './errors.js';
+import type { KindDef } from './types.js';
+
+/** The folder under a repository root that holds its places. */
+export const PLACES_DIR = 'places';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** Throws BAD_NAME unless `name` is a safe branch and folder name. */
+export function checkName(name: string): void {
+  if (NAME.test(name) && !name.endsWith('-')) return;
+  throw new FlumeError('BAD_NAME', `The name ${JSON.stringify(name)} is not a safe branch and folder name.`, {
+    fix: 'Use 1 to 64 letters, digits, "-" or "_", starting with a letter or digit (for example: bump-parser).',
+    details: { name },
+  });
+}
+
+/** The place's id: `<kind>/<name>`. */
+export function placeId(kind: string, name: string): string {
+  return `${kind}/${name}`;
+}
+
+/** The place's file-safe key: `<kind>--<name>` (kind names hold no `--`). */
+export function placeKey(kind: string, name: string): string {
+  return `${kind}--${name}`;
+}
+
+/** The place's folder. */
+export function placePath(root: string, kind: string, name: string): string {
+  return join(root, PLACES_DIR, placeKey(kind, name));
+}
+
+/** The place's branch, from the kind's pattern (default `<kind>/{name}`). */
+export function placeBranch(kind: Pick<KindDef, 'name' | 'branch'>, name: string): string {
+  return (kind.branch ?? `${kind.name}/{name}`).split('{name}').join(name);
+}
+
+/**
+ * Reads what a caller named a place by: `kind/name`, `kind--name`, or the place's folder path.
+ * Returns kind and name, or undefined when it names no place's form.
+ */
+export function parsePlaceRef(ref: string): { kind: string; name: string } | undefined {
+  const base = ref.replace(/\/+$/, '').split('/').pop() ?? '';
+  const byKey = /^([a-z0-9]+(?:-[a-z0-9]+)*)--(.+)$/.exec(ref.includes('/places/') || !ref.includes('/') ? base : '');
+  if (byKey) return { kind: byKey[1], name: byKey[2] };
+  const byId = /^([a-z0-9]+(?:-[a-z0-9]+)*)\/([^/]+)$/.exec(ref);
+  if (byId) return { kind: byId[1], name: byId[2] };
+  return undefined;
+}

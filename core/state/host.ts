@@ -1,0 +1,60 @@
+/**
+ * The host's own state: the list of repositories that have places (so `flume status` with no
+ * `--repo` reports every place on the host), and the folder for flume's tmux socket and supervisor.
+ * `FLUME_STATE_DIR` overrides the folder (tests give each run its own).
+ */
+import { homedir } from 'node:os';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { withLock } from './lock.js';
+
+/** A repository the host knows has places. */
+export interface KnownRepository {
+  root: string;
+  commonDir: string;
+}
+
+/** flume's folder on this host. */
+export function hostStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.FLUME_STATE_DIR) return env.FLUME_STATE_DIR;
+  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
+  return join(base, 'flume');
+}
+
+function listFile(): string {
+  return join(hostStateDir(), 'repositories.json');
+}
+
+/** Every repository the host knows has places. */
+export async function knownRepositories(): Promise<KnownRepository[]> {
+  try {
+    const value = JSON.parse(await readFile(listFile(), 'utf8')) as { repositories?: KnownRepository[] };
+    return Array.isArray(value.repositories) ? value.repositories.filter((r) => typeof r?.root === 'string' && typeof r?.commonDir === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Adds a repository to the host's list (idempotent). */
+export async function rememberRepository(repository: KnownRepository): Promise<void> {
+  await updateList((list) => (list.some((r) => r.commonDir === repository.commonDir) ? list : [...list, repository]));
+}
+
+/** Drops a repository from the host's list (its last place was tidied). */
+export async function forgetRepository(commonDir: string): Promise<void> {
+  await updateList((list) => list.filter((r) => r.commonDir !== commonDir));
+}
+
+async function updateList(change: (list: KnownRepository[]) => KnownRepository[]): Promise<void> {
+  const dir = hostStateDir();
+  await mkdir(dir, { recursive: true });
+  await withLock(join(dir, 'repositories.lock'), async () => {
+    const before = await knownRepositories();
+    const after = change(before);
+    if (after === before) return;
+    const temp = join(dir, `.repositories.${randomUUID()}.tmp`);
+    await writeFile(temp, JSON.stringify({ repositories: after }, null, 2) + '\n');
+    await rename(temp, listFile());
+  }, { what: 'The host list of repositories' });
+}

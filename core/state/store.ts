@@ -1,0 +1,123 @@
+/**
+ * Live state of places, in the repository's git common dir (`<common>/flume/places/`): one JSON file
+ * per place written atomically (temp file + rename), a lock per place, and an append-only event log.
+ * It survives a crash of flume, never enters a commit, and goes when the place is tidied.
+ */
+import { randomUUID } from 'node:crypto';
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FlumeError } from '../errors.js';
+import type { PlaceRecord } from '../types.js';
+import { withLock, type LockOptions } from './lock.js';
+
+/** The folder of a repository's place records. */
+export function placesStateDir(commonDir: string): string {
+  return join(commonDir, 'flume', 'places');
+}
+
+function recordFile(commonDir: string, key: string): string {
+  return join(placesStateDir(commonDir), `${key}.json`);
+}
+
+/** A record that could not be read, kept so status can explain it instead of hiding it. */
+export interface BrokenRecord {
+  key: string;
+  file: string;
+  problem: string;
+}
+
+/** Reads one place's record; undefined when there is none; BAD_STATE when it is unreadable. */
+export async function readRecord(commonDir: string, key: string): Promise<PlaceRecord | undefined> {
+  const file = recordFile(commonDir, key);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return parseRecord(text, file);
+}
+
+/** Reads every place record of a repository: the records, and any that are broken. */
+export async function readRecords(commonDir: string): Promise<{ records: PlaceRecord[]; broken: BrokenRecord[] }> {
+  const dir = placesStateDir(commonDir);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const records: PlaceRecord[] = [];
+  const broken: BrokenRecord[] = [];
+  await Promise.all(
+    names
+      .filter((name) => name.endsWith('.json'))
+      .map(async (name) => {
+        const file = join(dir, name);
+        try {
+          records.push(parseRecord(await readFile(file, 'utf8'), file));
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+          broken.push({ key: name.slice(0, -5), file, problem: error instanceof Error ? error.message : String(error) });
+        }
+      }),
+  );
+  records.sort((a, b) => a.id.localeCompare(b.id));
+  return { records, broken };
+}
+
+/** Writes a place's record atomically: readers see the old one or the new one, never half of either. */
+export async function writeRecord(commonDir: string, record: PlaceRecord): Promise<void> {
+  const dir = placesStateDir(commonDir);
+  await mkdir(dir, { recursive: true });
+  const file = recordFile(commonDir, keyOf(record));
+  const temp = join(dir, `.${keyOf(record)}.${randomUUID()}.tmp`);
+  await writeFile(temp, JSON.stringify(record, null, 2) + '\n');
+  await rename(temp, file);
+}
+
+/** Removes a place's record and its event log (the place is gone). */
+export async function removeRecord(commonDir: string, key: string): Promise<void> {
+  const dir = placesStateDir(commonDir);
+  await rm(join(dir, `${key}.json`), { force: true });
+  await rm(join(dir, `${key}.events.jsonl`), { force: true });
+}
+
+/** Appends one event to the place's log: what flume did, for status and for recovery. */
+export async function appendEvent(commonDir: string, key: string, event: Record<string, unknown>): Promise<void> {
+  const dir = placesStateDir(commonDir);
+  await mkdir(dir, { recursive: true });
+  await appendFile(join(dir, `${key}.events.jsonl`), JSON.stringify({ at: new Date().toISOString(), ...event }) + '\n');
+}
+
+/** Runs `fn` holding the place's lock; a crashed holder's lock is taken over. */
+export async function withPlaceLock<T>(commonDir: string, key: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+  const dir = placesStateDir(commonDir);
+  await mkdir(dir, { recursive: true });
+  return withLock(join(dir, `${key}.lock`), fn, { what: `The place ${key.replace('--', '/')}`, ...options });
+}
+
+/** The record's file key: `<kind>--<name>`. */
+export function keyOf(record: Pick<PlaceRecord, 'kind' | 'name'>): string {
+  return `${record.kind}--${record.name}`;
+}
+
+function parseRecord(text: string, file: string): PlaceRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw brokenState(file, `not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const record = value as Partial<PlaceRecord>;
+  const missing = (['id', 'kind', 'name', 'repo', 'path', 'branch', 'phase'] as const).filter((key) => typeof record?.[key] !== 'string');
+  if (!record || typeof record !== 'object' || record.version !== 1 || missing.length) {
+    throw brokenState(file, missing.length ? `missing ${missing.join(', ')}` : 'not a flume place record of version 1');
+  }
+  record.history ??= [];
+  record.ready ??= { state: 'none', at: record.createdAt ?? '' };
+  return record as PlaceRecord;
+}
+
+function brokenState(file: string, problem: string): FlumeError {
+  return new FlumeError('BAD_STATE', `The place record ${file} cannot be read: ${problem}.`, {
+    fix: 'Move the file aside and run `flume status`; the worktree and branch are untouched and status shows them as not recorded.',
+    details: { file, problem },
+  });
+}

