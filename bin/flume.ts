@@ -1,8 +1,12 @@
 #!/usr/bin/env node
 /** The flume executable: the CLI with the default preset. The one file that joins core and built-ins. */
-import { runCli } from '../core/cli/index.js';
+import { fastStatus } from '../core/cli/fast-status.js';
 
-const code = await runCli(process.argv.slice(2), async () => (await import('../plugins/defaults.js')).defaultPreset(), {
-  self: process.argv[1],
-});
-process.exitCode = code;
+const argv = process.argv.slice(2);
+const quick = await fastStatus(argv);
+if (quick !== undefined) {
+  process.stdout.write(quick);
+} else {
+  const { runCli } = await import('../core/cli/index.js');
+  process.exitCode = await runCli(argv, async () => (await import('../plugins/defaults.js')).defaultPreset(), { self: process.argv[1] });
+}

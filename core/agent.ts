@@ -48,6 +48,11 @@ export interface AgentDriver {
   waitForInput(handle: AgentHandle, timeoutMs: number): Promise<'ready' | 'slow' | 'exited'>;
   /** Types the text and submits it, whole, however long or multi-line. */
   send(handle: AgentHandle, text: string): Promise<void>;
+  /**
+   * Sends the text once more after it was not taken: submits it if it still sits in the input box,
+   * types it again if the box is empty, and refuses (AGENT_BUSY) if the box holds anything else.
+   */
+  resend(handle: AgentHandle, text: string): Promise<void>;
   /** Reads the transcript: was the text taken as a prompt? */
   confirm(request: ConfirmRequest): Promise<PromptState>;
   /** Reads the agent's state from its own record (and its screen, for dialogs). */

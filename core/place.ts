@@ -9,13 +9,16 @@ import type { KindDef } from './types.js';
 /** The folder under a repository root that holds its places. */
 export const PLACES_DIR = 'places';
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+// Lowercase kebab only: a name is a folder on case-insensitive file systems too, and a change's
+// name is its OpenSpec change id, which OpenSpec allows only in this form.
+const NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+const MAX_NAME = 64;
 
 /** Throws BAD_NAME unless `name` is a safe branch and folder name. */
 export function checkName(name: string): void {
-  if (NAME.test(name) && !name.endsWith('-')) return;
+  if (name.length <= MAX_NAME && NAME.test(name)) return;
   throw new FlumeError('BAD_NAME', `The name ${JSON.stringify(name)} is not a safe branch and folder name.`, {
-    fix: 'Use 1 to 64 letters, digits, "-" or "_", starting with a letter or digit (for example: bump-parser).',
+    fix: 'Use 1 to 64 lowercase letters and digits in words joined by single "-" (for example: bump-parser).',
     details: { name },
   });
 }

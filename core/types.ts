@@ -36,6 +36,8 @@ export interface AgentHandle {
   /** The folder the agent runs in. */
   cwd: string;
   startedAt: string;
+  /** What the driver needs to find the agent again (Claude Code: its config folder). */
+  data?: Record<string, string>;
 }
 
 /** What a reading of the transcript says of a prompt sent to the agent. */
@@ -84,6 +86,10 @@ export interface StageRecord {
   delivery: DeliveryState;
   /** Sendings of the prompt so far (at most two). */
   sends: number;
+  /** When the prompt was last sent (ISO); unset while the agent has not yet accepted input. */
+  lastSentAt?: string;
+  /** The prompt as sent, so the transcript can be searched for it. */
+  prompt: string;
   /** Recorded when the agent stopped short: what it needs. */
   waiting?: { needs: string; at: string };
   /** Recorded when the stage went quiet past the limit. */
@@ -92,6 +98,10 @@ export interface StageRecord {
   delivered?: { at: string; head: string; what: string };
   /** Rounds of `fix` verdicts sent back to code. */
   fixRounds?: number;
+  /** The deliverable this run of the stage ends on, when not the stage's own (a fix round ends on a commit). */
+  deliverable?: { type: string; [key: string]: unknown };
+  /** The deliverable as it already stood when the stage began: only a different one ends the stage. */
+  presentAtStart?: string;
 }
 
 /** A place's live record: `<git-common-dir>/flume/places/<kind>--<name>.json`. */
@@ -120,6 +130,8 @@ export interface PlaceRecord {
   dropped?: { at: string; reason?: string };
   /** Set when tidying kept the place or its branch, with why. */
   kept?: { at: string; reason: string; branchKept?: boolean };
+  /** Set when a stage is refused because readying failed; `flume retry` readies again. */
+  held?: { at: string; reason: string };
   /** Set when the work is over because the last stage delivered. */
   finished?: { at: string };
 }

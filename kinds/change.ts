@@ -1,5 +1,5 @@
 import { defineKind, definePlugin } from '../core/index.js';
-import { CHANGE_CODE, CHANGE_CONSTRUCT, CHANGE_SUBMISSION, CHANGE_VERIFY } from './prompts.js';
+import { CHANGE_CODE, CHANGE_CONSTRUCT, CHANGE_FIX, CHANGE_SUBMISSION, CHANGE_VERIFY } from './prompts.js';
 
 /** A change: work that needs an OpenSpec change first. construct → code → verify → submission. */
 export const changeKind = defineKind({
@@ -8,7 +8,7 @@ export const changeKind = defineKind({
   whenNotReady: 'refuse',
   stages: [
     { name: 'construct', prompt: CHANGE_CONSTRUCT, deliverable: 'openspec-change' },
-    { name: 'code', prompt: CHANGE_CODE, deliverable: 'openspec-tasks' },
+    { name: 'code', prompt: CHANGE_CODE, fixPrompt: CHANGE_FIX, deliverable: 'openspec-tasks' },
     { name: 'verify', prompt: CHANGE_VERIFY, deliverable: 'report' },
     { name: 'submission', prompt: CHANGE_SUBMISSION, deliverable: 'landing' },
   ],

@@ -4,15 +4,10 @@
  */
 import type { FlumePlugin } from '../core/index.js';
 import { kindPlugins } from '../kinds/index.js';
+import { deliverablePlugins } from '../deliverables/index.js';
+import { agentPlugins } from '../agents/index.js';
 
 /** The built-in plugins, in the order they apply. */
 export async function defaultPreset(): Promise<FlumePlugin[]> {
-  const plugins: FlumePlugin[] = [...kindPlugins()];
-  try {
-    const { deliverablePlugins } = await import('../deliverables/index.js');
-    plugins.push(...deliverablePlugins());
-  } catch {
-    // deliverables not built yet
-  }
-  return plugins;
+  return [...kindPlugins(), ...deliverablePlugins(), ...agentPlugins()];
 }

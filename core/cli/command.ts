@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import { FlumeError } from '../errors.js';
 import { openRepository, type Repository } from '../context.js';
-import { parsePlaceRef } from '../place.js';
+import { checkName, parsePlaceRef } from '../place.js';
 import { knownRepositories } from '../state/host.js';
 import { readRecords } from '../state/store.js';
 import type { CliContext } from './index.js';
@@ -33,6 +33,8 @@ export async function placeFrom(args: Record<string, unknown>, context: CliConte
       details: { place: ref },
     });
   }
+  // No place has a name flume would refuse to make: say so before any file is named after it.
+  checkName(parsed.name);
   const key = `${parsed.kind}--${parsed.name}`;
   if (args.repo !== undefined || ref.includes('/places/')) {
     const repository = await openRepository(String(args.repo ?? ref), await context.preset());

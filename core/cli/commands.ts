@@ -3,7 +3,21 @@ import type { Command } from './command.js';
 import { launchCommand } from './launch.js';
 import { statusCommand } from './status.js';
 import { kindsCommand } from './kinds.js';
+import { goOnCommand, retryCommand, stageCommand, stopCommand, tellCommand } from './agent-commands.js';
 import { dropCommand } from './drop.js';
 import { tidyCommand } from './tidy.js';
+import { watchCommand } from './watch.js';
 
-export const commands: Command[] = [launchCommand, statusCommand, kindsCommand, dropCommand, tidyCommand];
+export const commands: Command[] = [
+  launchCommand,
+  statusCommand,
+  kindsCommand,
+  tellCommand,
+  stopCommand,
+  retryCommand,
+  goOnCommand,
+  stageCommand,
+  dropCommand,
+  tidyCommand,
+  watchCommand,
+];

@@ -35,8 +35,14 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
     .version(false)
     .wrap(Math.min(100, process.stdout.columns || 100))
     .exitProcess(false)
+    .check((args, options: { string?: string[] }) => {
+      // A value flag given twice would reach a command as "a,b": refuse it rather than guess.
+      const twice = (options.string ?? []).find((key) => Array.isArray(args[key]));
+      return twice ? `Give --${twice} once.` : true;
+    }, true)
     .fail((message, error) => {
-      if (error) throw error;
+      // yargs reports its own parse errors (a flag missing its value) as a YError: bad usage too.
+      if (error instanceof Error && error.name !== 'YError') throw error;
       // Throwing stops yargs here: a command must never run on arguments it refused.
       usageError = message;
       throw new FlumeError('BAD_USAGE', message);

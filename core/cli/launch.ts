@@ -2,6 +2,11 @@ import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
 import { printJson } from './output.js';
 import { makePlace } from '../engine/launch.js';
+import { advance } from '../engine/step.js';
+import { ensureSupervisor } from './watch.js';
+import { keyOf } from '../state/store.js';
+import { hostNote } from '../engine/hosts.js';
+import type { Action } from '../engine/decide.js';
 
 /** `flume launch`: make a place for a launch, ready it, and start its first stage. */
 export const launchCommand: Command = {
@@ -13,26 +18,64 @@ export const launchCommand: Command = {
       .option('name', { type: 'string', demandOption: true, requiresArg: true, describe: 'The launch name: the place is places/<kind>--<name> on <kind>/<name>.' })
       .option('brief', { type: 'string', requiresArg: true, describe: 'The brief: what the work is.' })
       .option('brief-file', { type: 'string', requiresArg: true, describe: 'A file holding the brief.' })
-      .option('from', { type: 'string', requiresArg: true, describe: 'Where the branch starts (default: the branch the main checkout is on).' }),
+      .option('from', { type: 'string', requiresArg: true, describe: 'Where the branch starts (default: the branch the main checkout is on).' })
+      .option('start', { type: 'boolean', default: true, describe: 'Start the first stage\'s agent (--no-start only makes and readies the place).' })
+      .option('watch', { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch for scripts that step places themselves).' }),
   async run(args, context) {
-    const repository = await repositoryFrom(args, context);
-    const record = await makePlace(repository, {
-      kind: String(args.kind),
-      name: String(args.name),
-      brief: args.brief === undefined ? undefined : String(args.brief),
-      briefFile: args['brief-file'] === undefined ? undefined : String(args['brief-file']),
-      from: args.from === undefined ? undefined : String(args.from),
-    });
-    if (args.json) {
-      printJson(context.io, { place: record });
-      return;
-    }
     const { io } = context;
-    io.stdout(`made ${record.id} at ${record.path} on ${record.branch} (from ${record.base.slice(0, 12)})\n`);
-    if (record.ready.state === 'failed') io.stdout(`ready: FAILED at ${record.ready.failed?.step} (exit ${record.ready.failed?.exitCode})\n${indent(record.ready.failed?.tail ?? '')}\n`);
-    else io.stdout(`ready: ${record.ready.state === 'none' ? 'nothing declared' : 'done'}\n`);
+    const json = Boolean(args.json);
+    const say = (line: string) => {
+      if (!json) io.stdout(`${line}\n`);
+    };
+    const repository = await repositoryFrom(args, context);
+    let record = await makePlace(
+      repository,
+      {
+        kind: String(args.kind),
+        name: String(args.name),
+        brief: args.brief === undefined ? undefined : String(args.brief),
+        briefFile: args['brief-file'] === undefined ? undefined : String(args['brief-file']),
+        from: args.from === undefined ? undefined : String(args.from),
+      },
+      say,
+    );
+    say(`made ${record.id} at ${record.path} on ${record.branch} (from ${record.base.slice(0, 12)})`);
+    if (record.ready.state === 'failed') say(`ready: FAILED at ${record.ready.failed?.step} (exit ${record.ready.failed?.exitCode})\n${indent(record.ready.failed?.tail ?? '')}`);
+    else say(`ready: ${record.ready.state === 'none' ? 'nothing declared' : 'done'}`);
+    if (args.start !== false) {
+      const result = await advance(repository, keyOf(record), { justReadied: true, onAction: (action) => say(describe(action)) });
+      record = result.record ?? record;
+      const stage = record.stage;
+      if (stage?.agent) {
+        say(`agent: ${stage.agent.driver} session ${stage.agent.sessionId}${stage.agent.pane ? ` in pane ${stage.agent.pane}` : ''} (${hostNote(stage.agent.host)})`);
+        if (stage.agent.host === 'printed' && stage.agent.command) say(`run: ${shellLine(stage.agent.command)}`);
+        say(`prompt: ${stage.delivery}`);
+      } else if (record.held) say(`held: ${record.held.reason}`);
+    }
+    if (args.watch !== false && args.start !== false) await ensureSupervisor(context);
+    if (json) printJson(io, { place: record });
   },
 };
+
+function describe(action: Action): string {
+  switch (action.type) {
+    case 'start-stage':
+      return `starting stage ${action.index + 1}`;
+    case 'send-again':
+      return 'prompt not taken yet: sending it once more';
+    case 'mark-taken':
+      return 'prompt taken';
+    case 'mark-delivery':
+      return `prompt ${action.delivery}`;
+    default:
+      return action.type;
+  }
+}
+
+/** A command as one shell line, each word quoted where it needs it (for the operator to paste). */
+export function shellLine(argv: string[]): string {
+  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
 
 function indent(text: string): string {
   return text.split('\n').map((line) => `  ${line}`).join('\n');

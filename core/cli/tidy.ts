@@ -12,7 +12,7 @@ export const tidyCommand: Command = {
       .positional('place', { type: 'string', describe: 'Only this place (kind/name); default every place of the repository.' })
       .option('dry-run', { type: 'boolean', describe: 'Say what would be removed and kept; change nothing.' }),
   async run(args, context) {
-    const { repository, key } = args.place ? await placeFrom(args, context) : { repository: await repositoryFrom(args, context), key: undefined };
+    const { repository, key } = args.place !== undefined ? await placeFrom(args, context) : { repository: await repositoryFrom(args, context), key: undefined };
     const outcomes = await tidy(repository, { only: key, dryRun: Boolean(args['dry-run']) });
     if (args.json) {
       printJson(context.io, { outcomes });

@@ -9,7 +9,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { FlumeError } from '../errors.js';
 import type { FlumePlugin } from '../plugin.js';
 import type { FlumeConfig } from './schema.js';
-import { validateConfig } from './validate.js';
+import { configError, configProblems, type ConfigProblem } from './validate.js';
 
 /** Where cosmiconfig looks, in order, in the repository root. */
 export const SEARCH_PLACES = [
@@ -51,47 +51,77 @@ export async function loadConfig(root: string): Promise<LoadedConfig> {
     found = await explorer.search(root);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new FlumeError('BAD_CONFIG', `The config in ${root} could not be loaded: ${message.split('\n')[0]}`, {
+    throw new FlumeError('BAD_CONFIG', `The config in ${root} could not be loaded: ${firstLines(message)}`, {
       fix: 'Correct the syntax of the config file; it must export the config as its default export.',
       details: { root, message },
       cause: error,
     });
   }
   if (!found || found.isEmpty) return { config: {}, plugins: [] };
-  const raw = typeof found.config === 'function' ? await found.config() : found.config;
+  const file = found.filepath;
+  let raw: unknown;
+  try {
+    raw = typeof found.config === 'function' ? await found.config() : found.config;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new FlumeError('BAD_CONFIG', `${file}: the function it exports threw: ${firstLines(message)}`, {
+      fix: 'Make the exported function return the config, or export the config itself.',
+      details: { file, message },
+      cause: error,
+    });
+  }
   const plain = raw && typeof raw === 'object' ? { ...raw } : raw;
-  const pluginRefs = Array.isArray(plain?.plugins) ? plain.plugins : undefined;
-  const config = await validateConfig(plain, found.filepath);
-  const plugins = pluginRefs ? await resolvePlugins(pluginRefs, root, found.filepath, jiti) : [];
-  return { config, file: found.filepath, plugins };
+  const pluginRefs = Array.isArray((plain as FlumeConfig | undefined)?.plugins) ? (plain as FlumeConfig).plugins! : [];
+  // Every problem at once: the schema's, then each plugin that cannot be found or loaded.
+  const problems = await configProblems(plain);
+  const resolved = await resolvePlugins(pluginRefs, root, jiti, problems.length === 0);
+  problems.push(...resolved.problems);
+  if (problems.length) throw configError(file, problems);
+  return { config: plain as FlumeConfig, file, plugins: resolved.plugins };
 }
 
 async function resolvePlugins(
   refs: Array<string | FlumePlugin>,
   root: string,
-  file: string,
   jiti: Awaited<ReturnType<typeof makeJiti>>,
-): Promise<FlumePlugin[]> {
+  load: boolean,
+): Promise<{ plugins: FlumePlugin[]; problems: ConfigProblem[] }> {
   const plugins: FlumePlugin[] = [];
+  const problems: ConfigProblem[] = [];
   for (const [index, ref] of refs.entries()) {
     if (typeof ref !== 'string') {
       plugins.push(ref);
       continue;
     }
-    let resolved: string;
+    const path = `plugins[${index}]`;
+    let resolved: string | undefined;
     try {
-      resolved = ref.startsWith('.') || isAbsolute(ref) ? resolve(root, ref) : createRequire(join(root, 'package.json')).resolve(ref);
+      if (!ref.startsWith('.') && !isAbsolute(ref)) resolved = createRequire(join(root, 'package.json')).resolve(ref);
+      else resolved = jiti.esmResolve(resolve(root, ref), { try: true });
     } catch {
-      throw new FlumeError('BAD_CONFIG', `${file}: plugins[${index}] names "${ref}", which cannot be found from ${root}.`, {
-        fix: 'Install the plugin in the repository, or give a path relative to the repository root.',
-        details: { plugin: ref, root },
-      });
+      resolved = undefined;
     }
-    const loaded = await jiti.import(resolved, { default: true });
-    const value = typeof loaded === 'function' ? await (loaded as () => unknown)() : loaded;
-    plugins.push(...((Array.isArray(value) ? value : [value]) as FlumePlugin[]));
+    if (!resolved) {
+      problems.push({ path, message: `"${ref}" cannot be found from ${root}`, fix: 'install the plugin in the repository, or give a path relative to the repository root' });
+      continue;
+    }
+    // A config with other problems is not run further: its plugins are found, not loaded.
+    if (!load) continue;
+    try {
+      const loaded = await jiti.import(resolved.startsWith('file:') ? fileURLToPath(resolved) : resolved, { default: true });
+      const value = typeof loaded === 'function' ? await (loaded as () => unknown)() : loaded;
+      plugins.push(...((Array.isArray(value) ? value : [value]) as FlumePlugin[]));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      problems.push({ path, message: `"${ref}" could not be loaded: ${firstLines(message)}`, fix: 'correct the plugin module; it must export a plugin, a list of plugins, or a function returning them' });
+    }
   }
-  return plugins;
+  return { plugins, problems };
+}
+
+/** An error's first two lines: its words and, for a syntax error, where. */
+function firstLines(message: string): string {
+  return message.split('\n').map((line) => line.trim()).filter(Boolean).slice(0, 2).join(' ');
 }
 
 async function makeJiti() {

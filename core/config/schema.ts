@@ -93,6 +93,10 @@ const stageSchema = {
       description: 'The prompt template. `{brief}`, `{place}`, `{branch}`, `{name}`, `{kind}`, `{stage}`, `{target}`, `{previous}`, `{deliverable}`, `{ready}` and `{change}` are filled in.',
     },
     deliverable: deliverableSchema,
+    fixPrompt: {
+      type: 'string',
+      description: 'The prompt when the next stage\'s report says `Verdict: fix` and sends the place back to this stage; that run ends on a new commit. Same placeholders as `prompt`.',
+    },
     agent: { type: 'string', description: 'The agent driver key; default the config\'s `agent.driver`.' },
     model: { type: 'string', description: 'The model the agent runs with.' },
     permissionMode: {

@@ -18,7 +18,7 @@ let compiled: ValidateFunction | undefined;
 async function validator(): Promise<ValidateFunction> {
   if (!compiled) {
     const { default: Ajv } = await import('ajv');
-    const ajv = new Ajv.default({ allErrors: true, strict: false, useDefaults: false });
+    const ajv = new Ajv.default({ allErrors: true, strict: false, useDefaults: false, verbose: true });
     compiled = ajv.compile(configSchema);
   }
   return compiled;
@@ -29,7 +29,8 @@ export async function configProblems(config: unknown): Promise<ConfigProblem[]> 
   const validate = await validator();
   const problems: ConfigProblem[] = [];
   if (!validate(config)) problems.push(...describeErrors(validate.errors ?? []));
-  if (problems.length === 0) problems.push(...senseProblems(config as FlumeConfig));
+  // Sense is checked on whatever parts have the right shape, so every problem is reported at once.
+  problems.push(...senseProblems(config));
   return problems;
 }
 
@@ -49,23 +50,35 @@ export function configError(file: string, problems: ConfigProblem[]): FlumeError
   });
 }
 
-function senseProblems(config: FlumeConfig): ConfigProblem[] {
+function senseProblems(config: unknown): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
+  const { kinds, plugins } = (isObject(config) ? config : {}) as { kinds?: unknown; plugins?: unknown };
   const seen = new Set<string>();
-  (config.kinds ?? []).forEach((kind, k) => {
-    if (seen.has(kind.name)) {
+  (Array.isArray(kinds) ? kinds : []).forEach((kind, k) => {
+    if (!isObject(kind)) return;
+    if (typeof kind.name === 'string' && seen.has(kind.name)) {
       problems.push({ path: `kinds[${k}].name`, message: `the kind "${kind.name}" is declared twice`, fix: 'give each kind its own name' });
     }
-    seen.add(kind.name);
+    if (typeof kind.name === 'string') seen.add(kind.name);
     const stages = new Set<string>();
-    kind.stages.forEach((stage, s) => {
+    (Array.isArray(kind.stages) ? kind.stages : []).forEach((stage: unknown, s) => {
+      if (!isObject(stage) || typeof stage.name !== 'string') return;
       if (stages.has(stage.name)) {
-        problems.push({ path: `kinds[${k}].stages[${s}].name`, message: `the stage "${stage.name}" appears twice in "${kind.name}"`, fix: 'give each stage of a kind its own name' });
+        problems.push({ path: `kinds[${k}].stages[${s}].name`, message: `the stage "${stage.name}" appears twice in "${String(kind.name)}"`, fix: 'give each stage of a kind its own name' });
       }
       stages.add(stage.name);
     });
   });
+  (Array.isArray(plugins) ? plugins : []).forEach((plugin, p) => {
+    if (isObject(plugin) && (typeof plugin.name !== 'string' || typeof plugin.apply !== 'function')) {
+      problems.push({ path: `plugins[${p}]`, message: 'a plugin object needs a string "name" and an "apply" function', fix: 'write it with definePlugin({ name: "you:thing", apply(flume) { … } })' });
+    }
+  });
   return problems;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function describeErrors(errors: ErrorObject[]): ConfigProblem[] {

@@ -48,7 +48,7 @@ export async function readBrief(request: Pick<LaunchRequest, 'brief' | 'briefFil
 }
 
 /** Makes the place of a launch and readies it; returns its record. Refuses, changing nothing, on any bad input. */
-export async function makePlace(repository: Repository, request: LaunchRequest): Promise<PlaceRecord> {
+export async function makePlace(repository: Repository, request: LaunchRequest, onProgress?: (line: string) => void): Promise<PlaceRecord> {
   checkName(request.name);
   const { info, flume } = repository;
   const kind = kindOf(flume, request.kind);
@@ -101,14 +101,17 @@ export async function makePlace(repository: Repository, request: LaunchRequest):
     await excludePath(info.commonDir, `/${PLACES_DIR}/`);
     await rememberRepository({ root: info.root, commonDir: info.commonDir });
     await writeRecord(info.commonDir, record);
+    // Again once the record exists: a tidy that found no records may have forgotten the repository.
+    await rememberRepository({ root: info.root, commonDir: info.commonDir });
     crashPoint('launch:recorded');
+    onProgress?.(`making ${path} on ${branch}`);
     await addWorktree(info.root, path, branch, base);
     crashPoint('launch:worktree-added');
     record.phase = 'made';
     await writeRecord(info.commonDir, record);
     await appendEvent(info.commonDir, key, { event: 'made', branch, base, path });
     crashPoint('launch:made');
-    record.ready = await readyPlace(flume, record);
+    record.ready = await readyPlace(flume, record, (step) => onProgress?.(`readying: ${step}`));
     await writeRecord(info.commonDir, record);
     await appendEvent(info.commonDir, key, { event: 'readied', ...record.ready });
     crashPoint('launch:readied');

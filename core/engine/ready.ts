@@ -14,7 +14,7 @@ export const KEPT_VARIABLES = ['PATH', 'HOME', 'USER', 'LANG', 'TERM'] as const;
 const TAIL_CHARS = 2000;
 
 /** Runs the ready declaration in the place and returns what it came to. Never throws for a failed step. */
-export async function readyPlace(flume: Flume, place: PlaceRecord, env: NodeJS.ProcessEnv = process.env): Promise<ReadyRecord> {
+export async function readyPlace(flume: Flume, place: PlaceRecord, onStep?: (label: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<ReadyRecord> {
   const context = {
     place,
     toolchain: [...(flume.config.ready?.toolchain ?? [])],
@@ -28,6 +28,7 @@ export async function readyPlace(flume: Flume, place: PlaceRecord, env: NodeJS.P
   const steps = [...context.toolchain, ...context.setup];
   if (steps.length === 0) return { state: 'none', at: now() };
   for (const step of steps) {
+    onStep?.(stepLabel(step));
     const result = await runStep(step, place.path, env);
     if (result) return { state: 'failed', at: now(), failed: result };
   }

@@ -62,7 +62,7 @@ export async function status(preset: () => Promise<FlumePlugin[]>, options: { re
     report.repositories.push(part.repository);
     report.places.push(...part.places);
   }
-  if (options.place) {
+  if (options.place !== undefined) {
     report.places = report.places.filter((p) => p.id === options.place || `${p.kind}--${p.name}` === options.place || p.path === options.place);
     if (report.places.length === 0) {
       throw new FlumeError('UNKNOWN_PLACE', `There is no place ${options.place}${options.repo ? ` in ${options.repo}` : ' on this host'}.`, {

@@ -8,6 +8,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { withLock } from './lock.js';
+import { readRecords } from './store.js';
 
 /** A repository the host knows has places. */
 export interface KnownRepository {
@@ -41,17 +42,24 @@ export async function rememberRepository(repository: KnownRepository): Promise<v
   await updateList((list) => (list.some((r) => r.commonDir === repository.commonDir) ? list : [...list, repository]));
 }
 
-/** Drops a repository from the host's list (its last place was tidied). */
+/**
+ * Drops a repository from the host's list once it has no place records. The records are read again
+ * under the list's lock: a launch that wrote its record meanwhile (and remembers the repository after
+ * writing it) keeps the repository listed.
+ */
 export async function forgetRepository(commonDir: string): Promise<void> {
-  await updateList((list) => list.filter((r) => r.commonDir !== commonDir));
+  await updateList(async (list) => {
+    const { records, broken } = await readRecords(commonDir);
+    return records.length || broken.length ? list : list.filter((r) => r.commonDir !== commonDir);
+  });
 }
 
-async function updateList(change: (list: KnownRepository[]) => KnownRepository[]): Promise<void> {
+async function updateList(change: (list: KnownRepository[]) => KnownRepository[] | Promise<KnownRepository[]>): Promise<void> {
   const dir = hostStateDir();
   await mkdir(dir, { recursive: true });
   await withLock(join(dir, 'repositories.lock'), async () => {
     const before = await knownRepositories();
-    const after = change(before);
+    const after = await change(before);
     if (after === before) return;
     const temp = join(dir, `.repositories.${randomUUID()}.tmp`);
     await writeFile(temp, JSON.stringify({ repositories: after }, null, 2) + '\n');

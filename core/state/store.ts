@@ -33,7 +33,8 @@ export async function readRecord(commonDir: string, key: string): Promise<PlaceR
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // A key too long to be a file name was never written: there is no such record.
+    if (['ENOENT', 'ENAMETOOLONG'].includes((error as NodeJS.ErrnoException).code ?? '')) return undefined;
     throw error;
   }
   return parseRecord(text, file);

@@ -1,2 +1,9 @@
 /** Builds flume once before the tests, so CLI tests run the compiled `dist/bin/flume.js`. */
-export default async function setup(): Promise<void> {}
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export default async function setup(): Promise<void> {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  if (process.env.FLUME_SKIP_BUILD === '1') return;
+  execFileSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
+}

@@ -1,0 +1,246 @@
+/**
+ * The Claude Code driver: starts `claude --session-id <uuid>` on a pane host, types prompts whole,
+ * confirms them in the transcript, reads the agent's state from its transcript (and, for dialogs,
+ * its screen and its own state file), and stops it only when its process is truly gone.
+ */
+import { dirname, join } from 'node:path';
+import { homedir } from 'node:os';
+import { defineDriver, FlumeError, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
+import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
+import { findPrompt, readState, sessionState } from './transcript.js';
+import { classifyScreen, draftText } from './screen.js';
+import { preseed } from './preseed.js';
+import { claudeCodePatterns } from './patterns.js';
+
+/** How a repository (or a test) points flume at its Claude Code. */
+export interface ClaudeCodeOptions {
+  /** The program; default `claude` on PATH. */
+  binary?: string;
+  /** Arguments after flume's own. */
+  args?: string[];
+  /** Variables added to the agent's environment. */
+  env?: Record<string, string>;
+  /** CLAUDE_CONFIG_DIR; default the caller's, else ~/.claude. */
+  configDir?: string;
+}
+
+/** Variables that would make claude a child of another session, which silently loses its transcript. */
+const CHILD_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_CHILD_SESSION', 'CLAUDE_CODE_ENTRYPOINT'];
+
+const POLL_MS = 100;
+
+/** The Claude Code driver, under `key` (`claude-code`; `printed` forces the printed host). */
+export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, key = 'claude-code'): AgentDriver {
+  const hostOf = (handle: AgentHandle): PaneHost | undefined => flume.hosts.get(handle.host);
+  const configOf = (handle: AgentHandle) => handle.data?.configDir ?? options.configDir ?? defaultConfigDir();
+  const transcriptOf = async (handle: AgentHandle) => {
+    const fast = handle.transcriptPath ?? transcriptPath(configOf(handle), handle.cwd, handle.sessionId);
+    return (await exists(fast)) ? fast : findTranscript(configOf(handle), handle.sessionId);
+  };
+
+  const driver: AgentDriver = {
+    key,
+    async start(request, host) {
+      const env = agentEnvironment(options);
+      const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
+      await preseed(configDir, { trust: [request.place.repo, request.place.path], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) });
+      const { stage, sessionId } = request;
+      const argv = [
+        options.binary ?? 'claude',
+        '--session-id',
+        sessionId,
+        ...(stage.model ? ['--model', stage.model] : []),
+        ...(stage.permissionMode ? ['--permission-mode', stage.permissionMode] : []),
+        ...(stage.appendSystemPrompt ? ['--append-system-prompt', stage.appendSystemPrompt] : []),
+        ...(options.args ?? []),
+        // On the printed host the command carries the prompt: `claude "<prompt>"` submits it at start.
+        ...(host.key === 'printed' ? [request.prompt] : []),
+      ];
+      const opened = await host.open({ title: `${request.place.id}:${stage.name}`, cwd: request.place.path, argv, env });
+      return {
+        driver: key,
+        sessionId,
+        host: host.key,
+        ...(opened.pane ? { pane: opened.pane } : {}),
+        ...(opened.pid ? { pid: opened.pid } : {}),
+        transcriptPath: transcriptPath(configDir, request.place.path, sessionId),
+        command: host.key === 'printed' ? ['env', ...changedVariables(env), ...argv] : argv,
+        cwd: request.place.path,
+        startedAt: new Date().toISOString(),
+        data: { configDir },
+      };
+    },
+
+    async waitForInput(handle, timeoutMs) {
+      const host = hostOf(handle);
+      if (!host || !handle.pane) return 'slow';
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        if (!(await host.alive(handle.pane))) return 'exited';
+        const screen = await host.capture(handle.pane);
+        if (screen !== undefined && classifyScreen(screen) === 'input-ready') return 'ready';
+        if (Date.now() >= deadline) return 'slow';
+        await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+      }
+    },
+
+    async send(handle, text) {
+      const host = requireHost(hostOf(handle), handle);
+      await host.type(handle.pane!, text);
+      // Let the TUI take a paste in before Enter submits it.
+      await sleep(text.includes('\n') || text.length > 200 ? 300 : 80);
+      await host.keys(handle.pane!, ['Enter']);
+    },
+
+    async resend(handle, text) {
+      const host = requireHost(hostOf(handle), handle);
+      const screen = await host.capture(handle.pane!);
+      const draft = screen === undefined ? '' : draftText(screen);
+      if (draft === '') return driver.send(handle, text);
+      if (sameText(draft, text)) return host.keys(handle.pane!, ['Enter']);
+      throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
+        fix: 'Clear the input box in its pane, then try again.',
+      });
+    },
+
+    async confirm({ handle, text, since }) {
+      const path = await transcriptOf(handle);
+      return path ? findPrompt(path, text, since) : 'unknown';
+    },
+
+    async read(handle) {
+      return readAgent(handle, hostOf(handle), await transcriptOf(handle), configOf(handle));
+    },
+
+    async hasDraft(handle) {
+      const host = hostOf(handle);
+      const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
+      return screen !== undefined && draftText(screen) !== '';
+    },
+
+    async stop(handle) {
+      const host = hostOf(handle);
+      if (host && handle.pane) {
+        if (await host.alive(handle.pane)) {
+          // Two Ctrl-C in a row is Claude Code's own way out; the pane is closed after, whatever happened.
+          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+          await sleep(150);
+          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+          await waitFor(async () => !(await host.alive(handle.pane!)), 5000);
+        }
+        await host.close(handle.pane);
+      } else {
+        const session = await sessionState(configOf(handle), handle.sessionId);
+        if (session) signal(session.pid, 'SIGTERM');
+        if (session && !(await waitFor(async () => !running(session.pid), 5000))) signal(session.pid, 'SIGKILL');
+      }
+      const pid = handle.pid ?? (await sessionState(configOf(handle), handle.sessionId))?.pid;
+      if (pid && running(pid) && !(await waitFor(async () => !running(pid), 3000))) {
+        throw new FlumeError('AGENT_DID_NOT_EXIT', `The agent of session ${handle.sessionId} (pid ${pid}) did not exit.`, {
+          fix: `Look at it with \`ps -p ${pid}\`; it may be ending a tool call.`,
+          details: { pid, sessionId: handle.sessionId },
+        });
+      }
+    },
+
+    watchPaths(handle) {
+      const path = handle.transcriptPath ?? transcriptPath(configOf(handle), handle.cwd, handle.sessionId);
+      return [dirname(path), join(configOf(handle), 'sessions')];
+    },
+  };
+  return defineDriver(driver);
+}
+
+/** Reads an agent: exited when its process is gone; asking when a dialog is open by any reading. */
+async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: string | undefined, configDir: string): Promise<AgentReading> {
+  const session = await sessionState(configDir, handle.sessionId);
+  const alive = host && handle.pane ? await host.alive(handle.pane) : Boolean(session && running(session.pid));
+  const transcript = path ? await readState(path) : undefined;
+  if (!alive) {
+    if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
+    return { state: 'exited', ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
+  }
+  const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
+  const view = screen === undefined ? 'unknown' : classifyScreen(screen);
+  if (transcript?.state === 'asking' || view === 'question') {
+    return { ...transcript, state: 'asking', dialog: 'question', needs: transcript?.needs ?? 'it asks a question (see its pane)' };
+  }
+  if (view === 'permission' || (session?.status === 'waiting' && transcript?.pendingTool)) {
+    const tool = transcript?.pendingTool?.name;
+    return { ...transcript, state: 'asking', dialog: 'permission', needs: `permission to use ${tool ?? 'a tool'}` };
+  }
+  if (!transcript) return { state: view === 'input-ready' ? 'idle' : 'starting' };
+  if (transcript.state === 'idle' && !transcript.turnEnded && view === 'working') return { ...transcript, state: 'working' };
+  if (transcript.state === 'working' && view === 'input-ready' && session?.status === 'idle') {
+    // Builds that write no turn end: the screen and Claude Code's state both say it stopped.
+    return { ...transcript, state: 'idle', turnEnded: true, needs: transcript.needs ?? transcript.lastText };
+  }
+  return transcript;
+}
+
+/** The agent's environment: the caller's, child-session variables unset, persistence forced, the config's added. */
+export function agentEnvironment(options: ClaudeCodeOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) if (value !== undefined && !CHILD_VARIABLES.includes(name)) env[name] = value;
+  env.CLAUDE_CODE_FORCE_SESSION_PERSISTENCE = '1';
+  if (options.configDir) env.CLAUDE_CONFIG_DIR = options.configDir;
+  Object.assign(env, options.env ?? {});
+  env.HOME ??= homedir();
+  return env;
+}
+
+function changedVariables(env: Record<string, string>): string[] {
+  const out: string[] = [];
+  for (const name of CHILD_VARIABLES) if (process.env[name] !== undefined) out.push('-u', name);
+  for (const [name, value] of Object.entries(env)) if (process.env[name] !== value) out.push(`${name}=${value}`);
+  return out;
+}
+
+/** True when a draft on screen is the text flume typed (the screen wraps and trims lines). */
+function sameText(draft: string, text: string): boolean {
+  const squash = (value: string) => value.replace(/\s+/g, ' ').trim();
+  if (claudeCodePatterns.screen.pastedDraft.test(draft.trim())) return true;
+  return squash(draft) === squash(text) || (text.length > 200 && squash(text).startsWith(squash(draft).slice(0, 100)));
+}
+
+function requireHost(host: PaneHost | undefined, handle: AgentHandle): PaneHost {
+  if (host && handle.pane) return host;
+  throw new FlumeError('AGENT_NOT_UP', `The agent of session ${handle.sessionId} runs where flume cannot type (${handle.host}).`, {
+    fix: 'Type into it where it runs; flume reads its transcript all the same.',
+  });
+}
+
+async function exists(path: string): Promise<boolean> {
+  const { access } = await import('node:fs/promises');
+  return access(path).then(() => true, () => false);
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(POLL_MS);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}

@@ -1,0 +1,101 @@
+/**
+ * Everything flume recognises in Claude Code's screen and transcript, as data. Claude Code's formats
+ * are internal and change between versions: when one changes, this file changes and the readers
+ * (screen.ts, transcript.ts) do not. Checked against Claude Code 2.1.332 (its own bundled code and a
+ * scripted run), real 2.1.29x screen captures, and real 2.1.38/2.1.39 and 1.0.98 transcripts.
+ */
+
+/** The shape of the pattern table, so a test or a plugin can pass its own. */
+export interface ClaudeCodePatterns {
+  /** The Claude Code version these were checked against. */
+  version: string;
+  screen: {
+    /** Terminal escape sequences (a capture taken with `capture-pane -e`); removed before reading. */
+    ansi: RegExp;
+    /** A horizontal rule of `─` around the input box (a label may sit inside it). */
+    rule: RegExp;
+    /** The input line: `❯` then the draft (group 1). */
+    input: RegExp;
+    /** An input line that is really a highlighted menu option (`❯ 1. Yes`): never the input box. */
+    menuOption: RegExp;
+    /** How many lines a draft may span before the box's bottom rule. */
+    maxDraftLines: number;
+    /** Dim hints shown in an empty input box; capture-pane without -e cannot tell them from text. */
+    placeholders: RegExp[];
+    /** The spinner line of a working agent: `✻ Cogitating… (12s · ↓ 928 tokens)`. */
+    spinner: RegExp;
+    /** A long paste stands in the input box as this placeholder, not as its text. */
+    pastedDraft: RegExp;
+    /** Older builds print this in the footer while working. */
+    interruptHint: RegExp;
+    /** How far above the input box the spinner may sit (a todo list can stand between them). */
+    spinnerLookback: number;
+    /** Markers that decide a dialog: the lowest marker on screen names the open dialog. */
+    trust: RegExp[];
+    question: RegExp[];
+    /** A permission prompt needs both its question line and a numbered `Yes` option. */
+    permissionAsk: RegExp;
+    permissionOption: RegExp;
+  };
+  transcript: {
+    /** The tool whose open call is a question to the operator. */
+    askTool: string;
+    /** `system` subtypes written when a turn has ended. */
+    turnEnd: string[];
+    /** The stop reason of an assistant line that ended its turn (newer builds write it). */
+    endStop: string;
+    /** The user line written when the operator interrupts a turn (Esc, or a rejected tool). */
+    interrupted: RegExp;
+    /** User lines that are a local command's echo or output, not a prompt. */
+    localOutput: RegExp;
+    /** The echo of a slash command; a prompt unless its local output follows. */
+    commandEcho: RegExp;
+    /** A long paste as the transcript keeps it: `<pasted_content id="ab12">\n…\n</pasted_content …>`. */
+    pasteBlock: RegExp;
+    /** Queue operations that take a queued prompt back out (edited, dropped): its enqueue no longer counts. */
+    queueRevoke: string[];
+  };
+}
+
+/** The patterns for Claude Code 2.1.x. */
+export const claudeCodePatterns: ClaudeCodePatterns = {
+  version: '2.1.332',
+  screen: {
+    // CSI (colours, cursor) and OSC (titles, hyperlinks) sequences.
+    ansi: /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]/g,
+    rule: /^\s*─{3,}(?:.*─{3,})?\s*$/,
+    input: /^\s*❯(?: (.*))?$/,
+    menuOption: /^\s*❯\s*\d+\.\s/,
+    maxDraftLines: 60,
+    // 2.1.332 builds the hint as `Try "<example>"` (its examples end in "?" or "…" too).
+    placeholders: [/^Try ".*"$/],
+    // Glyphs of the spinner frames in 2.1.332: · ✢ ✳ ✶ ✻ ✽ and `*` where the font lacks them. A
+    // finished turn's `✻ Worked for 2m 3s` has no ellipsis, so it does not match.
+    spinner: /^\s*[·✢✳✶✻✽*]\s+\p{Lu}[\p{L}'-]*(?:\s[\p{L}'-]+)*…/u,
+    pastedDraft: /^\[Pasted text #\d+(?: \+\d+ lines)?\]/,
+    interruptHint: /\besc to interrupt\b/i,
+    spinnerLookback: 12,
+    trust: [/Quick safety check/, /Yes, I trust this folder/],
+    question: [
+      // The header: `☐ Fruit`, or the tab row `←  ☐ Fruit  ✔ Submit  →` of several questions.
+      /^\s*(?:←\s+)?[☐☒]\s+\S/,
+      // The free-answer and chat entries every question menu ends with.
+      /^\s*(?:❯\s*)?\d+\.\s+(?:\[[ x×]\]\s+)?Type something\.?\s*$/,
+      /^\s*(?:❯\s*)?\d+\.\s+Chat about this\s*$/,
+      /\bTab\/Arrow keys to navigate\b/,
+    ],
+    // `Do you want to proceed?`, `Do you want to create notes.md?`; a plan review's `… Would you like to proceed?`.
+    permissionAsk: /^\s*(?:Do you want to .+\?|.*\bWould you like to proceed\?)\s*$/,
+    permissionOption: /^\s*(?:❯\s*)?1\.\s+Yes\b/,
+  },
+  transcript: {
+    askTool: 'AskUserQuestion',
+    turnEnd: ['turn_duration', 'stop_hook_summary'],
+    endStop: 'end_turn',
+    interrupted: /^\[Request interrupted by user[^\]]*\]/,
+    localOutput: /^\s*<(?:local-command-stdout|local-command-stderr|local-command-caveat)>/,
+    commandEcho: /^\s*<command-(?:name|message)>/,
+    pasteBlock: /\n{0,2}<pasted_content\b[^>\n]*>\n?([\s\S]*?)\n?<\/pasted_content\b[^>\n]*>\n{0,2}/g,
+    queueRevoke: ['remove', 'popAll', 'popOne'],
+  },
+};

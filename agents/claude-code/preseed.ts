@@ -1,0 +1,59 @@
+/**
+ * Pre-seeds the keys Claude Code would otherwise ask for in dialogs (onboarding, folder trust, an API
+ * key's approval) by merging them into its config file. Never rewrites it: every other key, and any
+ * key Claude Code set itself, stays as it was. Pressing keys through a trust dialog is never done.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** What to seed. */
+export interface PreseedOptions {
+  /** Folders to trust (the main checkout's root: trust for a worktree is keyed on it; the place too). */
+  trust: string[];
+  /** The API key the agent uses, whose last 20 characters are approved. */
+  apiKey?: string;
+  /** True when CLAUDE_CONFIG_DIR is set: the file is `<configDir>/.claude.json`, else `~/.claude.json`. */
+  explicit: boolean;
+}
+
+/** The config file Claude Code reads for these keys. */
+export function claudeJsonPath(configDir: string, explicit: boolean): string {
+  return explicit ? join(configDir, '.claude.json') : join(homedir(), '.claude.json');
+}
+
+/** Merges the keys in; leaves the file untouched when they are all there already. */
+export async function preseed(configDir: string, options: PreseedOptions): Promise<void> {
+  const file = claudeJsonPath(configDir, options.explicit);
+  let text: string | undefined;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    text = undefined;
+  }
+  let config: Record<string, unknown>;
+  try {
+    config = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    return; // a file Claude Code is writing this moment, or not JSON: never overwrite it
+  }
+  const before = JSON.stringify(config);
+  config.hasCompletedOnboarding = true;
+  const projects = (config.projects ??= {}) as Record<string, Record<string, unknown>>;
+  for (const folder of options.trust) {
+    const project = (projects[folder] ??= {});
+    project.hasTrustDialogAccepted = true;
+  }
+  if (options.apiKey) {
+    const responses = (config.customApiKeyResponses ??= { approved: [], rejected: [] }) as { approved?: string[] };
+    const tail = options.apiKey.slice(-20);
+    responses.approved ??= [];
+    if (!responses.approved.includes(tail)) responses.approved.push(tail);
+  }
+  if (JSON.stringify(config) === before) return;
+  await mkdir(dirname(file), { recursive: true });
+  const temp = `${file}.${randomUUID()}.tmp`;
+  await writeFile(temp, JSON.stringify(config, null, 2));
+  await rename(temp, file);
+}

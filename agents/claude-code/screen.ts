@@ -1,0 +1,100 @@
+/**
+ * Reads a Claude Code pane's screen (tmux capture-pane text). The screen is read only to know that
+ * the agent accepts input and to refuse typing while a dialog is open; a prompt is never confirmed
+ * here. Every pattern comes from patterns.ts. When unsure it answers `unknown`, and a caller types
+ * nothing into an unknown screen.
+ */
+import { claudeCodePatterns, type ClaudeCodePatterns } from './patterns.js';
+
+/** What a Claude Code screen shows. */
+export type ScreenState = 'input-ready' | 'working' | 'permission' | 'question' | 'trust' | 'unknown';
+
+/**
+ * Classifies a capture. A dialog is named by the lowest of its markers on screen (an open dialog
+ * replaces the input box, and nothing is drawn below it); otherwise the input box decides, `working`
+ * when the spinner stands above it.
+ */
+export function classifyScreen(screen: string, patterns: ClaudeCodePatterns = claudeCodePatterns): ScreenState {
+  const s = patterns.screen;
+  const lines = screenLines(screen, s);
+  const box = inputBox(lines, s);
+  // Markers above a live input box are scrollback (an agent quoting a dialog), never an open dialog.
+  const from = box ? box.top + 1 : 0;
+  const dialog = openDialog(lines, from, s);
+  if (dialog) return dialog;
+  if (box) {
+    const above = lines.slice(Math.max(0, box.top - s.spinnerLookback), box.top);
+    const busy = above.some((line) => s.spinner.test(line)) || lines.slice(box.bottom).some((l) => s.interruptHint.test(l));
+    return busy ? 'working' : 'input-ready';
+  }
+  return lines.slice(-s.spinnerLookback).some((line) => s.spinner.test(line)) ? 'working' : 'unknown';
+}
+
+/**
+ * The text typed into the input box and not submitted: '' when the box is empty, shows only a
+ * placeholder hint, or is not on screen (a dialog is open, or the screen is not Claude Code's).
+ * Lines of a multi-line draft are joined with `\n`; so are the rows of a line the terminal wrapped,
+ * since a capture cannot tell them apart. Callers ask whether it is empty, not for the exact text.
+ */
+export function draftText(screen: string, patterns: ClaudeCodePatterns = claudeCodePatterns): string {
+  const s = patterns.screen;
+  const lines = screenLines(screen, s);
+  const box = inputBox(lines, s);
+  if (!box || openDialog(lines, box.top + 1, s)) return '';
+  const first = s.input.exec(lines[box.prompt] ?? '')?.[1] ?? '';
+  // Continuation lines are indented to stand under the text after `❯ `.
+  const rest = lines.slice(box.prompt + 1, box.bottom).map((line) => line.replace(/^ {1,2}/, ''));
+  const draft = [first, ...rest].join('\n').trimEnd();
+  return s.placeholders.some((hint) => hint.test(draft.trim())) ? '' : draft;
+}
+
+/** Where the input box is: its top rule, its `❯` line and its bottom rule (line indexes). */
+interface Box {
+  top: number;
+  prompt: number;
+  bottom: number;
+}
+
+/** The capture as lines: escape sequences removed, trailing spaces and trailing blank lines dropped. */
+function screenLines(screen: string, s: ClaudeCodePatterns['screen']): string[] {
+  const lines = screen.replace(s.ansi, '').replace(/\r/g, '').split('\n').map((line) => line.trimEnd());
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/**
+ * The lowest input box on screen: a `❯` line right under a rule, closed by a rule within
+ * maxDraftLines. A highlighted menu option (`❯ 1. Yes`) under a rule is a dialog, not a box.
+ */
+function inputBox(lines: string[], s: ClaudeCodePatterns['screen']): Box | undefined {
+  for (let prompt = lines.length - 1; prompt > 0; prompt--) {
+    const line = lines[prompt] ?? '';
+    if (!s.input.test(line) || s.menuOption.test(line) || !s.rule.test(lines[prompt - 1] ?? '')) continue;
+    const limit = Math.min(lines.length, prompt + 1 + s.maxDraftLines);
+    for (let bottom = prompt + 1; bottom < limit; bottom++) {
+      if (s.rule.test(lines[bottom] ?? '')) return { top: prompt - 1, prompt, bottom };
+    }
+  }
+  return undefined;
+}
+
+/** The dialog whose marker stands lowest at or below line `from`, if any. */
+function openDialog(lines: string[], from: number, s: ClaudeCodePatterns['screen']): ScreenState | undefined {
+  let found: ScreenState | undefined;
+  let at = -1;
+  let asked = false;
+  for (let i = from; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    // A permission prompt counts from its numbered Yes under its question, never from either alone.
+    if (s.permissionAsk.test(line)) asked = true;
+    const kind: ScreenState | undefined = s.trust.some((re) => re.test(line))
+      ? 'trust'
+      : s.question.some((re) => re.test(line))
+        ? 'question'
+        : asked && s.permissionOption.test(line)
+          ? 'permission'
+          : undefined;
+    if (kind && i >= at) [found, at] = [kind, i];
+  }
+  return found;
+}

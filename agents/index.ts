@@ -1,0 +1,47 @@
+/**
+ * The built-in agent drivers and pane hosts: Claude Code (key `claude-code`, and `printed`, the same
+ * driver always on the printed host), the tmux host on flume's own socket, and the printed host.
+ */
+import { join } from 'node:path';
+import { definePlugin, hostStateDir, type FlumePlugin, type PaneHost } from '../core/index.js';
+import { claudeCodeDriver } from './claude-code/driver.js';
+import { printedHost, printedHostPlugin } from './printed.js';
+import { tmuxHost } from './panes/tmux.js';
+
+export { claudeCodeDriver, agentEnvironment } from './claude-code/driver.js';
+export { tmuxHost } from './panes/tmux.js';
+export { printedHost } from './printed.js';
+
+/** The socket of flume's own tmux server (never the user's default server). */
+export function flumeTmuxSocket(): string {
+  return join(hostStateDir(), 'tmux', 'flume.sock');
+}
+
+/** Registers the tmux host on flume's own socket. */
+export const tmuxHostPlugin = () =>
+  definePlugin({ name: 'flume:host:tmux', apply: (flume) => flume.hosts.register('flume:host:tmux', tmuxHost({ socket: flumeTmuxSocket() })) });
+
+/** Registers the Claude Code driver, configured from the config's `agents["claude-code"]`. */
+export const claudeCodePlugin = () =>
+  definePlugin({
+    name: 'flume:agent:claude-code',
+    apply(flume) {
+      const options = flume.config.agents?.['claude-code'] ?? {};
+      for (const key of ['claude-code', 'printed']) {
+        const driver = claudeCodeDriver(flume, options, key);
+        const name = 'flume:agent:claude-code';
+        flume.agents.register(name, driver);
+        flume.hooks.startAgent.for(key).tapPromise(name, async (request) => {
+          const host: PaneHost | undefined = key === 'printed' ? printedHost : flume.hosts.get(request.host);
+          return host ? driver.start(request, host) : undefined;
+        });
+        flume.hooks.confirmPrompt.for(key).tapPromise(name, (request) => driver.confirm(request));
+        flume.hooks.readAgentState.for(key).tapPromise(name, (handle) => driver.read(handle));
+      }
+    },
+  });
+
+/** Every built-in agent plugin. */
+export function agentPlugins(): FlumePlugin[] {
+  return [tmuxHostPlugin(), printedHostPlugin(), claudeCodePlugin()];
+}

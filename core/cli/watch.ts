@@ -1,0 +1,48 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from './command.js';
+import type { CliContext } from './index.js';
+import { supervise, supervisorLock } from '../engine/supervisor.js';
+import { hostStateDir } from '../state/host.js';
+import { spawnDetached } from '../exec.js';
+import { toMs } from '../duration.js';
+
+/** `flume watch`: the host's supervisor, moving every place on as its deliverables appear. */
+export const watchCommand: Command = {
+  command: 'watch',
+  describe: 'Run the host\'s supervisor: end each stage on its deliverable, start the next, report waiting and stuck, tidy what is over.',
+  builder: (yargs) =>
+    yargs
+      .option('poll', { type: 'string', default: '30s', describe: 'The slow poll behind the file-system events (e.g. 30s).' })
+      .option('linger', { type: 'string', default: '10m', describe: 'Exit after this long with no place on the host (0: never).' })
+      .option('quiet', { type: 'boolean', describe: 'Print nothing.' }),
+  async run(args, context) {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    await supervise(context.preset, {
+      pollMs: toMs(String(args.poll), 30_000),
+      lingerMs: toMs(String(args.linger), 600_000),
+      signal: controller.signal,
+      log: args.quiet ? undefined : (line) => context.io.stdout(`${new Date().toISOString()} ${line}\n`),
+    });
+  },
+};
+
+/** Starts the supervisor in the background unless one runs; never fails the command that asked. */
+export async function ensureSupervisor(context: CliContext): Promise<void> {
+  const holder = await readFile(supervisorLock(), 'utf8').catch(() => undefined);
+  const pid = Number(holder?.split(' ')[0]);
+  if (pid && alive(pid)) return;
+  spawnDetached(process.execPath, [context.self, 'watch'], { logFile: join(hostStateDir(), 'watch.log') });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

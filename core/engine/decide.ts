@@ -1,0 +1,138 @@
+/**
+ * What to do next with a place: a pure function of its kind, its record and one reading of the facts
+ * (deliverable, agent, prompt). No process, no file: it is tested exhaustively on its own. The code
+ * that acts on its answer (step.ts) is small and dumb.
+ */
+import type { DeliverableReading } from '../hooks.js';
+import type { AgentReading, KindDef, PlaceRecord, PromptState } from '../types.js';
+
+/** The limits a decision needs, in milliseconds. */
+export interface DecideLimits {
+  stuckAfterMs: number;
+  promptTimeoutMs: number;
+  fixRounds: number;
+}
+
+/** One reading of what is true now. */
+export interface Facts {
+  now: number;
+  /** The branch head the reading was taken at. */
+  head?: string;
+  /** The current stage's deliverable, read at one commit. */
+  deliverable?: DeliverableReading;
+  /** The current agent, read from its own record. */
+  agent?: AgentReading;
+  /** Whether the stage's prompt appears in the transcript. */
+  prompt?: PromptState;
+  /** True when the agent accepts input now (its input box is up), where the driver can tell. */
+  acceptsInput?: boolean;
+}
+
+/** The one thing to do next. */
+export type Action =
+  | { type: 'wait'; reason: string }
+  | { type: 'start-stage'; index: number; reason: string; fixRound?: boolean }
+  | { type: 'stop-agent'; reason: string }
+  | { type: 'mark-delivered'; what: string }
+  | { type: 'mark-taken' }
+  | { type: 'send-again' }
+  | { type: 'mark-delivery'; delivery: 'unknown' | 'never-started' }
+  | { type: 'mark-waiting'; needs: string }
+  | { type: 'clear-waiting' }
+  | { type: 'mark-stuck'; since: string }
+  | { type: 'mark-not-ready' }
+  | { type: 'finish' };
+
+/** Decides the next action for a place. */
+export function decide(kind: KindDef, record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  if (record.phase !== 'made') return { type: 'wait', reason: `the place is ${record.phase}` };
+  if (record.dropped) return { type: 'wait', reason: 'the launch was dropped' };
+  const stage = record.stage;
+  if (!stage) {
+    if (record.held) return { type: 'wait', reason: record.held.reason };
+    if (record.ready.state === 'failed' && (kind.whenNotReady ?? 'refuse') === 'refuse') {
+      return { type: 'mark-not-ready' };
+    }
+    return { type: 'start-stage', index: 0, reason: 'the place is made' };
+  }
+  const running = isRunning(facts.agent);
+  if (stage.delivered) {
+    if (running) return { type: 'stop-agent', reason: `${stage.name} delivered ${stage.delivered.what}` };
+    return afterDelivery(kind, record, facts, limits);
+  }
+  if (facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) {
+    return { type: 'mark-delivered', what: facts.deliverable.what ?? 'delivered' };
+  }
+  if (stage.delivery !== 'taken') return decideDelivery(record, facts, limits);
+  return decideWork(record, facts, limits);
+}
+
+function afterDelivery(kind: KindDef, record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  const stage = record.stage!;
+  const verdict = facts.deliverable?.facts?.verdict;
+  if (verdict === 'fix' && stage.index > 0) {
+    const rounds = stage.fixRounds ?? 0;
+    if (rounds < limits.fixRounds) return { type: 'start-stage', index: stage.index - 1, reason: `${stage.name} asks for fixes`, fixRound: true };
+    if (!stage.waiting) {
+      return { type: 'mark-waiting', needs: `${stage.name} asked for fixes ${rounds + 1} times; read its report and decide (tell, retry, or stage).` };
+    }
+    return { type: 'wait', reason: 'fix rounds used up' };
+  }
+  const next = stage.index + 1;
+  if (next < kind.stages.length) return { type: 'start-stage', index: next, reason: `${stage.name} delivered` };
+  if (!record.finished) return { type: 'finish' };
+  return { type: 'wait', reason: 'every stage delivered' };
+}
+
+function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  const stage = record.stage!;
+  if (facts.prompt === 'taken') return { type: 'mark-taken' };
+  if (stage.delivery === 'never-started') return { type: 'wait', reason: 'the stage never started' };
+  const agentGone = facts.agent && !isRunning(facts.agent);
+  if (agentGone) return stage.delivery === 'sending' && stage.sends > 0 ? { type: 'mark-delivery', delivery: 'never-started' } : { type: 'wait', reason: 'the agent is not up' };
+  const sentAt = stage.lastSentAt ? Date.parse(stage.lastSentAt) : undefined;
+  if (sentAt === undefined) {
+    // Not sent yet: the agent was still starting. A slow start is slow, never failed.
+    if (facts.acceptsInput && stage.agent?.host !== 'printed') return { type: 'send-again' };
+    return stage.delivery === 'unknown' ? { type: 'wait', reason: 'the agent is still starting' } : { type: 'mark-delivery', delivery: 'unknown' };
+  }
+  if (facts.now - sentAt < limits.promptTimeoutMs) return { type: 'wait', reason: 'waiting for the transcript to take the prompt' };
+  if (stage.sends < 2 && stage.agent?.host !== 'printed' && facts.acceptsInput !== false) return { type: 'send-again' };
+  if (facts.prompt === 'unknown' || stage.agent?.host === 'printed') {
+    return stage.delivery === 'unknown' ? { type: 'wait', reason: 'no transcript yet' } : { type: 'mark-delivery', delivery: 'unknown' };
+  }
+  return { type: 'mark-delivery', delivery: 'never-started' };
+}
+
+function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  const stage = record.stage!;
+  const agent = facts.agent;
+  if (!agent) return { type: 'wait', reason: 'no agent reading' };
+  if (agent.state === 'exited' || agent.state === 'not-up') {
+    if (stage.waiting) return { type: 'wait', reason: 'waiting on the operator' };
+    return { type: 'mark-waiting', needs: agent.needs ? `its agent exited without the deliverable; its last words: ${agent.needs}` : 'its agent exited without the deliverable' };
+  }
+  if (agent.state === 'asking' || (agent.state === 'idle' && agent.turnEnded)) {
+    const needs = agent.needs ?? (agent.dialog === 'permission' ? 'a permission prompt is open' : 'it stopped and says nothing more');
+    if (stage.waiting?.needs === needs) return { type: 'wait', reason: 'waiting on the operator' };
+    return { type: 'mark-waiting', needs };
+  }
+  if (stage.waiting) return { type: 'clear-waiting' };
+  const quietSince = agent.lastActivity ? Date.parse(agent.lastActivity) : Date.parse(stage.startedAt);
+  if (facts.now - quietSince >= limits.stuckAfterMs) {
+    const since = new Date(quietSince).toISOString();
+    return stage.stuck?.since === since ? { type: 'wait', reason: 'stuck' } : { type: 'mark-stuck', since };
+  }
+  if (stage.stuck) return { type: 'clear-waiting' };
+  return { type: 'wait', reason: 'the agent is working' };
+}
+
+/** What tells one delivery from another: a stage that found its deliverable already there needs a new one. */
+export function fingerprint(reading: DeliverableReading): string {
+  return JSON.stringify([reading.what ?? '', reading.facts ?? {}]);
+}
+
+/** True while an agent's process runs. */
+export function isRunning(agent: AgentReading | undefined): boolean {
+  return Boolean(agent) && agent!.state !== 'exited' && agent!.state !== 'not-up';
+}

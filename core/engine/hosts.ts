@@ -1,0 +1,35 @@
+/**
+ * Where a stage's agent runs: the config's `agent.host`, or with `auto` (the default) herdr when it
+ * runs, else tmux when it is found, else a printed command for the operator.
+ */
+import { FlumeError } from '../errors.js';
+import type { PaneHost } from '../agent.js';
+import type { Flume } from '../plugin.js';
+
+const AUTO_ORDER = ['herdr', 'tmux', 'printed'];
+
+/** The pane host a new agent starts on. */
+export async function chooseHost(flume: Flume): Promise<PaneHost> {
+  const wanted = flume.config.agent?.host ?? 'auto';
+  if (wanted !== 'auto') {
+    const host = flume.hosts.get(wanted);
+    if (host && (await host.available())) return host;
+    throw new FlumeError('NO_PANE_HOST', `The pane host "${wanted}" the config names is not available here.`, {
+      fix: `Start ${wanted}, or set agent.host to "auto" so flume picks what runs.`,
+      details: { host: wanted },
+    });
+  }
+  for (const key of AUTO_ORDER) {
+    const host = flume.hosts.get(key);
+    if (host && (await host.available())) return host;
+  }
+  throw new FlumeError('NO_PANE_HOST', 'No pane host is available to run an agent.', {
+    fix: 'Install tmux, or add the printed host plugin so flume prints the command to run.',
+  });
+}
+
+/** Why the host chosen is the one flume uses, in words for launch's output. */
+export function hostNote(key: string): string {
+  if (key === 'printed') return 'no herdr or tmux here: run the command below where you like; flume confirms the prompt in the transcript';
+  return `the agent runs in ${key}`;
+}

@@ -1,0 +1,126 @@
+/**
+ * The published shape of `flume status --json` (status.schema.json). Orchestrators read status by
+ * this schema; tests validate real output against it.
+ */
+
+const nullableString = { type: ['string', 'null'] } as const;
+
+const agentSchema = {
+  type: 'object',
+  required: ['driver', 'host', 'sessionId', 'state'],
+  properties: {
+    driver: { type: 'string', description: 'The agent driver key (claude-code).' },
+    host: { type: 'string', description: 'Where it runs: tmux, herdr, or printed.' },
+    sessionId: { type: 'string', description: 'The session id; its transcript is named after it.' },
+    pane: { type: 'string', description: 'The pane on its host.' },
+    state: { enum: ['not-up', 'starting', 'idle', 'working', 'asking', 'exited', 'unknown'], description: 'As the agent\'s own record says.' },
+    transcript: { type: 'string', description: 'The transcript file, once found.' },
+    command: { type: 'array', items: { type: 'string' }, description: 'The command to run (printed host only).' },
+  },
+  additionalProperties: false,
+} as const;
+
+const stageSchema = {
+  type: 'object',
+  required: ['name', 'index', 'of', 'state', 'startedAt', 'attempt', 'delivery', 'deliverable'],
+  properties: {
+    name: { type: 'string' },
+    index: { type: 'integer', minimum: 0, description: 'The stage\'s index among the kind\'s stages, from 0.' },
+    of: { type: 'integer', minimum: 1, description: 'How many stages the kind has.' },
+    state: { enum: ['starting', 'working', 'waiting', 'stuck', 'never-started', 'delivered', 'not-ready', 'done'] },
+    startedAt: { type: 'string' },
+    attempt: { type: 'integer', minimum: 1 },
+    delivery: { enum: ['sending', 'taken', 'unknown', 'never-started'], description: 'Whether the stage\'s prompt was taken, as its transcript says.' },
+    deliverable: { type: 'string', description: 'The deliverable type that ends the stage.' },
+    needs: { type: 'string', description: 'What an agent that stopped short needs, in its own words.' },
+    stuckSince: { type: 'string' },
+    delivered: { type: 'object', required: ['at', 'what'], properties: { at: { type: 'string' }, what: { type: 'string' } }, additionalProperties: false },
+    progress: { type: 'object', required: ['done', 'total'], properties: { done: { type: 'integer' }, total: { type: 'integer' } }, additionalProperties: false },
+    agent: agentSchema,
+  },
+  additionalProperties: false,
+} as const;
+
+const placeSchema = {
+  type: 'object',
+  required: ['id', 'kind', 'name', 'repo', 'path', 'branch', 'target', 'base', 'brief', 'createdAt', 'state', 'worktree', 'ready', 'stages', 'stage', 'landing', 'problems'],
+  properties: {
+    id: { type: 'string', description: '<kind>/<name>' },
+    kind: { type: 'string' },
+    name: { type: 'string' },
+    repo: { type: 'string', description: 'The main checkout\'s root.' },
+    path: { type: 'string' },
+    branch: { type: 'string' },
+    target: { type: 'string' },
+    base: { type: 'string' },
+    brief: { type: 'string' },
+    createdAt: { type: 'string' },
+    state: { enum: ['making', 'active', 'dropped', 'landed', 'kept', 'tidying', 'missing'] },
+    worktree: {
+      type: 'object',
+      required: ['present', 'locked', 'head'],
+      properties: { present: { type: 'boolean' }, locked: { type: 'boolean' }, head: nullableString },
+      additionalProperties: false,
+    },
+    ready: {
+      type: 'object',
+      required: ['state', 'at'],
+      properties: {
+        state: { enum: ['none', 'ready', 'failed'] },
+        at: { type: 'string' },
+        failed: {
+          type: 'object',
+          required: ['step', 'exitCode', 'tail'],
+          properties: { step: { type: 'string' }, exitCode: { type: ['integer', 'null'] }, tail: { type: 'string' } },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+    stages: { type: 'array', items: { type: 'string' } },
+    stage: { anyOf: [stageSchema, { type: 'null' }] },
+    landing: {
+      type: 'object',
+      required: ['state'],
+      properties: { state: { enum: ['landed', 'not-landed', 'no-commits', 'unknown'] }, missing: { type: 'integer', minimum: 0 } },
+      additionalProperties: false,
+    },
+    dropped: { type: 'object', required: ['at'], properties: { at: { type: 'string' }, reason: { type: 'string' } }, additionalProperties: false },
+    kept: {
+      type: 'object',
+      required: ['at', 'reason'],
+      properties: { at: { type: 'string' }, reason: { type: 'string' }, branchKept: { type: 'boolean' } },
+      additionalProperties: false,
+    },
+    problems: { type: 'array', items: { type: 'string' } },
+  },
+  additionalProperties: false,
+} as const;
+
+/** The schema of `flume status --json`. */
+export const statusSchema = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  $id: 'https://flume.dev/status.schema.json',
+  title: 'flume status --json',
+  type: 'object',
+  required: ['version', 'generatedAt', 'repositories', 'places'],
+  properties: {
+    version: { const: 1 },
+    generatedAt: { type: 'string' },
+    repositories: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['root', 'broken'],
+        properties: {
+          root: { type: 'string' },
+          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, fix: { type: 'string' } }, additionalProperties: false },
+          broken: { type: 'array', items: { type: 'object', required: ['file', 'problem'], properties: { file: { type: 'string' }, problem: { type: 'string' } }, additionalProperties: false } },
+        },
+        additionalProperties: false,
+      },
+    },
+    places: { type: 'array', items: placeSchema },
+  },
+  additionalProperties: false,
+} as const;

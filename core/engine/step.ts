@@ -1,0 +1,250 @@
+/**
+ * One idempotent step of a place: read → decide → act, repeated until the decision is to wait.
+ * Held under the place's lock, so two flumes never act on one place at once; every action records
+ * its intent before it acts, so a crash between any two actions converges on the next step.
+ */
+import { randomUUID } from 'node:crypto';
+import { callHook } from '../hooks.js';
+import { crashPoint } from '../crash.js';
+import { FlumeError } from '../errors.js';
+import { toMs } from '../duration.js';
+import { deliverableOf, driverOf, type Repository } from '../context.js';
+import type { AgentDriver } from '../agent.js';
+import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
+import type { KindDef, PlaceRecord, StageDef } from '../types.js';
+import { decide, fingerprint, type Action, type DecideLimits, type Facts } from './decide.js';
+import { readPlaces, deliverableRequest, type PlaceReading, type Reading } from './reading.js';
+import { readyPlace } from './ready.js';
+import { previousDelivery, renderPrompt } from './prompt.js';
+import { chooseHost } from './hosts.js';
+import { awaitPrompt } from './deliver.js';
+
+/** How a step runs. */
+export interface StepOptions {
+  /** Called with each action taken, for progress lines. */
+  onAction?: (action: Action, record: PlaceRecord) => void;
+  /** How long to wait for the place's lock (default 30 s). */
+  lockTimeoutMs?: number;
+  /** The place was readied a moment ago (by launch): the first stage need not ready it again. */
+  justReadied?: boolean;
+  now?: () => number;
+}
+
+/** Advances the place `key` until there is nothing to do now; returns its record and the actions taken. */
+export async function advance(repository: Repository, key: string, options: StepOptions = {}): Promise<{ record?: PlaceRecord; actions: Action[] }> {
+  const { commonDir } = repository.info;
+  return withPlaceLock(commonDir, key, async () => {
+    const actions: Action[] = [];
+    let readied = options.justReadied ?? false;
+    for (let round = 0; round < 12; round++) {
+      const record = await readRecord(commonDir, key);
+      if (!record) return { actions };
+      const kind = repository.flume.kinds.get(record.kind);
+      if (!kind) return { record, actions };
+      const reading = await readPlaces(repository.info.root, [record]);
+      const facts = await gather(repository, reading, reading.places[0], kind, options.now?.() ?? Date.now());
+      const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
+      if (action.type === 'wait') return { record, actions };
+      actions.push(action);
+      options.onAction?.(action, record);
+      await act(repository, record, kind, action, facts, readied);
+      if (action.type === 'start-stage') readied = false;
+    }
+    return { record: await readRecord(commonDir, key), actions };
+  }, { timeoutMs: options.lockTimeoutMs ?? 30_000 });
+}
+
+/** The limits in force for a stage: the stage's own, then the config's, then flume's defaults. */
+export function limitsOf(repository: Repository, stage?: StageDef): DecideLimits & { startTimeoutMs: number } {
+  const config = repository.flume.config.limits ?? {};
+  const own = stage?.limits ?? {};
+  return {
+    stuckAfterMs: toMs(own.stuckAfter ?? config.stuckAfter, 20 * 60_000),
+    promptTimeoutMs: toMs(own.promptTimeout ?? config.promptTimeout, 20_000),
+    startTimeoutMs: toMs(own.startTimeout ?? config.startTimeout, 60_000),
+    fixRounds: own.fixRounds ?? config.fixRounds ?? 2,
+  };
+}
+
+/**
+ * Reads what is true now for one place, from a reading of its repository (which the supervisor
+ * takes once for all of a repository's places).
+ */
+export async function gather(repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef, now: number): Promise<Facts> {
+  const facts: Facts = { now };
+  const record = place.record;
+  const stage = record.stage;
+  if (!stage || record.phase !== 'made') return facts;
+  const def = kind.stages[stage.index];
+  const { flume } = repository;
+  facts.head = place.branch?.head;
+  if (def) facts.deliverable = await readStageDeliverable(repository, reading, place, def);
+  const handle = stage.agent;
+  const driver = handle ? flume.agents.get(handle.driver) : undefined;
+  if (handle && driver) {
+    facts.agent = await driver.read(handle);
+    if (stage.delivery !== 'taken') {
+      const confirm = flume.hooks.confirmPrompt.get(handle.driver);
+      facts.prompt = confirm?.isUsed() ? await callHook(`confirmPrompt(${handle.driver})`, confirm, { handle, text: stage.prompt, since: stage.startedAt }) : undefined;
+      if (handle.host !== 'printed') facts.acceptsInput = (await driver.waitForInput(handle, 0)) === 'ready';
+    }
+  }
+  return facts;
+}
+
+async function act(repository: Repository, record: PlaceRecord, kind: KindDef, action: Action, facts: Facts, readied: boolean): Promise<void> {
+  const { commonDir } = repository.info;
+  const key = `${record.kind}--${record.name}`;
+  const stage = record.stage;
+  const stamp = new Date().toISOString();
+  switch (action.type) {
+    case 'start-stage':
+      await startStage(repository, record, kind, action.index, { readied, fixRound: action.fixRound });
+      return;
+    case 'send-again':
+      await sendPrompt(repository, record, driverFor(repository, record), (record.stage?.sends ?? 0) > 0);
+      return;
+    case 'stop-agent':
+      await driverFor(repository, record).stop(stage!.agent!);
+      await appendEvent(commonDir, key, { event: 'agent-stopped', reason: action.reason });
+      return;
+    case 'mark-delivered':
+      stage!.delivered = { at: stamp, head: facts.head ?? '', what: action.what };
+      stage!.waiting = undefined;
+      stage!.stuck = undefined;
+      break;
+    case 'mark-taken':
+      stage!.delivery = 'taken';
+      break;
+    case 'mark-delivery':
+      stage!.delivery = action.delivery;
+      break;
+    case 'mark-waiting':
+      stage!.waiting = { needs: action.needs, at: stamp };
+      break;
+    case 'clear-waiting':
+      stage!.waiting = undefined;
+      stage!.stuck = undefined;
+      break;
+    case 'mark-stuck':
+      stage!.stuck = { since: action.since, at: stamp };
+      break;
+    case 'mark-not-ready':
+      record.held = { at: stamp, reason: `readying failed at "${record.ready.failed?.step}"; mend it and run flume retry` };
+      break;
+    case 'finish':
+      record.finished = { at: stamp };
+      break;
+  }
+  await writeRecord(commonDir, record);
+  await appendEvent(commonDir, key, { event: action.type, ...(action.type === 'mark-delivered' ? { what: action.what } : {}) });
+  if (action.type === 'mark-delivered') crashPoint('stage:ended');
+}
+
+/** Starts stage `index` of the place with a fresh agent; the place's previous agent has ended. */
+export async function startStage(
+  repository: Repository,
+  record: PlaceRecord,
+  kind: KindDef,
+  index: number,
+  options: { readied?: boolean; fixRound?: boolean } = {},
+): Promise<void> {
+  const { commonDir, root } = repository.info;
+  const { flume } = repository;
+  const key = `${record.kind}--${record.name}`;
+  const def = kind.stages[index];
+  if (!options.readied) {
+    record.ready = await readyPlace(flume, record);
+    if (record.ready.state === 'failed' && (kind.whenNotReady ?? 'refuse') === 'refuse') {
+      record.held = { at: new Date().toISOString(), reason: `readying failed at "${record.ready.failed?.step}"; mend it and run flume retry` };
+      await writeRecord(commonDir, record);
+      return;
+    }
+  }
+  const previous = record.stage;
+  if (previous) {
+    record.history.push({ name: previous.name, startedAt: previous.startedAt, endedAt: new Date().toISOString(), ...(previous.delivered ? { delivered: previous.delivered.what } : {}) });
+  }
+  const head = (await readPlaces(root, [record])).places[0].branch?.head ?? record.base;
+  const driverKey = driverOf(flume, def);
+  const driver = flume.agents.get(driverKey);
+  if (!driver) throw new FlumeError('UNKNOWN_AGENT', `No plugin provides the agent "${driverKey}".`, { fix: 'Name an agent a plugin provides (claude-code, printed).' });
+  const host = await chooseHost(flume);
+  const prompt = renderPrompt(flume.config, kind, def, record, { previous: previousDelivery(record), change: String(deliverableOf(def).change ?? record.name), fixRound: options.fixRound });
+  const sessionId = randomUUID();
+  record.held = undefined;
+  const override = options.fixRound ? { type: 'commit' } : undefined;
+  record.stage = {
+    name: def.name,
+    index,
+    startedAt: new Date().toISOString(),
+    startHead: head,
+    attempt: previous && previous.index === index ? previous.attempt + 1 : 1,
+    delivery: 'sending',
+    sends: 0,
+    prompt,
+    ...(options.fixRound ? { fixRounds: (previous?.fixRounds ?? 0) + 1 } : previous?.fixRounds ? { fixRounds: previous.fixRounds } : {}),
+    ...(override ? { deliverable: override } : {}),
+    // The intent, written before the agent starts: a crash after the start finds the session id.
+    agent: { driver: driverKey, sessionId, host: host.key, cwd: record.path, startedAt: new Date().toISOString() },
+  };
+  const fresh = await readPlaces(root, [record]);
+  const already = await readStageDeliverable(repository, fresh, fresh.places[0], def);
+  if (already?.present) record.stage.presentAtStart = fingerprint(already);
+  await writeRecord(commonDir, record);
+  await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, sessionId, host: host.key });
+  const startHook = flume.hooks.startAgent.get(driverKey);
+  const handle = startHook?.isUsed() ? await callHook(`startAgent(${driverKey})`, startHook, { place: record, stage: def, sessionId, prompt, host: host.key }) : undefined;
+  if (!handle) throw new FlumeError('AGENT_START_FAILED', `The agent "${driverKey}" did not start.`, { fix: 'Check the agent driver plugin; flume status shows the stage.' });
+  record.stage.agent = handle;
+  if (handle.host === 'printed') {
+    // The printed command carries the prompt: it counts as sent once.
+    record.stage.sends = 1;
+    record.stage.lastSentAt = new Date().toISOString();
+  }
+  await writeRecord(commonDir, record);
+  crashPoint('stage:agent-started');
+  if (handle.host === 'printed') return;
+  const limits = limitsOf(repository, def);
+  const ready = await driver.waitForInput(handle, limits.startTimeoutMs);
+  if (ready !== 'ready') {
+    record.stage.delivery = ready === 'exited' ? 'never-started' : 'unknown';
+    await writeRecord(commonDir, record);
+    return;
+  }
+  await sendPrompt(repository, record, driver);
+}
+
+async function sendPrompt(repository: Repository, record: PlaceRecord, driver: AgentDriver, again = false): Promise<void> {
+  const { commonDir } = repository.info;
+  const stage = record.stage!;
+  const handle = stage.agent!;
+  stage.sends += 1;
+  stage.lastSentAt = new Date().toISOString();
+  await writeRecord(commonDir, record);
+  await (again ? driver.resend(handle, stage.prompt) : driver.send(handle, stage.prompt));
+  crashPoint('stage:prompt-sent');
+  const kind = repository.flume.kinds.get(record.kind);
+  const limits = limitsOf(repository, kind?.stages[stage.index]);
+  const taken = await awaitPrompt(repository.flume, handle, stage.prompt, stage.startedAt, limits.promptTimeoutMs);
+  if (taken === 'taken') {
+    stage.delivery = 'taken';
+    await writeRecord(commonDir, record);
+    await appendEvent(commonDir, `${record.kind}--${record.name}`, { event: 'prompt-taken', sends: stage.sends });
+  }
+}
+
+/** Reads the deliverable the place's current run of `def` ends on, at the branch head of the reading. */
+async function readStageDeliverable(repository: Repository, reading: Reading, place: PlaceReading, def: StageDef) {
+  const options = place.record.stage?.deliverable ?? deliverableOf(def);
+  const hook = repository.flume.hooks.readDeliverable.get(options.type);
+  const request = hook?.isUsed() ? deliverableRequest(reading, place, def, options) : undefined;
+  return request && hook ? callHook(`readDeliverable(${options.type})`, hook, request) : undefined;
+}
+
+function driverFor(repository: Repository, record: PlaceRecord): AgentDriver {
+  const key = record.stage?.agent?.driver ?? '';
+  const driver = repository.flume.agents.get(key);
+  if (!driver) throw new FlumeError('UNKNOWN_AGENT', `No plugin provides the agent "${key}".`, { fix: 'Add the plugin that provides it to the config.' });
+  return driver;
+}

@@ -1,0 +1,162 @@
+/**
+ * `flume watch`, the host's supervisor (DESIGN.md's ruling): one per host, woken by file-system events
+ * (refs moving, transcripts growing, files appearing in places, records changing) with a slow poll as
+ * a fallback. Each pass reads each repository once, decides for every place without a lock, and
+ * steps (under the place's lock) only the places that have something to do; then it tidies places
+ * whose work is over.
+ */
+import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FlumeError } from '../errors.js';
+import { openRepository, type Repository } from '../context.js';
+import type { FlumePlugin } from '../plugin.js';
+import { acquireLock } from '../state/lock.js';
+import { hostStateDir, knownRepositories } from '../state/host.js';
+import { keyOf, placesStateDir, readRecords } from '../state/store.js';
+import { decide } from './decide.js';
+import { readPlaces } from './reading.js';
+import { advance, gather, limitsOf } from './step.js';
+import { tidy } from './tidy.js';
+
+/** How the supervisor runs. */
+export interface SupervisorOptions {
+  /** The slow poll, ms (default 30 s): the fallback when no event comes, and the clock for stuck. */
+  pollMs?: number;
+  /** Exit after this long with no place on the host (default 10 min); 0 never exits. */
+  lingerMs?: number;
+  /** Where lines about what it did go. */
+  log?: (line: string) => void;
+  /** Stops the loop when aborted. */
+  signal?: AbortSignal;
+}
+
+/** The supervisor's lock: one per host. */
+export function supervisorLock(): string {
+  return join(hostStateDir(), 'watch.lock');
+}
+
+/** Runs the supervisor until aborted, or until the host has had no place for `lingerMs`. */
+export async function supervise(preset: () => Promise<FlumePlugin[]>, options: SupervisorOptions = {}): Promise<void> {
+  await mkdir(hostStateDir(), { recursive: true });
+  const lock = await acquireLock(supervisorLock(), { timeoutMs: 0, what: 'The supervisor of this host' }).catch((error) => {
+    if (error instanceof FlumeError && error.code === 'PLACE_BUSY') {
+      throw new FlumeError('WATCH_RUNNING', 'A flume watch already runs on this host.', {
+        fix: 'Nothing to do: it moves every place on. Stop it (kill its pid in the lock file) before starting another.',
+        details: { lock: supervisorLock() },
+      });
+    }
+    throw error;
+  });
+  const log = options.log ?? (() => undefined);
+  const pollMs = options.pollMs ?? 30_000;
+  const lingerMs = options.lingerMs ?? 10 * 60_000;
+  const repositories = new Map<string, { repository: Repository; openedAt: number }>();
+  const watchers = new Map<string, FSWatcher>();
+  let wake: (() => void) | undefined;
+  let dirty = true;
+  const poke = () => {
+    dirty = true;
+    wake?.();
+  };
+  options.signal?.addEventListener('abort', poke);
+  let emptySince = Date.now();
+  try {
+    while (!options.signal?.aborted) {
+      dirty = false;
+      const paths = new Set<string>([hostStateDir()]);
+      let places = 0;
+      for (const known of await knownRepositories()) {
+        try {
+          const entry = await repositoryFor(preset, repositories, known.root);
+          places += await pass(entry, paths, log);
+        } catch (error) {
+          log(`${known.root}: ${(error as Error).message.split('\n')[0]}`);
+        }
+      }
+      rewatch(watchers, paths, poke);
+      if (places > 0) emptySince = Date.now();
+      else if (lingerMs > 0 && Date.now() - emptySince >= lingerMs) break;
+      if (!dirty) await new Promise<void>((done) => {
+        const timer = setTimeout(done, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          // Let a burst of events settle into one pass.
+          setTimeout(done, 50);
+        };
+      });
+      wake = undefined;
+    }
+  } finally {
+    for (const watcher of watchers.values()) watcher.close();
+    await lock.release();
+  }
+}
+
+/** One pass over a repository: decide for every place from one reading; step those with work. */
+async function pass(entry: { repository: Repository }, paths: Set<string>, log: (line: string) => void): Promise<number> {
+  const { repository } = entry;
+  const { info } = repository;
+  const { records } = await readRecords(info.commonDir);
+  paths.add(placesStateDir(info.commonDir));
+  paths.add(join(info.commonDir, 'refs', 'heads'));
+  if (records.length === 0) return 0;
+  const reading = await readPlaces(info.root, records);
+  let over = false;
+  await Promise.all(
+    reading.places.map(async (place) => {
+      const record = place.record;
+      const kind = repository.flume.kinds.get(record.kind);
+      paths.add(join(info.commonDir, 'refs', 'heads', record.kind));
+      if (existsSync(record.path)) paths.add(record.path);
+      const handle = record.stage?.agent;
+      const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
+      if (handle && driver) for (const path of driver.watchPaths(handle)) paths.add(path);
+      // Tidying costs a pass of its own: run it only when some place's work reads as over.
+      if (record.dropped && record.phase !== 'gone') over = true;
+      else if (place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0) over = true;
+      if (!kind) return;
+      const facts = await gather(repository, reading, place, kind, Date.now());
+      const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
+      if (action.type === 'wait') return;
+      try {
+        const result = await advance(repository, keyOf(record), { lockTimeoutMs: 0 });
+        for (const done of result.actions) log(`${record.id}: ${done.type}${'reason' in done ? ` (${done.reason})` : ''}`);
+      } catch (error) {
+        if (!(error instanceof FlumeError && error.code === 'PLACE_BUSY')) log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
+      }
+    }),
+  );
+  if (over) {
+    for (const outcome of await tidy(repository)) {
+      if (outcome.action === 'removed' || outcome.action === 'kept') log(`${outcome.id}: tidy ${outcome.action}${outcome.reason ? `: ${outcome.reason}` : ''}`);
+    }
+  }
+  return records.length;
+}
+
+async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<string, { repository: Repository; openedAt: number }>, root: string) {
+  const cached = cache.get(root);
+  // The config is read again now and then, so an edited flume.config.ts takes effect.
+  if (cached && Date.now() - cached.openedAt < 60_000) return cached;
+  const entry = { repository: await openRepository(root, await preset()), openedAt: Date.now() };
+  cache.set(root, entry);
+  return entry;
+}
+
+function rewatch(watchers: Map<string, FSWatcher>, paths: Set<string>, poke: () => void): void {
+  for (const [path, watcher] of watchers) {
+    if (!paths.has(path)) {
+      watcher.close();
+      watchers.delete(path);
+    }
+  }
+  for (const path of paths) {
+    if (watchers.has(path) || !existsSync(path)) continue;
+    try {
+      watchers.set(path, watch(path, { persistent: false }, poke));
+    } catch {
+      // gone between the check and the watch; the slow poll covers it
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The built-in deliverable readers, one plugin per type. They register through the same contract a
+ * third party uses; the default preset applies `deliverablePlugins()`.
+ */
+import type { FlumePlugin } from '../core/plugin.js';
+import { commitDeliverable } from './commit.js';
+import { conclusionDeliverable } from './conclusion.js';
+import { landingDeliverable } from './landing.js';
+import { openspecChangeDeliverable } from './openspec-change.js';
+import { openspecTasksDeliverable } from './openspec-tasks.js';
+import { reportDeliverable } from './report.js';
+
+export { countTasks } from './openspec-count.js';
+export { readVerdicts, type Verdict } from './report.js';
+export {
+  commitDeliverable,
+  conclusionDeliverable,
+  landingDeliverable,
+  openspecChangeDeliverable,
+  openspecTasksDeliverable,
+  reportDeliverable,
+};
+
+/**
+ * Every built-in reader: `commit`, `openspec-change`, `openspec-tasks`, `report`, `conclusion`,
+ * `landing`. A plugin replaces one by tapping the same `readDeliverable.for(type)` before it.
+ */
+export function deliverablePlugins(): FlumePlugin[] {
+  return [
+    commitDeliverable(),
+    openspecChangeDeliverable(),
+    openspecTasksDeliverable(),
+    reportDeliverable(),
+    conclusionDeliverable(),
+    landingDeliverable(),
+  ];
+}

@@ -1,0 +1,43 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { createFlume } from '../../../core/plugin.js';
+import { definePlugin } from '../../../core/plugin.js';
+import { deliverablePlugins } from '../../../deliverables/index.js';
+import { deliverableRequest, makePlace, makeRepo, type TestRepo } from '../../helpers/deliverable-request.js';
+
+const TYPES = ['commit', 'openspec-change', 'openspec-tasks', 'report', 'conclusion', 'landing'];
+
+let repo: TestRepo;
+beforeAll(async () => {
+  repo = await makeRepo();
+});
+afterAll(() => repo.remove());
+
+describe('deliverablePlugins', () => {
+  it('registers one reader per type, each tap named flume:deliverable:<type>', async () => {
+    const plugins = deliverablePlugins();
+    expect(plugins.map((plugin) => plugin.name)).toEqual(TYPES.map((type) => `flume:deliverable:${type}`));
+    const flume = await createFlume({ plugins });
+    for (const type of TYPES) {
+      expect(flume.hooks.readDeliverable.get(type)?.taps.map((tap) => tap.name)).toEqual([`flume:deliverable:${type}`]);
+    }
+  });
+
+  it('lets a plugin tapped at stage -10 answer landing first, and fall through to git when it has no record', async () => {
+    let records: Record<string, boolean> = {};
+    const sluice = definePlugin({
+      name: 'test:sluice',
+      apply(flume) {
+        flume.hooks.readDeliverable.for('landing').tapPromise({ name: 'test:sluice', stage: -10 }, async (request) =>
+          request.place.branch in records ? { present: records[request.place.branch], what: 'sluice record' } : undefined,
+        );
+      },
+    });
+    const flume = await createFlume({ plugins: [...deliverablePlugins(), sluice] });
+    const place = await makePlace(repo, 'fix', 'submitted', 'submission');
+    await repo.commit(place.path, { 'work.txt': 'work\n' });
+    const read = async () => flume.hooks.readDeliverable.for('landing').promise(await deliverableRequest(place, { type: 'landing' }));
+    expect(await read()).toMatchObject({ present: false, what: '1 patch not on main' });
+    records = { [place.branch]: true };
+    expect(await read()).toEqual({ present: true, what: 'sluice record' });
+  });
+});
