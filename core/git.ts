@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { FlumeError } from './errors.js';
 import { run, runBytes } from './exec.js';
-import { judgeLanding, parseLog } from './landing.js';
+import { emptyCommits, EMPTY_PATCH, judgeLanding, parseLog } from './landing.js';
 
 /** A worktree as `git worktree list --porcelain` gives it. */
 export interface Worktree {
@@ -113,6 +113,12 @@ export async function readRepository(root: string): Promise<RepositoryReading> {
 }
 
 /**
+ * The patch `git cherry` hashes for a commit: no rename detection, three lines of context, and none
+ * of the user's diff config (colour, external diff, textconv, submodule logs, hidden root diffs).
+ */
+const CHERRY_DIFF = ['-p', '--root', '--no-renames', '-U3', '--no-color', '--no-ext-diff', '--no-textconv', '--submodule=short'];
+
+/**
  * For each branch, how many of its patches its target lacks, judged as `git cherry <target> <branch>`
  * judges it (patch ids, merges ignored), for all branches at once in a fixed number of processes.
  */
@@ -123,13 +129,14 @@ export async function unlandedCounts(root: string, pairs: Array<{ branch: string
   const bases = (await run('git', ['merge-base', '--octopus', ...tips], { cwd: root })).stdout.trim();
   const range = bases ? [...tips, '--not', bases] : tips;
   const logText = await raw(root, ['log', '--format=%H %P', ...range, '--']);
-  const patchText = await raw(root, ['log', '--no-merges', '-p', '--format=commit %H', ...range, '--']);
+  const patchText = await raw(root, ['log', '--no-merges', ...CHERRY_DIFF, '--format=commit %H', ...range, '--']);
   const patchIds = (await run('git', ['patch-id', '--stable'], { cwd: root, input: patchText })).stdout;
   const ids = new Map<string, string>();
   for (const line of patchIds.split('\n')) {
     const [patch, commit] = line.split(' ');
     if (patch && commit) ids.set(commit, patch);
   }
+  for (const commit of emptyCommits(patchText)) if (!ids.has(commit)) ids.set(commit, EMPTY_PATCH);
   const heads = await readHeads(root, tips);
   for (const pair of pairs) {
     const branchHead = heads.get(`refs/heads/${pair.branch}`);

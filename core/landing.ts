@@ -19,7 +19,8 @@ export function parseLog(text: string): CommitGraph {
 
 /**
  * How many of the branch's commits (not on the target, merges aside) have a patch the target's side
- * lacks. 0 means landed. A commit without a patch id (an empty commit) counts as missing: keeping a
+ * lacks. 0 means landed. An empty commit carries `EMPTY_PATCH` and matches any empty commit on the
+ * target's side, as in `git cherry`; a commit with no patch id at all counts as missing: keeping a
  * branch by mistake costs a deletion by hand, deleting one by mistake loses work.
  */
 export function judgeLanding(graph: CommitGraph, patchIds: Map<string, string>, branchHead: string, targetHead: string): number {
@@ -38,6 +39,28 @@ export function judgeLanding(graph: CommitGraph, patchIds: Map<string, string>, 
     if (!id || !upstream.has(id)) missing++;
   }
   return missing;
+}
+
+/** The patch id of a commit that changes nothing: `git cherry` gives all such commits one id. */
+export const EMPTY_PATCH = 'empty';
+
+/**
+ * The commits of `git log -p --format='commit %H'` output that change nothing (no `diff` section):
+ * `git patch-id` prints no id for them, where `git cherry` matches them with each other.
+ */
+export function emptyCommits(patchText: string): string[] {
+  const empty: string[] = [];
+  let current: string | undefined;
+  let changed = false;
+  for (const line of patchText.split('\n')) {
+    if (line.startsWith('commit ')) {
+      if (current && !changed) empty.push(current);
+      current = line.slice(7).trim();
+      changed = false;
+    } else if (line.startsWith('diff ')) changed = true;
+  }
+  if (current && !changed) empty.push(current);
+  return empty;
 }
 
 function isMerge(graph: CommitGraph, commit: string): boolean {

@@ -6,6 +6,7 @@ import { supervise, supervisorLock } from '../engine/supervisor.js';
 import { hostStateDir } from '../state/host.js';
 import { spawnDetached } from '../exec.js';
 import { toMs } from '../duration.js';
+import { FlumeError } from '../errors.js';
 
 /** `flume watch`: the host's supervisor, moving every place on as its deliverables appear. */
 export const watchCommand: Command = {
@@ -21,9 +22,11 @@ export const watchCommand: Command = {
     const stop = () => controller.abort();
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
+    const pollMs = duration('poll', args.poll);
+    const lingerMs = duration('linger', args.linger);
     await supervise(context.preset, {
-      pollMs: toMs(String(args.poll), 30_000),
-      lingerMs: toMs(String(args.linger), 600_000),
+      pollMs,
+      lingerMs,
       signal: controller.signal,
       log: args.quiet ? undefined : (line) => context.io.stdout(`${new Date().toISOString()} ${line}\n`),
     });
@@ -45,4 +48,15 @@ function alive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** A duration flag in milliseconds: seconds, or a number with ms, s, m or h; anything else is bad usage. */
+function duration(flag: string, value: unknown): number {
+  const text = String(value);
+  if (/^[0-9]+(\.[0-9]+)?$/.test(text)) return Number(text) * 1000;
+  if (/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/.test(text)) return toMs(text, 0);
+  throw new FlumeError('BAD_USAGE', `--${flag} ${JSON.stringify(text)} is not a duration.`, {
+    fix: `Give --${flag} seconds, or a number with ms, s, m or h (for example 30s or 10m).`,
+    details: { [flag]: text },
+  });
 }

@@ -88,7 +88,8 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
   const stage = record.stage!;
   if (facts.prompt === 'taken') return { type: 'mark-taken' };
   if (stage.delivery === 'never-started') return { type: 'wait', reason: 'the stage never started' };
-  const agentGone = facts.agent && !isRunning(facts.agent);
+  // A printed command not yet run is not up, and that is no failure: the operator runs it when they will.
+  const agentGone = facts.agent?.state === 'exited' || (facts.agent?.state === 'not-up' && stage.agent?.host !== 'printed');
   if (agentGone) return stage.delivery === 'sending' && stage.sends > 0 ? { type: 'mark-delivery', delivery: 'never-started' } : { type: 'wait', reason: 'the agent is not up' };
   const sentAt = stage.lastSentAt ? Date.parse(stage.lastSentAt) : undefined;
   if (sentAt === undefined) {

@@ -1,0 +1,69 @@
+// Helpers the benchmarks share: temp repos, timing of commands side by side, medians and ratios.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, realpathSync, writeFileSync, chmodSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT = fileURLToPath(new URL('..', import.meta.url));
+export const FLUME = join(PROJECT, 'dist', 'bin', 'flume.js');
+export const GIT_ENV = { GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'b@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'b@example.com' };
+
+export function temp(prefix) {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+export function git(cwd, ...args) {
+  return execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();
+}
+
+export function makeRepo() {
+  const root = temp('flume-bench-repo-');
+  git(root, 'init', '-q', '-b', 'main');
+  writeFileSync(join(root, 'README.md'), '# bench\n');
+  git(root, 'add', '-A');
+  git(root, 'commit', '-q', '-m', 'init');
+  return root;
+}
+
+/** Times one run of a command, in ms. */
+export function time(file, args, env) {
+  const start = process.hrtime.bigint();
+  const result = spawnSync(file, args, { env, encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (result.status !== 0) throw new Error(`${file} ${args.join(' ')} failed: ${result.stderr}`);
+  return ms;
+}
+
+/** Runs each named command `rounds` times, interleaved so drift hits them all alike; returns medians. */
+export function sideBySide(commands, rounds) {
+  const samples = Object.fromEntries(Object.keys(commands).map((name) => [name, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (const [name, [file, args, env]] of Object.entries(commands)) samples[name].push(time(file, args, env));
+  }
+  return Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]));
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** A `git` on PATH that counts its calls. */
+export function gitCounter() {
+  const dir = temp('flume-bench-git-');
+  const log = join(dir, 'calls.log');
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(join(dir, 'git'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`);
+  chmodSync(join(dir, 'git'), 0o755);
+  return {
+    path: `${dir}:${process.env.PATH}`,
+    count: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0),
+    reset: () => rmSync(log, { force: true }),
+  };
+}
+
+export function fmt(ms) {
+  return `${ms.toFixed(1)} ms`;
+}

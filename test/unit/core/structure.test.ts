@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { PROJECT } from '../../helpers/repo.js';
+import { schemaFiles } from '../../../core/config/write-schema.js';
+
+const PLUGIN_FOLDERS = ['kinds', 'deliverables', 'agents', 'plugins'];
+
+function sources(folder: string): string[] {
+  const root = join(PROJECT, folder);
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (/\.(ts|mts)$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1]);
+}
+
+describe('the layout', () => {
+  it('core never imports a plugin folder', () => {
+    for (const file of sources('core')) {
+      for (const spec of imports(file)) expect(spec, relative(PROJECT, file)).not.toMatch(/^(\.\.\/)+(kinds|deliverables|agents|plugins)\//);
+    }
+  });
+
+  it('the plugin folders import only core and themselves (plugins/defaults.ts alone joins them)', () => {
+    for (const folder of PLUGIN_FOLDERS) {
+      for (const file of sources(folder)) {
+        if (relative(PROJECT, file) === join('plugins', 'defaults.ts')) continue;
+        for (const spec of imports(file)) {
+          const other = PLUGIN_FOLDERS.filter((f) => f !== folder && spec.match(new RegExp(`^(\\.\\./)+${f}/`)));
+          expect(other, `${relative(PROJECT, file)} imports ${spec}`).toEqual([]);
+        }
+      }
+    }
+  });
+
+  it('execa and simple-git are each imported in exactly one module', () => {
+    const all = [...sources('core'), ...PLUGIN_FOLDERS.flatMap(sources), ...sources('bin')];
+    const users = (name: string) => all.filter((file) => imports(file).includes(name)).map((file) => relative(PROJECT, file));
+    expect(users('execa')).toEqual([join('core', 'exec.ts')]);
+    expect(users('simple-git')).toEqual([join('core', 'git.ts')]);
+    expect(all.filter((file) => imports(file).some((s) => s === 'node:child_process' || s === 'child_process'))).toEqual([]);
+  });
+
+  it('every hook is declared once, in core/hooks.ts', () => {
+    const hooks = readFileSync(join(PROJECT, 'core', 'hooks.ts'), 'utf8');
+    for (const name of ['beforeReady', 'startAgent', 'confirmPrompt', 'readDeliverable', 'beforeTidy']) expect(hooks).toContain(`${name}: `);
+    for (const file of sources('core').filter((f) => !f.endsWith('hooks.ts'))) {
+      expect(readFileSync(file, 'utf8'), relative(PROJECT, file)).not.toMatch(/new (AsyncSeries|AsyncParallel|Sync)\w*Hook\(/);
+    }
+  });
+
+  it('keeps the published schemas in step with their one source', () => {
+    for (const [file, content] of Object.entries(schemaFiles())) {
+      expect(readFileSync(join(PROJECT, file), 'utf8'), `${file} is stale: run npm run build && npm run schema`).toBe(content);
+    }
+  });
+});

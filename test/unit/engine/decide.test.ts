@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { decide, fingerprint, type Facts } from '../../../core/engine/decide.js';
+import type { KindDef, PlaceRecord, StageRecord } from '../../../core/types.js';
+
+const kind: KindDef = {
+  name: 'change',
+  stages: [
+    { name: 'construct', prompt: 'p', deliverable: 'openspec-change' },
+    { name: 'code', prompt: 'p', deliverable: 'openspec-tasks' },
+    { name: 'verify', prompt: 'p', deliverable: 'report' },
+    { name: 'submission', prompt: 'p', deliverable: 'landing' },
+  ],
+};
+const limits = { stuckAfterMs: 60_000, promptTimeoutMs: 10_000, fixRounds: 2 };
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+
+function place(stage?: Partial<StageRecord>, extra: Partial<PlaceRecord> = {}): PlaceRecord {
+  return {
+    version: 1,
+    id: 'change/x',
+    kind: 'change',
+    name: 'x',
+    repo: '/r',
+    path: '/r/places/change--x',
+    branch: 'change/x',
+    target: 'main',
+    base: 'b',
+    brief: 'do',
+    createdAt: at(0),
+    phase: 'made',
+    ready: { state: 'none', at: at(0) },
+    history: [],
+    ...(stage
+      ? {
+          stage: {
+            name: 'construct',
+            index: 0,
+            startedAt: at(0),
+            startHead: 'b',
+            attempt: 1,
+            delivery: 'taken',
+            sends: 1,
+            prompt: 'p',
+            lastSentAt: at(0),
+            agent: { driver: 'claude-code', sessionId: 's', host: 'tmux', pane: '%1', cwd: '/r', startedAt: at(0) },
+            ...stage,
+          },
+        }
+      : {}),
+    ...extra,
+  };
+}
+
+const working = { state: 'working' as const, lastActivity: at(1000) };
+const facts = (f: Partial<Facts> = {}): Facts => ({ now: T0 + 2000, agent: working, ...f });
+
+describe('decide', () => {
+  it('starts the first stage of a made place', () => {
+    expect(decide(kind, place(), facts(), limits)).toMatchObject({ type: 'start-stage', index: 0 });
+  });
+
+  it('does nothing for a place being made, tidied, or dropped', () => {
+    expect(decide(kind, place(undefined, { phase: 'making' }), facts(), limits).type).toBe('wait');
+    expect(decide(kind, place(undefined, { phase: 'gone' }), facts(), limits).type).toBe('wait');
+    expect(decide(kind, place({}, { dropped: { at: at(0) } }), facts(), limits).type).toBe('wait');
+  });
+
+  it('holds a kind that refuses to start unready, and starts one that starts anyway', () => {
+    const failed = { ready: { state: 'failed' as const, at: at(0), failed: { step: 'npm ci', exitCode: 1, tail: 'x' } } };
+    expect(decide(kind, place(undefined, failed), facts(), limits).type).toBe('mark-not-ready');
+    expect(decide(kind, place(undefined, { ...failed, held: { at: at(0), reason: 'r' } }), facts(), limits).type).toBe('wait');
+    expect(decide({ ...kind, whenNotReady: 'start' }, place(undefined, failed), facts(), limits).type).toBe('start-stage');
+  });
+
+  it('marks the stage delivered when its deliverable appears, never on a quiet pane', () => {
+    const quiet = facts({ now: T0 + 10 * 60_000, agent: { state: 'idle', lastActivity: at(0) } });
+    expect(decide(kind, place({}), quiet, limits).type).not.toBe('mark-delivered');
+    expect(decide(kind, place({}), facts({ deliverable: { present: true, what: '3 files' } }), limits)).toEqual({ type: 'mark-delivered', what: '3 files' });
+  });
+
+  it('ignores a deliverable that was already there when the stage began', () => {
+    const reading = { present: true, what: 'conclusion.md', facts: { digest: 'a' } };
+    const stage = { presentAtStart: fingerprint(reading) };
+    expect(decide(kind, place(stage), facts({ deliverable: reading }), limits).type).not.toBe('mark-delivered');
+    const changed = { ...reading, facts: { digest: 'b' } };
+    expect(decide(kind, place(stage), facts({ deliverable: changed }), limits).type).toBe('mark-delivered');
+  });
+
+  it('ends a delivered stage\'s running agent before anything else, then starts the next stage', () => {
+    const delivered = { delivered: { at: at(1), head: 'h', what: 'w' } };
+    expect(decide(kind, place(delivered), facts(), limits).type).toBe('stop-agent');
+    expect(decide(kind, place(delivered), facts({ agent: { state: 'exited' } }), limits)).toMatchObject({ type: 'start-stage', index: 1 });
+  });
+
+  it('finishes after the last stage delivered, once', () => {
+    const last = { name: 'submission', index: 3, delivered: { at: at(1), head: 'h', what: 'landed' } };
+    expect(decide(kind, place(last), facts({ agent: { state: 'exited' } }), limits).type).toBe('finish');
+    expect(decide(kind, place(last, { finished: { at: at(2) } }), facts({ agent: { state: 'exited' } }), limits).type).toBe('wait');
+  });
+
+  it('sends a verify verdict of fix back to code, at most fixRounds times', () => {
+    const verify = { name: 'verify', index: 2, delivered: { at: at(1), head: 'h', what: 'verify.md: fix' } };
+    const fix = facts({ agent: { state: 'exited' }, deliverable: { present: true, what: 'verify.md: fix', facts: { verdict: 'fix' } } });
+    expect(decide(kind, place(verify), fix, limits)).toMatchObject({ type: 'start-stage', index: 1, fixRound: true });
+    expect(decide(kind, place({ ...verify, fixRounds: 2 }), fix, limits).type).toBe('mark-waiting');
+    const pass = facts({ agent: { state: 'exited' }, deliverable: { present: true, what: 'verify.md: pass', facts: { verdict: 'pass' } } });
+    expect(decide(kind, place(verify), pass, limits)).toMatchObject({ type: 'start-stage', index: 3 });
+  });
+
+  describe('prompt delivery', () => {
+    const sending = { delivery: 'sending' as const, sends: 1, lastSentAt: at(0) };
+    it('marks the prompt taken as soon as the transcript holds it', () => {
+      expect(decide(kind, place(sending), facts({ prompt: 'taken' }), limits).type).toBe('mark-taken');
+      // Even a stage reported never started began, once its transcript holds the prompt.
+      expect(decide(kind, place({ ...sending, delivery: 'never-started' }), facts({ prompt: 'taken' }), limits).type).toBe('mark-taken');
+    });
+    it('waits within the time, then sends once more, then reports never started', () => {
+      expect(decide(kind, place(sending), facts({ prompt: 'not-yet', now: T0 + 5000 }), limits).type).toBe('wait');
+      expect(decide(kind, place(sending), facts({ prompt: 'not-yet', now: T0 + 11_000, acceptsInput: true }), limits).type).toBe('send-again');
+      const twice = { ...sending, sends: 2, lastSentAt: at(11_000) };
+      expect(decide(kind, place(twice), facts({ prompt: 'not-yet', now: T0 + 15_000 }), limits).type).toBe('wait');
+      expect(decide(kind, place(twice), facts({ prompt: 'not-yet', now: T0 + 22_000 }), limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+    });
+    it('reports a start it cannot read as unknown, not as never started', () => {
+      const twice = { ...sending, sends: 2, lastSentAt: at(11_000) };
+      expect(decide(kind, place(twice), facts({ prompt: 'unknown', now: T0 + 22_000 }), limits)).toEqual({ type: 'mark-delivery', delivery: 'unknown' });
+      expect(decide(kind, place({ ...twice, delivery: 'unknown' }), facts({ prompt: 'unknown', now: T0 + 30_000 }), limits).type).toBe('wait');
+    });
+    it('treats a slow start as slow: sends once the agent accepts input', () => {
+      const unsent = { delivery: 'unknown' as const, sends: 0, lastSentAt: undefined };
+      expect(decide(kind, place(unsent), facts({ prompt: 'unknown', acceptsInput: false, agent: { state: 'starting' } }), limits).type).toBe('wait');
+      expect(decide(kind, place(unsent), facts({ prompt: 'unknown', acceptsInput: true, agent: { state: 'idle' } }), limits).type).toBe('send-again');
+    });
+    it('never types into a printed command: it waits for the transcript', () => {
+      const printed = { ...sending, agent: { driver: 'claude-code', sessionId: 's', host: 'printed', cwd: '/r', startedAt: at(0) } };
+      const notRun = facts({ prompt: 'unknown', now: T0 + 60_000, agent: { state: 'not-up' } });
+      expect(decide(kind, place(printed), notRun, limits)).toEqual({ type: 'mark-delivery', delivery: 'unknown' });
+      expect(decide(kind, place({ ...printed, delivery: 'unknown' }), notRun, limits).type).toBe('wait');
+    });
+    it('reports never started when the agent died before taking the prompt', () => {
+      expect(decide(kind, place(sending), facts({ prompt: 'not-yet', agent: { state: 'exited' } }), limits).type).toBe('mark-delivery');
+    });
+  });
+
+  describe('stopping short and stuck', () => {
+    it('shows an agent that ended its turn without the deliverable as waiting, in its own words', () => {
+      const idle = facts({ agent: { state: 'idle', turnEnded: true, needs: 'Which database should I use?' } });
+      expect(decide(kind, place({}), idle, limits)).toEqual({ type: 'mark-waiting', needs: 'Which database should I use?' });
+      const already = place({ waiting: { needs: 'Which database should I use?', at: at(1) } });
+      expect(decide(kind, already, idle, limits).type).toBe('wait');
+    });
+    it('shows an open question or permission prompt as waiting', () => {
+      expect(decide(kind, place({}), facts({ agent: { state: 'asking', dialog: 'question', needs: 'Pick one' } }), limits)).toEqual({ type: 'mark-waiting', needs: 'Pick one' });
+      expect(decide(kind, place({}), facts({ agent: { state: 'asking', dialog: 'permission' } }), limits).type).toBe('mark-waiting');
+    });
+    it('clears waiting when the agent works again', () => {
+      expect(decide(kind, place({ waiting: { needs: 'x', at: at(1) } }), facts(), limits).type).toBe('clear-waiting');
+    });
+    it('reports a stage quiet past the limit as stuck, and ends nothing', () => {
+      const quiet = facts({ now: T0 + 61_000, agent: { state: 'working', lastActivity: at(0) } });
+      expect(decide(kind, place({}), quiet, limits)).toEqual({ type: 'mark-stuck', since: at(0) });
+      expect(decide(kind, place({ stuck: { since: at(0), at: at(61_000) } }), quiet, limits).type).toBe('wait');
+    });
+    it('shows an agent that exited without the deliverable as waiting', () => {
+      expect(decide(kind, place({}), facts({ agent: { state: 'exited' } }), limits).type).toBe('mark-waiting');
+    });
+  });
+});
