@@ -99,7 +99,9 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
   }
   if (facts.now - sentAt < limits.promptTimeoutMs) return { type: 'wait', reason: 'waiting for the transcript to take the prompt' };
   if (stage.sends < 2 && stage.agent?.host !== 'printed' && facts.acceptsInput !== false) return { type: 'send-again' };
-  if (facts.prompt === 'unknown' || stage.agent?.host === 'printed') {
+  // No transcript is unknown only while flume cannot see the agent take input; an agent whose input
+  // box is up and empty after two sendings took neither (Claude Code writes no transcript until then).
+  if ((facts.prompt === 'unknown' && !facts.acceptsInput) || stage.agent?.host === 'printed') {
     return stage.delivery === 'unknown' ? { type: 'wait', reason: 'no transcript yet' } : { type: 'mark-delivery', delivery: 'unknown' };
   }
   return { type: 'mark-delivery', delivery: 'never-started' };

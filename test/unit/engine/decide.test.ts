@@ -126,6 +126,8 @@ describe('decide', () => {
       const twice = { ...sending, sends: 2, lastSentAt: at(11_000) };
       expect(decide(kind, place(twice), facts({ prompt: 'unknown', now: T0 + 22_000 }), limits)).toEqual({ type: 'mark-delivery', delivery: 'unknown' });
       expect(decide(kind, place({ ...twice, delivery: 'unknown' }), facts({ prompt: 'unknown', now: T0 + 30_000 }), limits).type).toBe('wait');
+      // An agent whose input box is up and empty, with no transcript after two sendings, took neither.
+      expect(decide(kind, place(twice), facts({ prompt: 'unknown', acceptsInput: true, now: T0 + 22_000 }), limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
     });
     it('treats a slow start as slow: sends once the agent accepts input', () => {
       const unsent = { delivery: 'unknown' as const, sends: 0, lastSentAt: undefined };

@@ -1,0 +1,242 @@
+/**
+ * The tmux pane host: each agent runs in a window of a tmux server of flume's own, on the socket the
+ * caller names (flume uses `<state dir>/tmux.sock`), never the user's default server. The server is
+ * started with no config file, so a user's tmux.conf changes nothing here.
+ *
+ * - The program runs as `env -i KEY=VAL … argv`: tmux's server environment (and the TMUX variables
+ *   tmux adds to a pane) would leak into it otherwise. tmux adds nothing, so the caller passes TERM.
+ * - `remain-on-exit` is on, so a crashed agent's last screen can still be captured; `alive` reads
+ *   `#{pane_dead}` and the pane's pid, so such a pane is not alive.
+ * - Text goes as literal keys (`send-keys -l`) in bursts of at most 200 characters, 100 ms apart,
+ *   which an agent takes as typing. Text holding a newline or any other control character goes as
+ *   one bracketed paste instead (`load-buffer` from stdin, `paste-buffer -p -d`): inside a paste a
+ *   newline is text, where a typed one would submit. Pressing Enter is the caller's separate step.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { definePaneHost, type PaneHost, type PaneSpec } from '../../core/agent.js';
+import { FlumeError } from '../../core/errors.js';
+import { run, which, type RunResult } from '../../core/exec.js';
+
+/** Where the host's tmux server lives. */
+export interface TmuxHostOptions {
+  /** The server's socket path (`tmux -S`); its folder is made when missing. */
+  socket: string;
+  /** The session that holds the agents' windows (default `flume`). */
+  session?: string;
+}
+
+/** The most characters sent in one `send-keys -l`. */
+export const TMUX_BURST_CHARS = 200;
+/** The pause between two bursts, so the agent takes them as typing rather than a paste. */
+export const TMUX_BURST_GAP_MS = 100;
+/** The pause between two named keys, so each reaches the program in a read of its own. */
+export const TMUX_KEY_GAP_MS = 40;
+
+/** A pane host on a tmux server of flume's own; key `tmux`. */
+export function tmuxHost(options: TmuxHostOptions): PaneHost {
+  const session = options.session ?? 'flume';
+  const tmux = (commands: string[][], input?: string) => tmuxRun(options.socket, commands, input);
+
+  async function paneInfo(pane: string): Promise<{ dead: boolean; pid: number; server: number } | undefined> {
+    const format = '#{pane_dead} #{pane_pid} #{pid} #{pane_dead_status}#{pane_dead_signal}';
+    const result = await tmux([['display-message', '-p', '-t', pane, format]]);
+    const [dead, pid, server, status] = result.stdout.trim().split(' ');
+    if (result.exitCode !== 0 || !pid) return undefined;
+    // tmux built with libutempter can miss a pane's SIGCHLD (tmux/tmux#311): its program stays a
+    // zombie and the pane has no exit status. Signalling the server makes it reap.
+    if (dead === '1' ? !status : !processRunning(Number(pid))) signalQuietly(Number(server), 'SIGCHLD');
+    return { dead: dead === '1', pid: Number(pid), server: Number(server) };
+  }
+
+  async function livePane(pane: string): Promise<void> {
+    const info = await paneInfo(pane);
+    if (!info || info.dead) {
+      throw new FlumeError('AGENT_NOT_UP', `The pane ${pane} has no running program.`, {
+        fix: 'Read the pane with `flume status`; start the agent again with `flume retry`.',
+        details: { pane, socket: options.socket },
+      });
+    }
+  }
+
+  async function check(result: RunResult, what: string, pane?: string): Promise<void> {
+    if (result.exitCode === 0) return;
+    if (pane) await livePane(pane);
+    throw new FlumeError(pane ? 'IO_FAILED' : 'AGENT_START_FAILED', `tmux could not ${what}: ${firstLine(result)}`, {
+      fix: 'Check that tmux runs here (`tmux -V`) and that the socket folder is writable.',
+      details: { socket: options.socket, stderr: result.stderr.trim() },
+    });
+  }
+
+  return definePaneHost({
+    key: 'tmux',
+    async available() {
+      return which('tmux') !== undefined;
+    },
+    async open(spec) {
+      const command = paneCommand(spec);
+      await mkdir(dirname(options.socket), { recursive: true });
+      const common = ['-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', formatLiteral(spec.title), '-c', formatLiteral(spec.cwd)];
+      // Set before the pane exists: a program that dies at once still leaves its screen to read.
+      const setup = ['set-option', '-g', 'remain-on-exit', 'on'];
+      const window = () => tmux([setup, ['new-window', ...common, '-t', `=${session}:`, '--', ...command]]);
+      let result: RunResult;
+      if ((await tmux([['has-session', '-t', `=${session}`]])).exitCode === 0) result = await window();
+      else {
+        result = await tmux([setup, ['new-session', ...common, '-s', session, '-x', '200', '-y', '50', '--', ...command]]);
+        if (result.exitCode !== 0 && /duplicate session/.test(result.stderr)) result = await window();
+      }
+      await check(result, `open a pane in ${spec.cwd}`);
+      const [pane, pid] = result.stdout.trim().split(' ');
+      return { pane, pid: Number(pid) };
+    },
+    async capture(pane) {
+      const result = await tmux([['capture-pane', '-p', '-J', '-t', pane]]);
+      return result.exitCode === 0 ? result.stdout : undefined;
+    },
+    async type(pane, text) {
+      if (text === '') return;
+      await livePane(pane);
+      if (/[\u0000-\u001f\u007f]/.test(text)) {
+        const buffer = `flume-${process.pid}-${++pastes}`;
+        const clean = text.replace(/\u001b\[20[01]~/g, '');
+        const result = await tmux([['load-buffer', '-b', buffer, '-'], ['paste-buffer', '-p', '-d', '-b', buffer, '-t', pane]], clean);
+        return check(result, `paste into ${pane}`, pane);
+      }
+      const bursts = splitBursts(text, TMUX_BURST_CHARS);
+      for (const [index, burst] of bursts.entries()) {
+        if (index > 0) await sleep(TMUX_BURST_GAP_MS);
+        await check(await tmux([['send-keys', '-t', pane, '-l', '--', burst]]), `type into ${pane}`, pane);
+      }
+    },
+    async keys(pane, keys) {
+      await livePane(pane);
+      for (const [index, key] of keys.entries()) {
+        if (index > 0) await sleep(TMUX_KEY_GAP_MS);
+        await check(await tmux([['send-keys', '-t', pane, '--', key]]), `press ${key} in ${pane}`, pane);
+      }
+    },
+    async alive(pane) {
+      const info = await paneInfo(pane);
+      return info !== undefined && !info.dead && processRunning(info.pid);
+    },
+    async close(pane) {
+      const info = await paneInfo(pane);
+      if (!info) return;
+      await tmux([['kill-pane', '-t', pane]]);
+      if (info.dead) return;
+      // kill-pane hangs up the terminal; a program that ignores SIGHUP is ended by signal.
+      for (const [signal, waitMs] of [[undefined, 2000], ['SIGTERM', 2000], ['SIGKILL', 2000]] as const) {
+        if (signal) signalQuietly(info.pid, signal);
+        if (await waitGone(info.pid, waitMs)) return reap(info.server, info.pid);
+      }
+      throw new FlumeError('AGENT_DID_NOT_EXIT', `The program in pane ${pane} (pid ${info.pid}) did not exit.`, {
+        fix: `Look at the process with \`ps -p ${info.pid}\` and end it by hand.`,
+        details: { pane, pid: info.pid },
+      });
+    },
+  });
+}
+
+/** Ends a tmux server of flume's own and every pane in it; resolves when none was running. */
+export async function killTmuxServer(socket: string): Promise<void> {
+  await tmuxRun(socket, [['kill-server']]);
+}
+
+/** Splits text into bursts of at most `size` characters, never inside a surrogate pair. */
+export function splitBursts(text: string, size: number): string[] {
+  const chars = Array.from(text);
+  const bursts: string[] = [];
+  for (let i = 0; i < chars.length; i += size) bursts.push(chars.slice(i, i + size).join(''));
+  return bursts;
+}
+
+let pastes = 0;
+
+/** Runs tmux commands on the socket, in order, in one client; ';' separates them. */
+function tmuxRun(socket: string, commands: string[][], input?: string): Promise<RunResult> {
+  // tmux reads an argument ending in ';' as a separator; `\;` at its end is a literal ';'.
+  const escape = (arg: string) => (arg.endsWith(';') ? `${arg.slice(0, -1)}\\;` : arg);
+  const args = commands.flatMap((command, index) => [...(index > 0 ? [';'] : []), ...command.map(escape)]);
+  return run('tmux', ['-S', socket, '-f', '/dev/null', ...args], {
+    env: { TMUX: undefined, TMUX_PANE: undefined },
+    input,
+    timeoutMs: 15_000,
+  });
+}
+
+/** `env -i KEY=VAL … argv`: the program gets exactly the environment flume built. */
+function paneCommand(spec: PaneSpec): string[] {
+  const [program] = spec.argv;
+  if (!program || program.includes('=')) {
+    throw new FlumeError('BAD_USAGE', `A pane's program must be named first and hold no '=': ${JSON.stringify(spec.argv)}.`, {
+      fix: 'Pass the program as argv[0], preferably as an absolute path.',
+      details: { argv: spec.argv },
+    });
+  }
+  const bad = Object.keys(spec.env).filter((key) => key === '' || key.includes('=') || key.startsWith('-'));
+  if (bad.length) {
+    throw new FlumeError('BAD_USAGE', `Environment names cannot be empty, hold '=' or start with '-': ${bad.join(', ')}.`, {
+      fix: 'Rename or drop those variables.',
+      details: { names: bad },
+    });
+  }
+  const vars = Object.entries(spec.env).map(([key, value]) => `${key}=${value}`);
+  return [which('env') ?? 'env', '-i', ...vars, ...spec.argv];
+}
+
+/** tmux expands formats in window names and start folders: a literal '#' is written '##'. */
+function formatLiteral(value: string): string {
+  return value.replaceAll('#', '##');
+}
+
+function firstLine(result: RunResult): string {
+  return (result.failedToStart ?? result.stderr).trim().split('\n')[0] || `exit code ${result.exitCode}`;
+}
+
+function signalQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** True while the process exists and is not a zombie waiting to be reaped. */
+function processRunning(pid: number): boolean {
+  if (!exists(pid)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+/** Has the server reap a pane's exited program, so its pid is gone rather than a zombie. */
+async function reap(server: number, pid: number): Promise<void> {
+  for (let tries = 0; tries < 20 && exists(pid); tries++) {
+    signalQuietly(server, 'SIGCHLD');
+    await sleep(25);
+  }
+}
+
+function exists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (processRunning(pid)) {
+    if (Date.now() >= until) return false;
+    await sleep(50);
+  }
+  return true;
+}

@@ -1,0 +1,59 @@
+/**
+ * A repository whose flume config points the claude-code driver at the fake agent (or any binary),
+ * with a state folder, a Claude config folder and a tmux socket of the test's own.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { flume, flumeEnv, makeRepo, remove, tempDir, type CliResult } from './repo.js';
+import { FAKE_CLAUDE, type FakeScript } from './fake-claude/index.js';
+import { killTmuxServer } from '../../agents/panes/tmux.js';
+
+/** What a test works with. */
+export interface AgentRepo {
+  repo: string;
+  state: string;
+  configDir: string;
+  env: Record<string, string>;
+  /** Writes a new script for the fake agents started from now on. */
+  script(script: FakeScript): void;
+  flume(args: string[]): Promise<CliResult>;
+  /** `flume status --json` for one place. */
+  place(id: string): Promise<any>;
+  cleanup(): Promise<void>;
+}
+
+/** Makes the repository; `config` is merged into the generated flume config (plain JSON values). */
+export function agentRepo(script: FakeScript = {}, config: Record<string, unknown> = {}, options: { binary?: string; args?: string[]; env?: Record<string, string> } = {}): AgentRepo {
+  const state = tempDir('flume-state-');
+  const configDir = tempDir('flume-claude-');
+  const scriptPath = join(configDir, 'script.json');
+  writeFileSync(scriptPath, JSON.stringify(script));
+  const full = {
+    agent: { host: 'tmux' },
+    agents: { 'claude-code': { binary: options.binary ?? FAKE_CLAUDE, configDir, args: options.args ?? [], env: { FAKE_CLAUDE_SCRIPT: scriptPath, ...options.env } } },
+    limits: { promptTimeout: '3s', startTimeout: '15s' },
+    ...config,
+  };
+  const repo = makeRepo({ config: `export default ${JSON.stringify(full, null, 2)};\n` });
+  const env = flumeEnv(state);
+  const run = (args: string[]) => flume(args, { env, cwd: repo });
+  return {
+    repo,
+    state,
+    configDir,
+    env,
+    script: (next) => writeFileSync(scriptPath, JSON.stringify(next)),
+    flume: run,
+    async place(id) {
+      const result = await run(['status', id, '--repo', repo, '--json']);
+      if (result.code !== 0) throw new Error(result.stdout + result.stderr);
+      return JSON.parse(result.stdout).places[0];
+    },
+    async cleanup() {
+      await killTmuxServer(join(state, 'tmux', 'flume.sock'));
+      remove(repo);
+      remove(state);
+      remove(configDir);
+    },
+  };
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+/**
+ * fake-claude: a stand-in for Claude Code where flume relies on it (command line, TUI screen,
+ * transcript, state file, hooks), driven by a JSON script (README.md). Plain JS: no build step.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, sep } from 'node:path';
+import { createAgent } from './agent.mjs';
+import { parseArgs, UsageError } from './args.mjs';
+import { createKeyReader } from './input.mjs';
+import { frame } from './screen.mjs';
+import { loadScript } from './script.mjs';
+import { Transcript, VERSION } from './transcript.mjs';
+
+let options;
+let script;
+try {
+  options = parseArgs(process.argv.slice(2));
+  script = loadScript(process.env.FAKE_CLAUDE_SCRIPT);
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
+const configDir = process.env.CLAUDE_CONFIG_DIR || join(homedir(), '.claude');
+const cwd = process.cwd();
+refuse(sessionInUse(configDir, options.sessionId) && `Error: Session ID ${options.sessionId} is already in use.`);
+refuse(options.permissionMode === 'bypassPermissions' && process.getuid?.() === 0 && process.env.IS_SANDBOX !== '1' &&
+  '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons');
+refuse(!process.stdin.isTTY && 'Error: fake-claude needs a terminal (run it in a tmux pane).');
+
+const statePath = join(configDir, 'sessions', `${process.pid}.json`);
+const transcript = new Transcript({ configDir, cwd, sessionId: options.sessionId, model: options.model, permissionMode: options.permissionMode, lagMs: script.transcriptLagMs });
+const app = {
+  version: VERSION,
+  model: options.model,
+  cwd,
+  sessionId: options.sessionId,
+  permissionMode: options.permissionMode,
+  phase: 'starting',
+  history: [],
+  draft: '',
+  queued: [],
+  dialog: null,
+  note: '',
+  turn: null,
+  pastes: [],
+  crashed: false,
+  render: () => app.crashed || process.stdout.write(frame(app, process.stdout.columns || 80, process.stdout.rows || 24)),
+  setPhase(phase) {
+    app.phase = phase;
+    const status = { idle: 'idle', busy: 'busy', dialog: 'waiting' }[phase];
+    if (status) writeJson(statePath, { pid: process.pid, sessionId: app.sessionId, cwd, startedAt, kind: 'interactive', status, updatedAt: Date.now() });
+    app.render();
+  },
+  exit(code) {
+    process.exit(code);
+  },
+  crash(code) {
+    app.crashed = true;
+    process.stdout.write('\x1b[2J\x1b[H\r\nError: fake-claude crashed (scripted)\r\n    at perform (agent.mjs)\r\n');
+    // A moment before exiting, so the terminal shows the error, as a real crash's stack trace.
+    setTimeout(() => process.exit(code), 100);
+    return new Promise(() => undefined);
+  },
+};
+const startedAt = Date.now();
+const agent = createAgent(app, { transcript, script, settings: options.settings });
+
+process.on('exit', () => {
+  transcript.flush();
+  if (!app.crashed) rmSync(statePath, { force: true });
+  process.stdout.write('\x1b[?2004l\x1b[?25h');
+  if (process.stdin.isTTY) process.stdin.setRawMode(false);
+});
+for (const [signal, code] of [['SIGHUP', 129], ['SIGTERM', 143], ['SIGINT', 130]]) process.on(signal, () => process.exit(code));
+process.stdout.on('resize', () => app.render());
+setInterval(() => app.phase === 'busy' && app.render(), 1000);
+
+process.stdin.setRawMode(true);
+process.stdin.setEncoding('utf8');
+process.stdout.write('\x1b[?2004h');
+let lastCtrlC = 0;
+const feed = createKeyReader(onEvent);
+process.stdin.on('data', feed);
+app.render();
+setTimeout(start, script.startDelayMs);
+
+async function start() {
+  if (script.trust && !trusted()) {
+    app.phase = 'trust';
+    if (!(await agent.trust())) return app.exit(1);
+    trustFolder();
+  }
+  app.draft = script.draft;
+  app.setPhase('idle');
+  if (options.prompt) agent.submit(options.prompt, { typed: false });
+}
+
+/** Input while starting is lost, as keys typed into a program not yet reading them. */
+function onEvent(event) {
+  if (app.phase === 'starting') return;
+  const key = event.type === 'key' ? event.name : undefined;
+  if (key === 'ctrl-c') {
+    if (Date.now() - lastCtrlC < 2000) return app.exit(0);
+    lastCtrlC = Date.now();
+    app.draft = '';
+    app.note = 'Press Ctrl-C again to exit';
+    setTimeout(() => Date.now() - lastCtrlC >= 1900 && ((app.note = ''), app.render()), 2000);
+    return app.render();
+  }
+  lastCtrlC = 0;
+  app.note = '';
+  if (app.dialog) return agent.dialogKey(event);
+  if (event.type !== 'key') {
+    if (event.type === 'paste' || event.text.length >= script.pasteThreshold) addPaste(event.text);
+    else app.draft += event.text;
+  } else if (key === 'enter') {
+    const text = expandPastes(app.draft);
+    app.draft = '';
+    if (text.trim()) agent.submit(text);
+  } else if (key === 'backspace') app.draft = Array.from(app.draft).slice(0, -1).join('');
+  else if (key === 'ctrl-u') app.draft = app.draft.slice(0, app.draft.lastIndexOf('\n') + 1);
+  else if (key === 'esc') agent.interrupt();
+  app.render();
+}
+
+/** A long paste shows as a placeholder and reaches the transcript wrapped in pasted_content tags. */
+function addPaste(text) {
+  if (text.length <= script.pasteThreshold) return void (app.draft += text);
+  app.pastes.push(text);
+  const lines = (text.match(/\r\n|\r|\n/g) || []).length;
+  app.draft += `[Pasted text #${app.pastes.length}${lines ? ` +${lines} lines` : ''}]`;
+}
+
+function expandPastes(draft) {
+  return draft.replace(/\[Pasted text #(\d+)(?: \+\d+ lines)?\]/g, (match, n) => {
+    const text = app.pastes[Number(n) - 1];
+    if (text === undefined) return match;
+    const id = Number(n).toString(16).padStart(4, '0');
+    return `<pasted_content id="${id}">\n${text}\n</pasted_content id="${id}">`;
+  });
+}
+
+function sessionInUse(dir, sessionId) {
+  const projects = join(dir, 'projects');
+  if (existsSync(projects) && readdirSync(projects).some((name) => existsSync(join(projects, name, `${sessionId}.jsonl`)))) return true;
+  const sessions = join(dir, 'sessions');
+  if (!existsSync(sessions)) return false;
+  return readdirSync(sessions).some((name) => {
+    const state = readJson(join(sessions, name));
+    return state?.sessionId === sessionId && processAlive(state.pid);
+  });
+}
+
+function trusted() {
+  const projects = readJson(join(configDir, '.claude.json'))?.projects ?? {};
+  return Object.entries(projects).some(([root, project]) => project?.hasTrustDialogAccepted === true && (cwd === root || cwd.startsWith(root.endsWith(sep) ? root : root + sep)));
+}
+
+function trustFolder() {
+  const path = join(configDir, '.claude.json');
+  const config = readJson(path) ?? {};
+  config.projects = { ...config.projects, [cwd]: { ...config.projects?.[cwd], hasTrustDialogAccepted: true } };
+  writeJson(path, config);
+}
+
+function refuse(message) {
+  if (!message) return;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+function readJson(path) {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function writeJson(path, value) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(`${path}.${process.pid}.tmp`, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(`${path}.${process.pid}.tmp`, path);
+}

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
+import { tmuxHost } from '../../../agents/panes/tmux.js';
+
+let current: AgentRepo | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+async function launch(repo: AgentRepo, name: string) {
+  const result = await repo.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Work ${name}.`, '--no-watch', '--json']);
+  expect(result.code, result.stdout + result.stderr).toBe(0);
+  return JSON.parse(result.stdout).place;
+}
+
+const prompts = (path: string) => readRecords(path).filter((r) => r.type === 'user' && typeof r.message?.content === 'string').map((r) => r.message.content as string);
+const agentState = async (repo: AgentRepo, id: string) => (await repo.place(id)).stage.agent.state;
+const code = (stdout: string) => JSON.parse(stdout).error?.code;
+
+describe('flume tell', () => {
+  it('reaches an idle agent as a prompt, confirmed in its transcript', async () => {
+    current = agentRepo({ onPrompt: [{ match: '^Answer', actions: [{ say: 'Thanks, going on.' }, { sleepMs: 30_000 }] }, { actions: [{ say: 'Which colour should it be?' }] }] });
+    const place = await launch(current, 'tell');
+    await waitFor(async () => (await agentState(current!, 'fix/tell')) === 'idle', 'the agent to end its turn');
+    const result = await current.flume(['tell', 'fix/tell', 'Answer: blue', '--json']);
+    expect(result.code, result.stdout).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ taken: true, sends: 1 });
+    expect(prompts(place.stage.agent.transcriptPath)).toContain('Answer: blue');
+    const file = join(current.state, 'answer.txt');
+    (await import('node:fs')).writeFileSync(file, 'Answer: from a file, with "quotes" and $(no shell)');
+    const fromFile = await current.flume(['tell', 'fix/tell', '--file', file]);
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(prompts(place.stage.agent.transcriptPath)).toContain('Answer: from a file, with "quotes" and $(no shell)');
+  });
+
+  it('is refused with nothing typed while a question is open, and reaches the agent once it is answered', async () => {
+    current = agentRepo({ onPrompt: [{ match: '^Later', actions: [{ say: 'ok' }] }, { actions: [{ ask: { question: 'Which fruit?', header: 'Fruit', options: ['apple', 'pear'] } }, { say: 'Picked {answer}.' }] }] });
+    const place = await launch(current, 'ask');
+    await waitFor(async () => (await agentState(current!, 'fix/ask')) === 'asking', 'the question dialog');
+    const before = readRecords(place.stage.agent.transcriptPath).length;
+    const refused = await current.flume(['tell', 'fix/ask', 'Later: bananas', '--json']);
+    expect(refused.code).toBe(1);
+    expect(code(refused.stdout)).toBe('AGENT_ASKING');
+    expect(readRecords(place.stage.agent.transcriptPath).length).toBe(before);
+    const host = tmuxHost({ socket: join(current.state, 'tmux', 'flume.sock') });
+    expect(await host.capture(place.stage.agent.pane)).not.toContain('bananas');
+    await host.keys(place.stage.agent.pane, ['1']);
+    await waitFor(async () => (await agentState(current!, 'fix/ask')) === 'idle', 'the answer');
+    const told = await current.flume(['tell', 'fix/ask', 'Later: bananas']);
+    expect(told.code, told.stderr).toBe(0);
+    expect(prompts(place.stage.agent.transcriptPath)).toContain('Later: bananas');
+  });
+
+  it('is refused while a permission prompt is open', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ permission: { tool: 'Bash', command: 'rm -rf build' } }] }] });
+    await launch(current, 'perm');
+    await waitFor(async () => (await agentState(current!, 'fix/perm')) === 'asking', 'the permission prompt');
+    const refused = await current.flume(['tell', 'fix/perm', 'go ahead', '--json']);
+    expect(code(refused.stdout)).toBe('AGENT_ASKING');
+    expect(JSON.parse(refused.stdout).error.details.dialog).toBe('permission');
+  });
+
+  it('never submits a draft someone left in the input box', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'Done for now.' }, { draft: 'half typed thought' }] }] });
+    const place = await launch(current, 'draft');
+    await waitFor(async () => (await agentState(current!, 'fix/draft')) === 'idle', 'the turn end');
+    const refused = await current.flume(['tell', 'fix/draft', 'more', '--json']);
+    expect(code(refused.stdout)).toBe('AGENT_BUSY');
+    expect(prompts(place.stage.agent.transcriptPath).join('\n')).not.toContain('half typed');
+  });
+
+  it('is refused when the agent is not up', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'bye' }, { crash: 3 }] }] });
+    await launch(current, 'dead');
+    await waitFor(async () => (await agentState(current!, 'fix/dead')) === 'exited', 'the crash');
+    const refused = await current.flume(['tell', 'fix/dead', 'hello?', '--json']);
+    expect(code(refused.stdout)).toBe('AGENT_NOT_UP');
+  });
+});
+
+describe('flume stop', () => {
+  it('refuses a working agent without --force, ends it with --force, and reads exited only when it is gone', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'Thinking hard.' }, { hang: true }] }] });
+    const place = await launch(current, 'hang');
+    await waitFor(async () => (await agentState(current!, 'fix/hang')) === 'working', 'work');
+    const refused = await current.flume(['stop', 'fix/hang', '--json']);
+    expect(code(refused.stdout)).toBe('AGENT_WORKING');
+    expect(await agentState(current, 'fix/hang')).toBe('working');
+    const forced = await current.flume(['stop', 'fix/hang', '--force', '--json']);
+    expect(forced.code, forced.stdout).toBe(0);
+    expect(await agentState(current, 'fix/hang')).toBe('exited');
+    expect(() => process.kill(place.stage.agent.pid, 0)).toThrow();
+  });
+
+  it('stops an idle agent without --force', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'What next?' }] }] });
+    await launch(current, 'idle');
+    await waitFor(async () => (await agentState(current!, 'fix/idle')) === 'idle', 'the turn end');
+    const stopped = await current.flume(['stop', 'fix/idle']);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(await agentState(current, 'fix/idle')).toBe('exited');
+    const again = await current.flume(['stop', 'fix/idle', '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ already: true });
+  });
+});

@@ -1,0 +1,130 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killTmuxServer, splitBursts, tmuxHost } from '../../agents/panes/tmux.js';
+import { isFlumeError } from '../../core/errors.js';
+import { run, which } from '../../core/exec.js';
+import { waitFor } from '../helpers/fake-claude/index.js';
+
+const hasTmux = which('tmux') !== undefined;
+
+/** A program for a pane: dumps its env and cwd, records raw input, or dies, as the mode says. */
+const PROGRAM = `
+import { appendFileSync, writeFileSync } from 'node:fs';
+const [mode, out] = process.argv.slice(2);
+if (mode === 'env') writeFileSync(out, JSON.stringify({ env: process.env, cwd: process.cwd() }));
+if (mode === 'die') {
+  setTimeout(() => process.stdout.write('dying now\\r\\n'), 100);
+  setTimeout(() => process.exit(3), 300);
+}
+writeFileSync(out + '.in', '');
+process.stdin.setRawMode(true);
+if (mode === 'paste') process.stdout.write('\\x1b[?2004h');
+if (mode === 'stubborn') {
+  process.on('SIGHUP', () => {});
+  process.stdin.on('error', () => {});
+  process.stdout.on('error', () => {});
+  setInterval(() => {}, 1000);
+}
+process.stdin.on('data', (data) => appendFileSync(out + '.in', data));
+process.stdout.write('READY ' + mode + '\\r\\n');
+`;
+
+describe.skipIf(!hasTmux)('tmux pane host', () => {
+  let dir: string;
+  let socket: string;
+  let program: string;
+  let host: ReturnType<typeof tmuxHost>;
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm-256color', FLUME_ODD: 'a;b #{pane_id} $HOME "q"' };
+  const tmux = (...args: string[]) => run('tmux', ['-S', socket, ...args]);
+
+  async function start(mode: string, cwd = dir) {
+    const out = join(dir, `${mode}-${Math.random().toString(36).slice(2)}`);
+    const { pane, pid } = await host.open({ title: `t ${mode}`, cwd, argv: [process.execPath, program, mode, out], env });
+    if (mode !== 'env') await waitFor(async () => (await host.capture(pane!))?.includes('READY'), `${mode} ready`);
+    return { pane: pane!, pid: pid!, out, input: () => readFileSync(`${out}.in`, 'utf8') };
+  }
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'flume-tmux-'));
+    socket = join(dir, 'state', 'tmux.sock');
+    program = join(dir, 'program.mjs');
+    writeFileSync(program, PROGRAM);
+    host = tmuxHost({ socket });
+  });
+
+  afterAll(async () => {
+    await killTmuxServer(socket);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is available where tmux is installed', async () => {
+    expect(host.key).toBe('tmux');
+    expect(await host.available()).toBe(true);
+  });
+
+  it('opens panes on its own socket, 200x50, with exactly the env given and the cwd, even with # in names', async () => {
+    const cwd = join(dir, 'odd #{pane_id} dir');
+    mkdirSync(cwd);
+    const first = await start('env', cwd);
+    const second = await start('env', cwd);
+    expect(first.pane).toMatch(/^%\d+$/);
+    expect(second.pane).not.toBe(first.pane);
+    for (const opened of [first, second]) {
+      const seen = await waitFor(() => { try { return JSON.parse(readFileSync(opened.out, 'utf8')); } catch { return undefined; } }, 'env dump');
+      expect(seen.env).toEqual(env);
+      expect(seen.cwd).toBe(cwd);
+    }
+    const windows = await tmux('list-windows', '-t', '=flume', '-F', '#{window_name} #{window_width}x#{window_height}');
+    expect(windows.stdout.trim().split('\n')).toEqual(['t env 200x50', 't env 200x50']);
+  });
+
+  it('types literal text in bursts of 200, across ; and - and unicode, and presses keys by name', async () => {
+    const { pane, input } = await start('raw');
+    const text = `${'x'.repeat(198)}a;-y "$HOME" \\; ${'é日本❯'.repeat(60)}-x;`;
+    const began = Date.now();
+    await host.type(pane, text);
+    expect(Date.now() - began).toBeGreaterThanOrEqual(splitBursts(text, 200).length * 100 - 100);
+    await host.type(pane, `${'z'.repeat(200)};`);
+    await waitFor(() => input().endsWith(';'), 'typed text');
+    expect(input()).toBe(`${text}${'z'.repeat(200)};`);
+    await host.keys(pane, ['Enter', 'C-u', 'Escape', 'C-c']);
+    await waitFor(() => input().endsWith('\x03'), 'keys');
+    expect(input().slice(-4)).toBe('\r\x15\x1b\x03');
+  });
+
+  it('pastes text with newlines as one bracketed paste, so no newline submits', async () => {
+    const { pane, input } = await start('paste');
+    await host.type(pane, 'line one\nline two\x1b[201~\tend');
+    await waitFor(() => input().includes('\x1b[201~'), 'paste');
+    expect(input()).toBe('\x1b[200~line one\rline two\tend\x1b[201~');
+  });
+
+  it("keeps a dead program's screen readable, reports it not alive, and refuses to type into it", async () => {
+    const { pane } = await start('die');
+    await waitFor(async () => !(await host.alive(pane)), 'death');
+    expect(await host.capture(pane)).toContain('dying now');
+    await waitFor(async () => (await tmux('display-message', '-p', '-t', pane, '#{pane_dead_status}')).stdout.trim() === '3', 'exit status 3');
+    await expect(host.type(pane, 'hello')).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_NOT_UP'));
+    await host.close(pane);
+    expect(await host.capture(pane)).toBeUndefined();
+  });
+
+  it('closes a pane and its program, even one that ignores SIGHUP and a closed terminal', async () => {
+    for (const mode of ['raw', 'stubborn']) {
+      const { pane, pid } = await start(mode);
+      expect(await host.alive(pane)).toBe(true);
+      await host.close(pane);
+      expect(() => process.kill(pid, 0)).toThrow();
+      expect(await host.alive(pane)).toBe(false);
+      expect(await host.capture(pane)).toBeUndefined();
+      await host.close(pane);
+    }
+  });
+
+  it('refuses a program named with = and env names that env(1) would misread', async () => {
+    await expect(host.open({ title: 't', cwd: dir, argv: ['A=b'], env: {} })).rejects.toSatisfy((error) => isFlumeError(error, 'BAD_USAGE'));
+    await expect(host.open({ title: 't', cwd: dir, argv: ['true'], env: { '-u': 'x' } })).rejects.toSatisfy((error) => isFlumeError(error, 'BAD_USAGE'));
+  });
+});
