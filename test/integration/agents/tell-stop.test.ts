@@ -33,7 +33,9 @@ describe('flume tell', () => {
     (await import('node:fs')).writeFileSync(file, 'Answer: from a file, with "quotes" and $(no shell)');
     const fromFile = await current.flume(['tell', 'fix/tell', '--file', file]);
     expect(fromFile.code, fromFile.stderr).toBe(0);
-    expect(prompts(place.stage.agent.transcriptPath)).toContain('Answer: from a file, with "quotes" and $(no shell)');
+    // The agent is busy with the first answer, so this one is queued: a queued-prompt record counts.
+    const queued = readRecords(place.stage.agent.transcriptPath).find((r) => r.type === 'queue-operation' && r.operation === 'enqueue');
+    expect(queued?.content).toBe('Answer: from a file, with "quotes" and $(no shell)');
   });
 
   it('is refused with nothing typed while a question is open, and reaches the agent once it is answered', async () => {
