@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
-import { printJson } from './output.js';
+import { printJson, shellLine } from './output.js';
 import { makePlace } from '../engine/launch.js';
 import { advance } from '../engine/step.js';
 import { ensureSupervisor } from './watch.js';
@@ -70,11 +70,6 @@ function describe(action: Action): string {
     default:
       return action.type;
   }
-}
-
-/** A command as one shell line, each word quoted where it needs it (for the operator to paste). */
-export function shellLine(argv: string[]): string {
-  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
 function indent(text: string): string {

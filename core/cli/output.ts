@@ -40,3 +40,8 @@ export function asFlumeError(error: unknown): FlumeError {
   const message = error instanceof Error ? error.message : String(error);
   return new FlumeError('IO_FAILED', message, { fix: 'This is unexpected; run again, and report it with the command that failed if it persists.', cause: error });
 }
+
+/** A command as one shell line, each word quoted where it needs it (for the operator to paste). */
+export function shellLine(argv: string[]): string {
+  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
+}

@@ -14,8 +14,8 @@ export const watchCommand: Command = {
   describe: 'Run the host\'s supervisor: end each stage on its deliverable, start the next, report waiting and stuck, tidy what is over.',
   builder: (yargs) =>
     yargs
-      .option('poll', { type: 'string', default: '30s', describe: 'The slow poll behind the file-system events (e.g. 30s).' })
-      .option('linger', { type: 'string', default: '10m', describe: 'Exit after this long with no place on the host (0: never).' })
+      .option('poll', { type: 'string', requiresArg: true, default: '30s', describe: 'The slow poll behind the file-system events (e.g. 30s).' })
+      .option('linger', { type: 'string', requiresArg: true, default: '10m', describe: 'Exit after this long with no place on the host (0: never).' })
       .option('quiet', { type: 'boolean', describe: 'Print nothing.' }),
   async run(args, context) {
     const controller = new AbortController();
