@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
-import { printJson, shellLine } from './output.js';
+import { printJson, progress, shellLine } from './output.js';
 import { makePlace } from '../engine/launch.js';
 import { advance } from '../engine/step.js';
 import { ensureSupervisor } from './watch.js';
@@ -24,8 +24,9 @@ export const launchCommand: Command = {
   async run(args, context) {
     const { io } = context;
     const json = Boolean(args.json);
+    const steps = progress(io);
     const say = (line: string) => {
-      if (!json) io.stdout(`${line}\n`);
+      if (!json) steps.step(line);
     };
     const repository = await repositoryFrom(args, context);
     let record = await makePlace(
@@ -52,6 +53,7 @@ export const launchCommand: Command = {
         say(`prompt: ${stage.delivery}`);
       } else if (record.held) say(`held: ${record.held.reason}`);
     }
+    steps.done();
     if (args.watch !== false && args.start !== false) await ensureSupervisor(context);
     if (json) printJson(io, { place: record });
   },

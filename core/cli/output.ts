@@ -45,3 +45,27 @@ export function asFlumeError(error: unknown): FlumeError {
 export function shellLine(argv: string[]): string {
   return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
+
+/**
+ * Progress of a long command: on a terminal, the step under way stands on one line marked `…` and is
+ * ticked `✓` when the next begins; elsewhere each step is a plain line. `--json` callers pass none.
+ */
+export function progress(io: Io): { step(text: string): void; done(): void } {
+  let pending: string | undefined;
+  const finish = () => {
+    if (pending !== undefined) io.stdout(`\r\x1b[K✓ ${pending}\n`);
+    pending = undefined;
+  };
+  return {
+    step(text) {
+      if (!io.isTTY) {
+        io.stdout(`${text}\n`);
+        return;
+      }
+      finish();
+      pending = text;
+      io.stdout(`… ${text}`);
+    },
+    done: finish,
+  };
+}

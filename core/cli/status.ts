@@ -9,13 +9,24 @@ export const statusCommand: Command = {
   command: 'status [place]',
   describe: 'Show every place flume runs on this host (or in --repo): kind, stage, agent, readying, landing, kept.',
   builder: (yargs) =>
-    jsonOption(repoOption(yargs, 'Only the places of this repository.')).positional('place', {
-      type: 'string',
-      describe: 'Only this place (kind/name, kind--name, or its folder).',
-    }),
+    jsonOption(repoOption(yargs, 'Only the places of this repository.'))
+      .positional('place', {
+        type: 'string',
+        describe: 'Only this place (kind/name, kind--name, or its folder).',
+      })
+      .option('watch', { type: 'boolean', describe: 'A live view, redrawn when a place changes (plain lines when not a terminal).' })
+      .conflicts('watch', 'json'),
   async run(args, context) {
     const repo = args.repo === undefined ? undefined : (await findRepository(String(args.repo))).root;
     const place = args.place === undefined ? undefined : String(args.place);
+    if (args.watch) {
+      const { watchStatus } = await import('./status-watch.js');
+      const controller = new AbortController();
+      process.once('SIGINT', () => controller.abort());
+      process.once('SIGTERM', () => controller.abort());
+      await watchStatus(context.io, () => status(context.preset, { repo, place }), { signal: controller.signal });
+      return;
+    }
     // The preset is loaded only once a repository with places needs it: an empty status stays fast.
     const report = await status(context.preset, { repo, place });
     if (args.json) {

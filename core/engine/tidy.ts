@@ -42,6 +42,9 @@ export async function tidy(repository: Repository, options: { only?: string; dry
     });
   }
   const reading = await readPlaces(info.root, chosen);
+  // Judge every place's landing now, in the reading's one batched pass: it reads every place's
+  // branch, so it must run before tidying one place deletes a branch (else it reads nothing).
+  await Promise.all(reading.places.map((place) => reading.unlanded(place.record)));
   const outcomes: TidyOutcome[] = [];
   for (const place of reading.places) {
     outcomes.push(await tidyOne(repository, place, reading, options.dryRun ?? false));

@@ -1,0 +1,37 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
+import { FLUME_BIN, remove, tempDir } from '../../helpers/repo.js';
+import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
+
+let current: AgentRepo | undefined;
+let socket: string | undefined;
+afterEach(async () => {
+  if (socket) await killTmuxServer(socket);
+  await current?.cleanup();
+  current = undefined;
+});
+
+describe('launch progress', () => {
+  it('ticks each step on a terminal, writes plain lines to a pipe, and nothing extra with --json', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'On it.' }, { sleepMs: 30_000 }] }] }, { ready: { setup: [{ name: 'install', run: 'true' }] } });
+    const dir = tempDir('flume-tty-');
+    socket = join(dir, 'sock');
+    const host = tmuxHost({ socket });
+    const { pane } = await host.open({ title: 'launch', cwd: current.repo, argv: ['sh', '-c', `'${process.execPath}' '${FLUME_BIN}' launch --kind fix --name tty --brief go --no-watch; sleep 30`], env: { ...current.env, TERM: 'xterm-256color' } });
+    const screen = await waitFor(async () => {
+      const text = (await host.capture(pane!)) ?? '';
+      return text.includes('prompt: taken') ? text : undefined;
+    }, 'the launch to finish', 30_000);
+    for (const step of ['✓ making', '✓ readying: install', '✓ starting stage 1', '✓ prompt: taken']) expect(screen).toContain(step);
+
+    const plain = await current.flume(['launch', '--kind', 'fix', '--name', 'pipe', '--brief', 'go', '--no-watch']);
+    expect(plain.stdout).not.toContain('\x1b[');
+    expect(plain.stdout.split('\n')).toEqual(expect.arrayContaining([expect.stringMatching(/^readying: install$/), 'prompt: taken']));
+
+    const json = await current.flume(['launch', '--kind', 'fix', '--name', 'json', '--brief', 'go', '--no-watch', '--json']);
+    expect(JSON.parse(json.stdout).place.stage.delivery).toBe('taken');
+    remove(dir);
+  });
+});

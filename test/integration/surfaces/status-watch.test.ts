@@ -1,0 +1,67 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
+import { FLUME_BIN, remove, tempDir } from '../../helpers/repo.js';
+import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
+
+let current: AgentRepo | undefined;
+let viewSocket: string | undefined;
+afterEach(async () => {
+  if (viewSocket) await killTmuxServer(viewSocket);
+  await current?.cleanup();
+  current = undefined;
+});
+
+describe('flume status --watch', () => {
+  it('redraws in a real terminal when a stage changes', async () => {
+    current = agentRepo({
+      onPrompt: [
+        { match: 'Submit the branch', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
+        { actions: [{ say: 'Fixing.' }, { sleepMs: 1500 }, { run: ['sh', '-c', 'echo fixed > fix.txt && git add fix.txt && git commit -qm fix'] }, { sleepMs: 60_000 }] },
+      ],
+    });
+    const launched = await current.flume(['launch', '--kind', 'fix', '--name', 'view', '--brief', 'Fix it.', '--no-watch']);
+    expect(launched.code, launched.stderr).toBe(0);
+    const dir = tempDir('flume-view-');
+    viewSocket = join(dir, 'sock');
+    const host = tmuxHost({ socket: viewSocket });
+    const { pane } = await host.open({ title: 'view', cwd: current.repo, argv: [process.execPath, FLUME_BIN, 'status', '--watch'], env: { ...current.env, TERM: 'xterm-256color' } });
+    const before = await waitFor(async () => {
+      const screen = (await host.capture(pane!)) ?? '';
+      return screen.includes('fix/view') ? screen : undefined;
+    }, 'the first view');
+    expect(before).toMatch(/fix\/view\s+active\s+1\/2 code (working|starting)/);
+    // The agent commits; a step of the place (as the supervisor would take) ends the stage and starts the next.
+    const { openRepository } = await import('../../../core/context.js');
+    const { defaultPreset } = await import('../../../plugins/defaults.js');
+    const { advance } = await import('../../../core/engine/step.js');
+    process.env.FLUME_STATE_DIR = current.state;
+    const repository = await openRepository(current.repo, await defaultPreset());
+    await waitFor(async () => {
+      await advance(repository, 'fix--view');
+      return (await current!.place('fix/view')).stage.name === 'submission';
+    }, 'the submission stage', 20_000);
+    const after = await waitFor(async () => {
+      const screen = (await host.capture(pane!)) ?? '';
+      return /2\/2 submission/.test(screen) ? screen : undefined;
+    }, 'the redrawn view');
+    expect(after).not.toMatch(/1\/2 code/);
+    remove(dir);
+  });
+
+  it('prints plain blocks, only when the view changes, when not a terminal', async () => {
+    const state = tempDir('flume-state-');
+    const child = spawn(process.execPath, [FLUME_BIN, 'status', '--watch'], { env: { ...process.env, FLUME_STATE_DIR: state }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await waitFor(() => out.includes('no places'), 'the first view');
+    await new Promise((done) => setTimeout(done, 2500));
+    child.kill('SIGINT');
+    await new Promise((done) => child.on('close', done));
+    expect(out).not.toContain('\x1b[');
+    expect(out.match(/no places/g)).toHaveLength(1);
+    remove(state);
+  });
+});
