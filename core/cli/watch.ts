@@ -18,12 +18,12 @@ export const watchCommand: Command = {
       .option('linger', { type: 'string', requiresArg: true, default: '10m', describe: 'Exit after this long with no place on the host (0: never).' })
       .option('quiet', { type: 'boolean', describe: 'Print nothing.' }),
   async run(args, context) {
+    const pollMs = duration('poll', args.poll);
+    const lingerMs = duration('linger', args.linger);
     const controller = new AbortController();
     const stop = () => controller.abort();
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
-    const pollMs = duration('poll', args.poll);
-    const lingerMs = duration('linger', args.linger);
     await supervise(context.preset, {
       pollMs,
       lingerMs,
