@@ -4,7 +4,7 @@
  * repository wrote it as a shell line.
  */
 import { execa } from 'execa';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /** What a finished program left. */
@@ -71,21 +71,30 @@ export async function runBytes(file: string, args: string[], options: RunOptions
   };
 }
 
-/** Starts a program detached from flume, its output to a file, and returns its pid. */
+/**
+ * Starts a program detached from flume, its output appended to a file, and returns its pid. The
+ * file is opened here and handed over as a descriptor, so no pipe ties the child to flume and the
+ * command that started it can exit at once.
+ */
 export function spawnDetached(file: string, args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; logFile?: string } = {}): number | undefined {
-  const subprocess = execa(file, args, {
-    cwd: options.cwd,
-    env: options.env,
-    detached: true,
-    stdin: 'ignore',
-    stdout: options.logFile ? { file: options.logFile, append: true } : 'ignore',
-    stderr: options.logFile ? { file: options.logFile, append: true } : 'ignore',
-    reject: false,
-    cleanup: false,
-  });
-  subprocess.catch(() => undefined);
-  subprocess.unref();
-  return subprocess.pid;
+  const out: number | 'ignore' = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
+  try {
+    const subprocess = execa(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdin: 'ignore',
+      stdout: out as 'ignore',
+      stderr: out as 'ignore',
+      reject: false,
+      cleanup: false,
+    });
+    subprocess.catch(() => undefined);
+    subprocess.unref();
+    return subprocess.pid;
+  } finally {
+    if (typeof out === 'number') closeSync(out);
+  }
 }
 
 /** The full path of a program on PATH, or undefined. */

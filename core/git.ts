@@ -51,16 +51,28 @@ function git(cwd: string): SimpleGit {
   return simpleGit({ baseDir: cwd, trimmed: false, maxConcurrentProcesses: 6 });
 }
 
-async function raw(cwd: string, args: string[]): Promise<string> {
-  try {
-    return await git(cwd).raw(args);
-  } catch (error) {
-    const message = error instanceof Error ? error.message.trim() : String(error);
-    throw new FlumeError('GIT_FAILED', `git ${args[0]} failed: ${firstLine(message)}`, {
-      fix: 'Read the git message above; the repository was left as it was.',
-      details: { args, message },
-      cause: error,
-    });
+/**
+ * git's own race: while another git adds or removes a worktree, its admin folder is half written, and
+ * any git that lists worktrees meanwhile dies reading it. It passes in a moment; such a run is retried.
+ */
+const WORKTREE_RACE = /failed to read .*worktrees\/[^/\s]+\/(commondir|gitdir)/;
+
+async function raw(cwd: string, args: string[], retries = 5): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await git(cwd).raw(args);
+    } catch (error) {
+      const message = error instanceof Error ? error.message.trim() : String(error);
+      if (attempt < retries && WORKTREE_RACE.test(message)) {
+        await new Promise((done) => setTimeout(done, 10 + Math.random() * 40 * (attempt + 1)));
+        continue;
+      }
+      throw new FlumeError('GIT_FAILED', `git ${args[0]} failed: ${firstLine(message)}`, {
+        fix: 'Read the git message above; the repository was left as it was.',
+        details: { args, message },
+        cause: error,
+      });
+    }
   }
 }
 
@@ -170,7 +182,17 @@ export async function isValidBranchName(root: string, name: string): Promise<boo
 
 /** Makes a worktree at `path` on the new branch `branch`, started at `base`. */
 export async function addWorktree(root: string, path: string, branch: string, base: string): Promise<void> {
-  await raw(root, ['worktree', 'add', '--quiet', '-b', branch, path, base]);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await raw(root, ['worktree', 'add', '--quiet', '-b', branch, path, base], 0);
+      return;
+    } catch (error) {
+      if (attempt >= 5 || existsSync(path) || !WORKTREE_RACE.test(String((error as FlumeError).details?.message ?? ''))) throw error;
+      // git made the branch before the race killed it: drop that branch (only while still at base), add again.
+      await run('git', ['update-ref', '-d', `refs/heads/${branch}`, base], { cwd: root });
+      await new Promise((done) => setTimeout(done, 10 + Math.random() * 40 * (attempt + 1)));
+    }
+  }
 }
 
 /** Removes a clean worktree with git's own tool (never forced: git refuses a dirty or locked one). */

@@ -55,3 +55,18 @@ export function parsePlaceRef(ref: string): { kind: string; name: string } | und
   if (byId) return { kind: byId[1], name: byId[2] };
   return undefined;
 }
+
+/**
+ * A name made from a brief, for callers that give none (/launch, herdr's launch key): its first few
+ * words, lowercase, joined by "-". The caller did not choose it, so a taken one gets a suffix.
+ */
+export function nameFromBrief(brief: string): string {
+  const words = brief.toLowerCase().normalize('NFKD').replace(/[^a-z0-9\s-]/g, ' ').split(/[\s-]+/).filter(Boolean);
+  let name = '';
+  for (const word of words.slice(0, 6)) {
+    const next = name ? `${name}-${word}` : word;
+    if (next.length > 40) break;
+    name = next;
+  }
+  return name || 'work';
+}

@@ -1,6 +1,7 @@
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
 import { printJson, progress, shellLine } from './output.js';
+import { FlumeError } from '../errors.js';
 import { makePlace } from '../engine/launch.js';
 import { advance } from '../engine/step.js';
 import { ensureSupervisor } from './watch.js';
@@ -15,7 +16,9 @@ export const launchCommand: Command = {
   builder: (yargs) =>
     jsonOption(repoOption(yargs, 'The repository to launch in (default: the current folder).'))
       .option('kind', { type: 'string', demandOption: true, requiresArg: true, describe: 'The kind: fix, change, question, or one the repository declares.' })
-      .option('name', { type: 'string', demandOption: true, requiresArg: true, describe: 'The launch name: the place is places/<kind>--<name> on <kind>/<name>.' })
+      .option('name', { type: 'string', requiresArg: true, describe: 'The launch name: the place is places/<kind>--<name> on <kind>/<name>.' })
+      .option('auto-name', { type: 'boolean', describe: 'Make the name from the brief (a suffix when taken), for callers that give none.' })
+      .conflicts('auto-name', 'name')
       .option('brief', { type: 'string', requiresArg: true, describe: 'The brief: what the work is.' })
       .option('brief-file', { type: 'string', requiresArg: true, describe: 'A file holding the brief.' })
       .option('from', { type: 'string', requiresArg: true, describe: 'Where the branch starts (default: the branch the main checkout is on).' })
@@ -28,12 +31,15 @@ export const launchCommand: Command = {
     const say = (line: string) => {
       if (!json) steps.step(line);
     };
+    if (args.name === undefined && !args['auto-name']) {
+      throw new FlumeError('BAD_USAGE', 'Missing required argument: name', { fix: 'Name the launch with --name NAME, or let flume make one from the brief with --auto-name.' });
+    }
     const repository = await repositoryFrom(args, context);
     let record = await makePlace(
       repository,
       {
         kind: String(args.kind),
-        name: String(args.name),
+        name: args.name === undefined ? undefined : String(args.name),
         brief: args.brief === undefined ? undefined : String(args.brief),
         briefFile: args['brief-file'] === undefined ? undefined : String(args['brief-file']),
         from: args.from === undefined ? undefined : String(args.from),

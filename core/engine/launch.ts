@@ -10,7 +10,7 @@ import { FlumeError } from '../errors.js';
 import { crashPoint } from '../crash.js';
 import { kindOf, type Repository } from '../context.js';
 import { addWorktree, excludePath, isValidBranchName, readRepository, resolveRevision } from '../git.js';
-import { checkName, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../place.js';
+import { checkName, nameFromBrief, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../place.js';
 import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import { rememberRepository } from '../state/host.js';
 import type { PlaceRecord } from '../types.js';
@@ -20,7 +20,8 @@ import { recoverPlace } from './recover.js';
 /** What a launch names. */
 export interface LaunchRequest {
   kind: string;
-  name: string;
+  /** The name; without one, a name is made from the brief (with a suffix when taken). */
+  name?: string;
   brief?: string;
   briefFile?: string;
   from?: string;
@@ -49,6 +50,23 @@ export async function readBrief(request: Pick<LaunchRequest, 'brief' | 'briefFil
 
 /** Makes the place of a launch and readies it; returns its record. Refuses, changing nothing, on any bad input. */
 export async function makePlace(repository: Repository, request: LaunchRequest, onProgress?: (line: string) => void): Promise<PlaceRecord> {
+  if (request.name !== undefined) return makeNamedPlace(repository, { ...request, name: request.name }, onProgress);
+  const base = nameFromBrief(await readBrief(request));
+  for (let n = 1; n <= 50; n++) {
+    const name = n === 1 ? base : `${base.slice(0, 60)}-${n}`;
+    try {
+      return await makeNamedPlace(repository, { ...request, name }, onProgress);
+    } catch (error) {
+      if (!(error instanceof FlumeError) || !['PLACE_EXISTS', 'BRANCH_EXISTS', 'WORKTREE_EXISTS'].includes(error.code)) throw error;
+    }
+  }
+  throw new FlumeError('PLACE_EXISTS', `Fifty places named after this brief exist already (${base}, ${base}-2, …).`, {
+    fix: 'Give the launch a name of its own.',
+    details: { name: base },
+  });
+}
+
+async function makeNamedPlace(repository: Repository, request: LaunchRequest & { name: string }, onProgress?: (line: string) => void): Promise<PlaceRecord> {
   checkName(request.name);
   const { info, flume } = repository;
   const kind = kindOf(flume, request.kind);
@@ -105,7 +123,11 @@ export async function makePlace(repository: Repository, request: LaunchRequest, 
     await rememberRepository({ root: info.root, commonDir: info.commonDir });
     crashPoint('launch:recorded');
     onProgress?.(`making ${path} on ${branch}`);
-    await addWorktree(info.root, path, branch, base);
+    await addWorktree(info.root, path, branch, base).catch(async (error) => {
+      // A launch that failed changes nothing: undo what the add left (a branch at base) and the record.
+      await recoverPlace(repository, key).catch(() => undefined);
+      throw error;
+    });
     crashPoint('launch:worktree-added');
     record.phase = 'made';
     await writeRecord(info.commonDir, record);

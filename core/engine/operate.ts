@@ -96,6 +96,14 @@ export async function restartStage(
       });
     }
     const kind = kindOf(repository.flume, record.kind);
+    // A stage the kind lacks is refused first: waiting for the agent would not make it one.
+    const index = options.stage === undefined ? (record.stage?.index ?? 0) : kind.stages.findIndex((s) => s.name === options.stage);
+    if (index < 0) {
+      throw new FlumeError('UNKNOWN_STAGE', `The kind ${kind.name} has no stage ${JSON.stringify(options.stage)}.`, {
+        fix: `Use one of: ${kind.stages.map((s) => s.name).join(', ')}; a repository declares more in its config.`,
+        details: { stage: options.stage, stages: kind.stages.map((s) => s.name) },
+      });
+    }
     if (options.goOn && !record.stage?.delivered && !record.stage?.waiting) {
       throw new FlumeError('AGENT_WORKING', `${record.id}'s ${record.stage?.name ?? 'stage'} has neither concluded nor stopped short.`, {
         fix: 'Wait for its conclusion or its note, then go on.',
@@ -112,13 +120,6 @@ export async function restartStage(
         });
       }
       if (state !== 'exited' && state !== 'not-up') await driver.stop(handle);
-    }
-    const index = options.stage === undefined ? (record.stage?.index ?? 0) : kind.stages.findIndex((s) => s.name === options.stage);
-    if (index < 0) {
-      throw new FlumeError('UNKNOWN_STAGE', `The kind ${kind.name} has no stage ${JSON.stringify(options.stage)}.`, {
-        fix: `Use one of: ${kind.stages.map((s) => s.name).join(', ')}; a repository declares more in its config.`,
-        details: { stage: options.stage, stages: kind.stages.map((s) => s.name) },
-      });
     }
     if (options.note) record.brief = `${record.brief.trimEnd()}\n\nThe operator's notes for this round:\n${options.note}`;
     await startStage(repository, record, kind, index);

@@ -38,7 +38,8 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
   const record = place.record.stage;
   if (!record) return null;
   const stage = kind.stages.find((s) => s.name === record.name) ?? kind.stages[record.index];
-  const options = stage ? deliverableOf(stage) : { type: 'unknown' };
+  // A run that ends on another deliverable than its stage's own (a fix round's commit) shows that one.
+  const options = record.deliverable ?? (stage ? deliverableOf(stage) : { type: 'unknown' });
   const view: StageView = {
     name: record.name,
     index: record.index,

@@ -106,6 +106,7 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
   const problems: string[] = [];
   if (!kind) problems.push(`the kind ${record.kind} is no longer declared`);
   if (record.phase === 'making') problems.push('its launch was interrupted; the next launch or tidy of it rolls it back');
+  if (record.phase === 'tidying' || (record.phase === 'gone' && !record.kept)) problems.push('its tidying was interrupted; the next flume tidy finishes it');
   if (record.phase !== 'gone' && record.phase !== 'making' && !worktree) problems.push(`its worktree ${record.path} is gone`);
   if (!branch && record.phase !== 'making') problems.push(`its branch ${record.branch} is gone`);
   const landing = await landingOf(reading, place);
@@ -142,7 +143,8 @@ async function landingOf(reading: Reading, place: PlaceReading): Promise<PlaceSt
 
 function stateOf(record: PlaceRecord, landing: PlaceStatus['landing']['state'], present: boolean): PlaceStatus['state'] {
   if (record.phase === 'making') return 'making';
-  if (record.phase === 'tidying') return 'tidying';
+  // Gone but not kept: tidying removed the worktree and was cut short before it judged the branch.
+  if (record.phase === 'tidying' || (record.phase === 'gone' && !record.kept)) return 'tidying';
   if (record.phase === 'gone' || record.kept) return 'kept';
   if (!present) return 'missing';
   if (record.dropped) return 'dropped';

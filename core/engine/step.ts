@@ -179,7 +179,8 @@ export async function startStage(
     index,
     startedAt: new Date().toISOString(),
     startHead: head,
-    attempt: previous && previous.index === index ? previous.attempt + 1 : 1,
+    // Every start of this stage in the place counts: a retry, a fix round, a stage started by name.
+    attempt: 1 + record.history.filter((ended) => ended.name === def.name).length,
     delivery: 'sending',
     sends: 0,
     prompt,

@@ -9,12 +9,12 @@ import { crashPoint } from '../crash.js';
 import { FlumeError } from '../errors.js';
 import { run } from '../exec.js';
 import type { Repository } from '../context.js';
-import { cherry, deleteBranch, pruneWorktrees, removeWorktree, worktreeChanges } from '../git.js';
+import { cherry, deleteBranch, pruneWorktrees, readRepository, removeWorktree, worktreeChanges } from '../git.js';
 import { placeKey, placePath, PLACES_DIR } from '../place.js';
 import { appendEvent, keyOf, readRecord, readRecords, removeRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import { forgetRepository } from '../state/host.js';
 import type { PlaceRecord } from '../types.js';
-import { readPlaces, type PlaceReading } from './reading.js';
+import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { recoverPlace } from './recover.js';
 import { agentRunning, workOver } from './over.js';
 
@@ -59,41 +59,53 @@ async function tidyOne(repository: Repository, place: PlaceReading, reading: Awa
   const base = { id: place.record.id, path: place.record.path, branch: place.record.branch };
   try {
     return await withPlaceLock(info.commonDir, key, async () => {
-      crashPoint('tidy:locked');
-      if ((await recoverPlace(repository, key)) === 'rolled-back') return { ...base, action: 'removed', reason: 'an interrupted launch was rolled back' } as TidyOutcome;
-      const record = (await readRecord(info.commonDir, key)) ?? place.record;
-      if (record.phase === 'gone') return finishBranch(repository, record, dryRun, base);
-      const over = record.phase === 'tidying' ? 'tidying resumed' : await workOver(flume, reading, { ...place, record });
-      if (!over) return { ...base, action: 'skipped', reason: 'its work is not over (not landed, not dropped)' } as TidyOutcome;
-      const keep = await reasonToKeep(repository, { ...place, record });
-      if (keep) {
-        if (!dryRun) await markKept(repository, record, keep);
-        return { ...base, action: 'kept', reason: keep } as TidyOutcome;
+      let record = place.record;
+      try {
+        crashPoint('tidy:locked');
+        if ((await recoverPlace(repository, key)) === 'rolled-back') return { ...base, action: 'removed', reason: 'an interrupted launch was rolled back' } as TidyOutcome;
+        record = (await readRecord(info.commonDir, key)) ?? place.record;
+        if (record.phase === 'gone') return await finishBranch(repository, record, dryRun, base);
+        const over = record.phase === 'tidying' ? 'tidying resumed' : await workOver(flume, reading, { ...place, record });
+        if (!over) return { ...base, action: 'skipped', reason: 'its work is not over (not landed, not dropped)' } as TidyOutcome;
+        const keep = await reasonToKeep(repository, { ...place, record }, reading);
+        if (keep) {
+          if (!dryRun) await markKept(repository, record, keep);
+          return { ...base, action: 'kept', reason: keep } as TidyOutcome;
+        }
+        if (dryRun) return { ...base, action: 'would-remove', reason: over } as TidyOutcome;
+        record.phase = 'tidying';
+        await writeRecord(info.commonDir, record);
+        crashPoint('tidy:marked');
+        const failed = await removePlace(repository, record, place);
+        if (failed) {
+          record.phase = 'made';
+          await markKept(repository, record, failed);
+          return { ...base, action: 'kept', reason: failed } as TidyOutcome;
+        }
+        crashPoint('tidy:worktree-removed');
+        record.phase = 'gone';
+        await writeRecord(info.commonDir, record);
+        await appendEvent(info.commonDir, key, { event: 'worktree-removed', reason: over });
+        return await finishBranch(repository, record, false, base);
+      } catch (error) {
+        // Still holding the lock: record why, so status shows the kept place with its reason.
+        const reason = cannotRead(error);
+        if (!dryRun) await markKept(repository, record, reason).catch(() => undefined);
+        return { ...base, action: 'kept', reason } as TidyOutcome;
       }
-      if (dryRun) return { ...base, action: 'would-remove', reason: over } as TidyOutcome;
-      record.phase = 'tidying';
-      await writeRecord(info.commonDir, record);
-      crashPoint('tidy:marked');
-      const failed = await removePlace(repository, record, place);
-      if (failed) {
-        record.phase = 'made';
-        await markKept(repository, record, failed);
-        return { ...base, action: 'kept', reason: failed } as TidyOutcome;
-      }
-      crashPoint('tidy:worktree-removed');
-      record.phase = 'gone';
-      await writeRecord(info.commonDir, record);
-      await appendEvent(info.commonDir, key, { event: 'worktree-removed', reason: over });
-      return finishBranch(repository, record, false, base);
     }, { timeoutMs: 0 });
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    return { ...base, action: 'kept', reason: `cannot read it, so nothing was removed: ${message}` };
+    return { ...base, action: 'kept', reason: cannotRead(error) };
   }
 }
 
+function cannotRead(error: unknown): string {
+  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  return `cannot read it, so nothing was removed: ${message}`;
+}
+
 /** Every safety rule that keeps a place, checked before anything is removed; undefined when none applies. */
-async function reasonToKeep(repository: Repository, place: PlaceReading): Promise<string | undefined> {
+async function reasonToKeep(repository: Repository, place: PlaceReading, reading: Reading): Promise<string | undefined> {
   const { info, flume } = repository;
   const { record, worktree } = place;
   const expected = placePath(info.root, record.kind, record.name);
@@ -106,6 +118,11 @@ async function reasonToKeep(repository: Repository, place: PlaceReading): Promis
     const changes = await worktreeChanges(record.path);
     if (changes.modified.length) return `it has modified files (${sample(changes.modified)}): commit or stash them`;
     if (changes.untracked.length) return `it has untracked files (${sample(changes.untracked)}): commit, ignore or remove them`;
+  }
+  // The branch is judged against its target once the worktree is gone: a target that cannot be read
+  // now would leave that judgement unmade, so nothing is removed.
+  if (place.branch && !reading.repository.branches.has(record.target)) {
+    return `its target ${record.target} is not a branch here, so its branch cannot be judged: nothing was removed (name the target in flume.config.ts)`;
   }
   if (await agentRunning(flume, record)) return 'its agent is still running: stop it with flume stop';
   const veto = await callHook('beforeTidy', flume.hooks.beforeTidy, { place: record });
@@ -121,6 +138,8 @@ async function removePlace(repository: Repository, record: PlaceRecord, place: P
   if (flume.config.worktreeTool === 'worktrunk') {
     const result = await run('wt', ['remove', '--no-delete-branch', '--foreground', '--yes', record.branch], { cwd: info.root });
     if (result.exitCode !== 0) return `wt remove failed (exit ${result.exitCode ?? result.failedToStart}): ${result.all.trim().split('\n').slice(-3).join(' ')}`;
+    // Trust what git reads, not the exit code: a branch must not be deleted under a worktree still on it.
+    if ((await readRepository(info.root)).worktrees.some((w) => resolve(w.path) === record.path)) return `wt remove exited 0 but the worktree ${record.path} is still there`;
     return undefined;
   }
   try {

@@ -1,7 +1,8 @@
 /**
  * A lock file that a crashed holder cannot keep: it names its holder's pid, and a lock whose holder
- * is gone is taken over. Taking over renames the stale file aside first, so two takers cannot both
- * win: only one rename of that file succeeds.
+ * is gone is taken over. Breaking a stale lock is itself done holding a second lock (`<path>.break`),
+ * so a live lock taken between a taker's read and its break is never removed: only the stale token
+ * read under the breaker is moved aside, and while it stands nobody else can replace it.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -31,10 +32,8 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
   for (;;) {
     if (await tryCreate(path, token)) return { release: () => releaseLock(path, token) };
     const holder = await readFile(path, 'utf8').catch(() => undefined);
-    if (holder !== undefined && !isAlive(holder)) {
-      await takeOver(path, holder);
-      continue;
-    }
+    // A stale lock is broken and taken at once; while another taker is breaking it, wait like anyone.
+    if (holder !== undefined && !isAlive(holder) && (await takeOver(path, holder))) continue;
     if (Date.now() > deadline) {
       throw new FlumeError('PLACE_BUSY', `${options.what ?? path} is held by another flume (${holder?.split(' ')[0] ?? '?'}).`, {
         fix: 'Wait for the other flume command to finish, then run this again.',
@@ -76,7 +75,32 @@ async function tryCreate(path: string, token: string): Promise<boolean> {
   }
 }
 
-async function takeOver(path: string, staleToken: string): Promise<void> {
+/** Breaks the stale lock at `path` holding its breaker; false when another taker holds the breaker. */
+async function takeOver(path: string, staleToken: string): Promise<boolean> {
+  const breaker = `${path}.break`;
+  const token = `${process.pid} ${HOST} ${randomUUID()}`;
+  if (!(await tryCreate(breaker, token))) {
+    // A breaker whose holder died mid-break would stop every taker: move it aside and try again.
+    const holder = await readFile(breaker, 'utf8').catch(() => undefined);
+    if (holder === undefined || isAlive(holder)) return false;
+    await moveAside(breaker, holder);
+    return true;
+  }
+  try {
+    // Under the breaker, nobody else removes the lock; its dead holder never releases it: if it still
+    // holds the stale token, that token is what moves aside.
+    if ((await readFile(path, 'utf8').catch(() => undefined)) === staleToken) await moveAside(path, staleToken);
+  } finally {
+    await releaseLock(breaker, token);
+  }
+  return true;
+}
+
+/**
+ * Renames a stale lock file aside and deletes it; a live one moved by mistake (two breakers at once,
+ * one of them past a dead one's breaker) is put back unless another has taken the lock meanwhile.
+ */
+async function moveAside(path: string, staleToken: string): Promise<void> {
   const aside = `${path}.${randomUUID()}.stale`;
   try {
     await rename(path, aside);
@@ -84,10 +108,7 @@ async function takeOver(path: string, staleToken: string): Promise<void> {
     return; // someone else took it over first
   }
   const moved = await readFile(aside, 'utf8').catch(() => undefined);
-  if (moved !== staleToken && moved !== undefined) {
-    // We moved a live lock taken between our read and our rename: put it back unless another now holds.
-    await link(aside, path).catch(() => undefined);
-  }
+  if (moved !== staleToken && moved !== undefined) await link(aside, path).catch(() => undefined);
   await unlink(aside).catch(() => undefined);
 }
 
@@ -97,9 +118,12 @@ async function releaseLock(path: string, token: string): Promise<void> {
 }
 
 function isAlive(token: string): boolean {
-  const [pidText, host] = token.split(' ');
+  // `<pid> <host> <uuid>`, as acquireLock writes it; anything else (garbled, written by hand) holds nothing.
+  const match = /^(\d+) (.+) ([0-9a-f-]{36})$/.exec(token);
+  if (!match) return false;
+  const [, pidText, host] = match;
   const pid = Number(pidText);
-  if (host && host !== HOST) return true; // another host's holder cannot be checked; never steal it
+  if (host !== HOST) return true; // another host's holder cannot be checked; never steal it
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

@@ -2,7 +2,7 @@
  * A repository whose flume config points the claude-code driver at the fake agent (or any binary),
  * with a state folder, a Claude config folder and a tmux socket of the test's own.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flume, flumeEnv, makeRepo, remove, tempDir, type CliResult } from './repo.js';
 import { FAKE_CLAUDE, type FakeScript } from './fake-claude/index.js';
@@ -50,10 +50,21 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
       return JSON.parse(result.stdout).places[0];
     },
     async cleanup() {
+      stopSupervisor(state);
       await killTmuxServer(join(state, 'tmux', 'flume.sock'));
       remove(repo);
       remove(state);
       remove(configDir);
     },
   };
+}
+
+/** Ends a supervisor a test's launch started in the background (its pid is in its lock). */
+export function stopSupervisor(state: string): void {
+  try {
+    const pid = Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]);
+    if (pid > 0) process.kill(pid, 'SIGTERM');
+  } catch {
+    // none ran
+  }
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { tmuxHost, killTmuxServer } from '../../../agents/panes/tmux.js';
@@ -8,7 +8,11 @@ import { tempDir, remove } from '../../helpers/repo.js';
 let current: AgentRepo | undefined;
 let operatorSocket: string | undefined;
 afterEach(async () => {
-  if (operatorSocket) await killTmuxServer(operatorSocket);
+  if (operatorSocket) {
+    await killTmuxServer(operatorSocket);
+    remove(dirname(operatorSocket));
+    operatorSocket = undefined;
+  }
   await current?.cleanup();
   current = undefined;
 });
@@ -51,7 +55,6 @@ describe('the printed command', () => {
     }, 'the printed prompt to be taken', 15_000);
     const after = await current.place('fix/print');
     expect(after.stage.agent.state).toBe('working');
-    remove(dir);
   });
 
   it('is what flume falls back to where no tmux is found, and it says so', async () => {

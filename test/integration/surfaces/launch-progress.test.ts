@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, remove, tempDir } from '../../helpers/repo.js';
@@ -8,7 +8,11 @@ import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 let current: AgentRepo | undefined;
 let socket: string | undefined;
 afterEach(async () => {
-  if (socket) await killTmuxServer(socket);
+  if (socket) {
+    await killTmuxServer(socket);
+    remove(dirname(socket));
+    socket = undefined;
+  }
   await current?.cleanup();
   current = undefined;
 });
@@ -32,6 +36,5 @@ describe('launch progress', () => {
 
     const json = await current.flume(['launch', '--kind', 'fix', '--name', 'json', '--brief', 'go', '--no-watch', '--json']);
     expect(JSON.parse(json.stdout).place.stage.delivery).toBe('taken');
-    remove(dir);
   });
 });

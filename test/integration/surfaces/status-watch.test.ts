@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, remove, tempDir } from '../../helpers/repo.js';
@@ -9,7 +9,11 @@ import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 let current: AgentRepo | undefined;
 let viewSocket: string | undefined;
 afterEach(async () => {
-  if (viewSocket) await killTmuxServer(viewSocket);
+  if (viewSocket) {
+    await killTmuxServer(viewSocket);
+    remove(dirname(viewSocket));
+    viewSocket = undefined;
+  }
   await current?.cleanup();
   current = undefined;
 });
@@ -48,7 +52,6 @@ describe('flume status --watch', () => {
       return /2\/2 submission/.test(screen) ? screen : undefined;
     }, 'the redrawn view');
     expect(after).not.toMatch(/1\/2 code/);
-    remove(dir);
   });
 
   it('prints plain blocks, only when the view changes, when not a terminal', async () => {

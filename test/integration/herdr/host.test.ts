@@ -1,0 +1,165 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { herdrHost, splitBursts } from '../../../plugins/herdr/index.js';
+import { isFlumeError } from '../../../core/errors.js';
+import { which } from '../../../core/exec.js';
+import { fakeHerdr, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
+import { remove, tempDir } from '../../helpers/repo.js';
+
+const hasTmux = which('tmux') !== undefined;
+
+/** A program for a pane: dumps its env and cwd, records raw input, or dies, as the mode says. */
+const PROGRAM = `
+import { appendFileSync, writeFileSync } from 'node:fs';
+const [mode, out] = process.argv.slice(2);
+if (mode === 'env') writeFileSync(out, JSON.stringify({ env: process.env, cwd: process.cwd() }));
+if (mode === 'die') setTimeout(() => process.exit(3), 1000);
+writeFileSync(out + '.in', '');
+process.stdin.setRawMode(true);
+if (mode === 'stubborn') {
+  process.on('SIGHUP', () => {});
+  process.stdin.on('error', () => {});
+  process.stdout.on('error', () => {});
+  setInterval(() => {}, 1000);
+}
+process.stdin.on('data', (data) => appendFileSync(out + '.in', data));
+process.stdout.write('READY ' + mode + '\\r\\n');
+`;
+
+/** True when the process is gone, or a zombie its parent (the fake's tmux server) has not reaped yet. */
+function exited(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z';
+}
+
+describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
+  let dir: string;
+  let program: string;
+  let herdr: FakeHerdr;
+  let undo: () => void;
+  let host: ReturnType<typeof herdrHost>;
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm-256color', FLUME_ODD: `a;b 'q' "$HOME" \\ $(no)\nline two` };
+
+  async function start(mode: string, cwd = dir) {
+    const out = join(dir, `${mode}-${Math.random().toString(36).slice(2)}`);
+    const { pane, pid } = await host.open({ title: `fix/t:${mode}`, cwd, argv: [process.execPath, program, mode, out], env });
+    await waitFor(async () => (await host.capture(pane!))?.includes(`READY ${mode}`), `${mode} ready`);
+    return { pane: pane!, pid: pid!, out, input: () => readFileSync(`${out}.in`, 'utf8') };
+  }
+
+  beforeAll(() => {
+    dir = tempDir('flume-herdr-host-');
+    program = join(dir, 'program.mjs');
+    writeFileSync(program, PROGRAM);
+    herdr = fakeHerdr();
+    undo = herdr.install();
+    host = herdrHost({ stateDir: join(dir, 'state') });
+  });
+
+  afterAll(() => {
+    undo();
+    herdr.cleanup();
+    remove(dir);
+  });
+
+  it('is available while herdr on PATH says its server runs, and not otherwise', async () => {
+    expect(host.key).toBe('herdr');
+    expect(await host.available()).toBe(true);
+    herdr.setRunning(false);
+    expect(await host.available()).toBe(false);
+    herdr.setRunning(true);
+    expect(await herdrHost({ binary: join(dir, 'no-such-herdr') }).available()).toBe(false);
+    expect(herdr.callsOf('status', 'server', '--json').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('opens a herdr workspace whose program has exactly the env and cwd given, with herdr and its shell adding nothing', async () => {
+    const cwd = join(dir, "odd 'dir' $x");
+    mkdirSync(cwd);
+    herdr.clearLog();
+    const { pane, pid, out } = await start('env', cwd);
+    expect(pane).toMatch(/^w\d+:p1$/);
+    const seen = JSON.parse(readFileSync(out, 'utf8'));
+    expect(seen.env).toEqual(env);
+    expect(seen.cwd).toBe(cwd);
+    expect(pid).toBeGreaterThan(0);
+    // The shell exec'd the program: the pane's root pid is the program's own.
+    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(program);
+    const created = herdr.callsOf('workspace', 'create')[0];
+    expect(created.argv).toEqual(['workspace', 'create', '--cwd', cwd, '--label', 'fix/t:env', '--no-focus']);
+    const typed = herdr.callsOf('pane', 'run')[0].argv;
+    expect(typed[2]).toBe(pane);
+    expect(typed[3]).toMatch(/^ exec \/bin\/sh '[^']+\.sh'$/);
+    // Nothing of the env or argv was typed into herdr's shell, and the launch script is gone.
+    expect(typed.join(' ')).not.toContain('FLUME_ODD');
+    expect(readdirSync(join(dir, 'state'))).toEqual([]);
+    await host.close(pane);
+  });
+
+  it('types literal text in bursts of 200, and presses keys by herdr name', async () => {
+    const { pane, input } = await start('raw');
+    herdr.clearLog();
+    const text = `${'x'.repeat(198)}a;-y "$HOME" \\; --help ${'é日本❯'.repeat(60)}-x;`;
+    await host.type(pane, text);
+    await waitFor(() => input().endsWith('-x;'), 'typed text');
+    expect(input()).toBe(text);
+    expect(herdr.callsOf('pane', 'send-text').map((call) => call.argv[3])).toEqual(splitBursts(text, 200));
+    await host.keys(pane, ['Enter', 'C-u', 'Escape', 'C-c']);
+    await waitFor(() => input().endsWith('\x03'), 'keys');
+    expect(input().slice(-4)).toBe('\r\x15\x1b\x03');
+    expect(herdr.callsOf('pane', 'send-keys').map((call) => call.argv[3])).toEqual(['enter', 'ctrl+u', 'esc', 'ctrl+c']);
+    await host.close(pane);
+  });
+
+  it('sends text with newlines as one bracketed paste, so no newline submits', async () => {
+    const { pane, input } = await start('paste');
+    await host.type(pane, 'line one\nline two\x1b[201~\tend');
+    await waitFor(() => input().includes('\x1b[201~'), 'paste');
+    expect(input()).toBe('\x1b[200~line one\nline two\tend\x1b[201~');
+    await host.close(pane);
+  });
+
+  it('captures the screen, and once the program exits the pane is not alive, reads as nothing and refuses text', async () => {
+    const { pane } = await start('die');
+    expect(await host.capture(pane)).toContain('READY die');
+    await waitFor(async () => !(await host.alive(pane)), 'death');
+    expect(await host.capture(pane)).toBeUndefined();
+    await expect(host.type(pane, 'hello')).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_NOT_UP'));
+    await expect(host.keys(pane, ['Enter'])).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_NOT_UP'));
+    await host.close(pane);
+  });
+
+  it('closes a pane and its program, even one that ignores SIGHUP', async () => {
+    for (const mode of ['raw', 'stubborn']) {
+      const { pane, pid } = await start(mode);
+      expect(await host.alive(pane)).toBe(true);
+      await host.close(pane);
+      expect(exited(pid)).toBe(true);
+      expect(await host.alive(pane)).toBe(false);
+      expect(herdr.callsOf('pane', 'close').some((call) => call.argv[2] === pane)).toBe(true);
+    }
+  });
+
+  it('refuses a bad program or env before asking herdr for anything', async () => {
+    herdr.clearLog();
+    await expect(host.open({ title: 't', cwd: dir, argv: ['A=b'], env: {} })).rejects.toSatisfy((error) => isFlumeError(error, 'BAD_USAGE'));
+    await expect(host.open({ title: 't', cwd: dir, argv: ['true'], env: { '-u': 'x' } })).rejects.toSatisfy((error) => isFlumeError(error, 'BAD_USAGE'));
+    expect(herdr.calls()).toEqual([]);
+  });
+
+  it('fails to open, leaving no pane, when the server is gone', async () => {
+    herdr.setRunning(false);
+    try {
+      await expect(host.open({ title: 't', cwd: dir, argv: ['true'], env: {} })).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_START_FAILED'));
+      expect(existsSync(join(dir, 'state')) ? readdirSync(join(dir, 'state')) : []).toEqual([]);
+    } finally {
+      herdr.setRunning(true);
+    }
+  });
+});

@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StatusReport } from '../../../core/index.js';
+import { which } from '../../../core/exec.js';
+import { rowTokens, sidebarRefresher, sidebarRows, watchSidebar } from '../../../plugins/herdr/index.js';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
+import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
+import { commit, FLUME_BIN, flume } from '../../helpers/repo.js';
+
+const TASKS = (done: number) => Array.from({ length: 8 }, (_, i) => `- [${i < done ? 'x' : ' '}] task ${i + 1}`).join('\n') + '\n';
+
+describe.skipIf(which('tmux') === undefined)('the herdr sidebar, from a real status report', () => {
+  let repo: AgentRepo;
+  let herdr: FakeHerdr;
+  let undo: () => void;
+  const status = async (): Promise<StatusReport> => {
+    const result = await flume(['status', '--json'], { env: repo.env });
+    expect(result.code, result.stderr).toBe(0);
+    return JSON.parse(result.stdout) as StatusReport;
+  };
+  const reportCalls = () => herdr.callsOf('pane', 'report-metadata');
+
+  beforeAll(async () => {
+    herdr = fakeHerdr();
+    undo = herdr.install();
+    const script = {
+      onPrompt: [
+        { match: 'QQASK', actions: [{ ask: { question: 'Which colour should the shed be?', header: 'Colour', options: ['red', 'green'] } }] },
+        { match: 'QQBUSY|QQTASKS', actions: [{ say: 'On it.' }, { sleepMs: 120_000 }] },
+      ],
+    };
+    repo = agentRepo(script, { agent: { host: 'auto' }, plugins: [HERDR_PLUGIN_JS], limits: { promptTimeout: '3s', startTimeout: '15s', stuckAfter: '2s' } });
+    Object.assign(repo.env, herdr.env);
+    const launch = async (kind: string, name: string, brief: string, start = true) => {
+      const launched = await repo.flume(['launch', '--kind', kind, '--name', name, '--brief', brief, '--no-watch', ...(start ? [] : ['--no-start'])]);
+      expect(launched.code, launched.stdout + launched.stderr).toBe(0);
+    };
+    await launch('fix', 'ask', 'QQASK paint it');
+    await launch('fix', 'busy', 'QQBUSY sand it');
+    await launch('change', 'tasks', 'QQTASKS plan it');
+    commit(join(repo.repo, 'places', 'change--tasks'), 'openspec/changes/tasks/tasks.md', TASKS(3));
+    // The supervisor records what a place needs and when it went quiet; run it until it has.
+    const watch = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', '1s', '--linger', '0', '--quiet'], { env: repo.env, stdio: 'ignore' });
+    try {
+      await waitFor(async () => {
+        const byId = Object.fromEntries((await status()).places.map((p) => [p.id, p.stage?.state]));
+        return byId['fix/ask'] === 'waiting' && byId['fix/busy'] === 'stuck';
+      }, 'waiting and stuck', 40_000);
+    } finally {
+      watch.kill('SIGTERM');
+    }
+    await new Promise((done) => (watch.exitCode === null ? watch.once('exit', done) : done(undefined)));
+    // A place with no stage yet has no agent pane, so no row (the supervisor would have started it).
+    await launch('fix', 'later', 'not yet', false);
+  }, 120_000);
+
+  afterAll(async () => {
+    undo();
+    await repo.cleanup();
+    herdr.cleanup();
+  });
+
+  it("reports each herdr-hosted place's kind, stage, state, agent, tasks and needs on its pane, and nothing twice", async () => {
+    const report = await status();
+    const rows = sidebarRows(report);
+    expect(rows.map((row) => row.place).sort()).toEqual(['change/tasks', 'fix/ask', 'fix/busy']);
+    herdr.clearLog();
+    const refresher = sidebarRefresher();
+    const first = await refresher.refresh(report);
+    expect(first.every((r) => r.ok)).toBe(true);
+    expect(reportCalls()).toHaveLength(3);
+    const pane = (id: string) => rows.find((row) => row.place === id)!.pane;
+
+    expect(herdr.tokens(pane('fix/ask'))).toMatchObject({ flume_place: 'fix/ask', flume_kind: 'fix', flume_stage: 'code 1/2', flume_state: 'waiting', flume_agent: 'asking' });
+    expect(herdr.tokens(pane('fix/ask')).flume_needs).toMatch(/^needs: .*Which colour should the shed be\?/);
+    expect(herdr.tokens(pane('fix/busy'))).toMatchObject({ flume_stage: 'code 1/2', flume_state: 'stuck', flume_agent: 'working', flume_needs: expect.stringMatching(/^stuck since \d\d:\d\d$/) });
+    expect(herdr.tokens(pane('change/tasks'))).toMatchObject({ flume_kind: 'change', flume_stage: 'construct 1/4', flume_tasks: '3 of 8' });
+    expect(herdr.tokens(pane('fix/busy')).flume_tasks).toBeUndefined();
+    for (const call of reportCalls()) expect(call.argv.slice(3, 7)).toEqual(['--source', 'flume:sidebar', '--seq', expect.stringMatching(/^\d+$/)]);
+
+    herdr.clearLog();
+    expect(await refresher.refresh(await status())).toEqual([]);
+    expect(reportCalls()).toEqual([]);
+
+    commit(join(repo.repo, 'places', 'change--tasks'), 'openspec/changes/tasks/tasks.md', TASKS(4));
+    const next = await refresher.refresh(await status());
+    expect(next).toEqual([{ pane: pane('change/tasks'), place: 'change/tasks', set: { flume_tasks: '4 of 8' }, cleared: [], ok: true }]);
+    expect(reportCalls()).toHaveLength(1);
+    expect(herdr.tokens(pane('change/tasks')).flume_tasks).toBe('4 of 8');
+  });
+
+  it('clears the tokens of a place that leaves the report, and re-sends a report herdr refused', async () => {
+    const report = await status();
+    const refresher = sidebarRefresher();
+    await refresher.refresh(report);
+    const gone = sidebarRows(report).find((row) => row.place === 'fix/busy')!;
+    herdr.clearLog();
+    const without = { ...report, places: report.places.filter((p) => p.id !== 'fix/busy') };
+    const cleared = await refresher.refresh(without);
+    expect(cleared).toEqual([{ pane: gone.pane, place: 'fix/busy', set: {}, cleared: Object.keys(gone.tokens), ok: true }]);
+    expect(herdr.tokens(gone.pane)).toEqual({});
+    expect(await refresher.refresh(without)).toEqual([]);
+
+    herdr.setRunning(false);
+    const refused = await refresher.refresh(report);
+    herdr.setRunning(true);
+    expect(refused).toMatchObject([{ place: 'fix/busy', ok: false }]);
+    expect((await refresher.refresh(report)).map((r) => [r.place, r.ok])).toEqual([['fix/busy', true]]);
+    expect(herdr.tokens(gone.pane)).toEqual(gone.tokens);
+  });
+
+  it('normalises tokens as herdr stores them and leaves absent ones out', async () => {
+    const place = (await status()).places.find((p) => p.id === 'fix/ask')!;
+    const tokens = rowTokens({ ...place, stage: { ...place.stage!, needs: `  two\nlines\tand ${'x'.repeat(100)}` } });
+    expect(tokens.flume_needs).toBe(`needs: two lines and ${'x'.repeat(80 - 'needs: two lines and '.length)}`);
+    expect(rowTokens({ ...place, stage: null })).toEqual({ flume_place: 'fix/ask', flume_kind: 'fix' });
+    expect(rowTokens({ ...place, state: 'dropped' }).flume_state).toBe('dropped');
+  });
+
+  it('keeps refreshing until herdr stops, and stops when aborted', async () => {
+    const report = await status();
+    let reads = 0;
+    await watchSidebar({ readStatus: async () => (reads++, report), intervalMs: 10, running: async () => reads < 3 });
+    expect(reads).toBe(3);
+    const controller = new AbortController();
+    const loop = watchSidebar({ readStatus: async () => report, intervalMs: 60_000, signal: controller.signal });
+    controller.abort();
+    await loop;
+  });
+});

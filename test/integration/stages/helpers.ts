@@ -1,0 +1,198 @@
+/**
+ * Shared by the stage tests: a repository whose agents are the scripted fake in real tmux (agentRepo),
+ * the supervisor run as a real background `flume watch`, `status --json` polled while recording
+ * what it showed, shell scripts the fake's `run` actions call, and counts of the agents that run.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import type { FakeScript } from '../../helpers/fake-claude/index.js';
+import { FLUME_BIN, PROJECT } from '../../helpers/repo.js';
+
+export { PROJECT };
+
+/** A running `flume watch`: its output so far, and how to end it. */
+export interface Watch {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (128 + signal number when killed by a signal). */
+  exited: Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** A test's repository with its supervisors, ended together by `cleanup`. */
+export interface StageRepo extends AgentRepo {
+  /** Starts `flume watch --poll 2s --linger 0` with the repository's environment plus `env`. */
+  watch(env?: Record<string, string>): Watch;
+  /** `flume launch --no-watch --json`; throws unless it succeeds; returns the place record. */
+  launch(kind: string, name: string, brief: string): Promise<any>;
+  /** The place as `status --repo --json` shows it now; undefined when status no longer lists it. */
+  view(id: string): Promise<any | undefined>;
+  /**
+   * Polls status until `probe(place)` is truthy and returns that value; every place seen is pushed
+   * onto `seen` when given. Throws after `timeoutMs`, naming what it waited for and what it saw last.
+   */
+  until<T>(id: string, probe: (place: any | undefined) => T, what: string, options?: { timeoutMs?: number; seen?: any[] }): Promise<NonNullable<T>>;
+  /** The place's event log (`<git-common-dir>/flume/places/<key>.events.jsonl`), [] once it is gone. */
+  events(key: string): Array<Record<string, any>>;
+  /** The place's record file, undefined once it is gone. */
+  record(key: string): any | undefined;
+  /** Writes an executable shell script the fake's `run` actions can call; returns its path. */
+  bin(name: string, body: string): string;
+  /** The panes of the test's tmux server whose program still runs. */
+  livePanes(): Array<{ pane: string; pid: number }>;
+  /** The session ids of the fake agents that got a prompt in the place (one transcript each). */
+  sessions(placePath: string): string[];
+}
+
+/** Makes a repository for stage tests; `config` is merged into its flume config. */
+export function stageRepo(script: FakeScript, config: Record<string, unknown> = {}): StageRepo {
+  const base = agentRepo(script, config);
+  const watches: Watch[] = [];
+  const commonDir = join(base.repo, '.git');
+  const socket = join(base.state, 'tmux', 'flume.sock');
+  const view = async (id: string) => {
+    const result = await base.flume(['status', '--repo', base.repo, '--json']);
+    if (result.code !== 0) throw new Error(`status failed: ${result.stdout}${result.stderr}`);
+    return (JSON.parse(result.stdout).places as any[]).find((place) => place.id === id);
+  };
+  return {
+    ...base,
+    watch(env = {}) {
+      const child = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', '2s', '--linger', '0'], {
+        cwd: base.repo,
+        env: { ...base.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout!.on('data', (d) => (output += d));
+      child.stderr!.on('data', (d) => (output += d));
+      const exited = new Promise<number>((done) => child.on('exit', (code, signal) => done(code ?? (signal === 'SIGKILL' ? 137 : 128))));
+      const watch: Watch = {
+        child,
+        output: () => output,
+        exited,
+        async stop() {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          child.kill('SIGTERM');
+          const ended = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
+          if (!ended) {
+            child.kill('SIGKILL');
+            await exited;
+          }
+        },
+      };
+      watches.push(watch);
+      return watch;
+    },
+    async launch(kind, name, brief) {
+      const result = await base.flume(['launch', '--kind', kind, '--name', name, '--brief', brief, '--no-watch', '--json']);
+      if (result.code !== 0) throw new Error(`launch failed (${result.code}): ${result.stdout}${result.stderr}`);
+      return JSON.parse(result.stdout).place;
+    },
+    view,
+    async until(id, probe, what, options = {}) {
+      const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+      let last: any;
+      for (;;) {
+        last = await view(id);
+        options.seen?.push(last);
+        const value = probe(last);
+        if (value) return value as NonNullable<typeof value>;
+        if (Date.now() > deadline) {
+          const logs = watches.map((w) => w.output()).join('\n---\n');
+          throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last?.stage ?? last)}\nwatch said:\n${logs}`);
+        }
+        await sleep(150);
+      }
+    },
+    events(key) {
+      const file = join(commonDir, 'flume', 'places', `${key}.events.jsonl`);
+      if (!existsSync(file)) return [];
+      return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    },
+    record(key) {
+      const file = join(commonDir, 'flume', 'places', `${key}.json`);
+      return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+    },
+    bin(name, body) {
+      const dir = join(base.configDir, 'bin');
+      mkdirSync(dir, { recursive: true });
+      const path = join(dir, name);
+      writeFileSync(path, `#!/bin/sh\nset -e\n${body}\n`);
+      chmodSync(path, 0o755);
+      return path;
+    },
+    livePanes() {
+      let text = '';
+      try {
+        text = execFileSync('tmux', ['-S', socket, 'list-panes', '-a', '-F', '#{pane_id} #{pane_dead} #{pane_pid}'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      } catch {
+        return [];
+      }
+      return text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(' '))
+        .filter(([, dead, pid]) => dead === '0' && running(Number(pid)))
+        .map(([pane, , pid]) => ({ pane, pid: Number(pid) }));
+    },
+    sessions(placePath) {
+      const dir = join(base.configDir, 'projects', placePath.replace(/[^a-zA-Z0-9]/g, '-'));
+      if (!existsSync(dir)) return [];
+      return readdirSync(dir).filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length));
+    },
+    async cleanup() {
+      await Promise.all(watches.map((watch) => watch.stop()));
+      await base.cleanup();
+    },
+  };
+}
+
+/** The prompts a fake agent's transcript holds, in order. */
+export function promptsOf(transcript: string): string[] {
+  if (!existsSync(transcript)) return [];
+  return readFileSync(transcript, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((r) => r.type === 'user' && typeof r.message?.content === 'string')
+    .map((r) => r.message.content as string);
+}
+
+/** True while the process runs. */
+export function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A script body that lands the place's branch: merges it into the main checkout's branch. */
+export const LAND = 'git -C "$(git rev-parse --path-format=absolute --git-common-dir)/.." merge -q --no-edit "$(git branch --show-current)"';
+
+/** A script body that commits one file (`$1`, default work.txt) with a line added. */
+export const COMMIT = 'f="${1:-work.txt}"; echo "work $(date +%s%N)" >> "$f"; git add -- "$f"; git commit -qm "Work on $f"';
+
+/** The branch tip of `branch` in `repo`, or undefined when the branch is gone. */
+export function tip(repo: string, branch: string): string | undefined {
+  try {
+    return execFileSync('git', ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { cwd: repo, encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `commit` is on `branch` of `repo`. */
+export function isAncestor(repo: string, commit: string, branch: string): boolean {
+  try {
+    execFileSync('git', ['merge-base', '--is-ancestor', commit, branch], { cwd: repo, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,61 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promptsOf, running, stageRepo, type StageRepo } from './helpers.js';
+
+let current: StageRepo | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+describe('a question, driven by the supervisor', () => {
+  it('ends its session on conclusion.md; go-on runs it again with a fresh agent and the note, ending only on a new conclusion', async () => {
+    current = stageRepo({});
+    const t = current;
+    const conclude = t.bin('conclude.sh', 'printf "%s\\n" "$1" > conclusion.md');
+    t.script({
+      onPrompt: [
+        { match: 'look at y', actions: [{ say: 'Looking at y.' }, { sleepMs: 6000 }, { run: [conclude, 'Use y: it is faster.'] }, { say: 'Concluded again.' }] },
+        { match: 'Work the question in this place', actions: [{ sleepMs: 800 }, { run: [conclude, 'Use x.'] }, { say: 'Concluded.' }] },
+      ],
+    });
+    const place = await t.launch('question', 'x', 'Which parser should we use?');
+    const first = place.stage.agent;
+    t.watch();
+    const delivered = await t.until('question/x', (p) => p?.stage?.state === 'delivered' && p.stage, 'the session to conclude');
+    expect(delivered).toMatchObject({ name: 'session', attempt: 1, delivered: { what: 'conclusion.md' } });
+    // The conclusion is not committed and nothing lands from a question: the place stays.
+    await t.until('question/x', (p) => p?.stage?.agent?.state === 'exited', 'the session\'s agent to be ended');
+    expect(running(first.pid)).toBe(false);
+    const after = await t.view('question/x');
+    expect(after).toMatchObject({ state: 'active', landing: { state: 'no-commits' } });
+
+    const goOn = await t.flume(['go-on', 'question/x', '--note', 'look at y', '--json']);
+    expect(goOn.code, goOn.stdout + goOn.stderr).toBe(0);
+    const second = JSON.parse(goOn.stdout).stage;
+    expect(second).toMatchObject({ name: 'session', attempt: 2, delivery: 'taken' });
+    expect(second.agent.sessionId).not.toBe(first.sessionId);
+    const prompt = promptsOf(second.agent.transcriptPath)[0];
+    expect(prompt).toContain('Work the question in this place');
+    expect(prompt).toContain('look at y');
+    expect(prompt).toContain('Which parser should we use?');
+
+    // The old conclusion.md stands while the new round works: it does not end the round.
+    const conclusion = () => readFileSync(join(place.path, 'conclusion.md'), 'utf8');
+    let looked = 0;
+    for (let i = 0; i < 3; i++) {
+      const stage = (await t.view('question/x')).stage;
+      if (conclusion() !== 'Use x.\n') break;
+      expect(stage).toMatchObject({ attempt: 2, state: 'working', agent: { sessionId: second.agent.sessionId } });
+      looked++;
+      await sleep(300);
+    }
+    expect(looked).toBeGreaterThan(1);
+    const ended = await t.until('question/x', (p) => p?.stage?.state === 'delivered' && p.stage.attempt === 2 && p.stage, 'the second round to conclude');
+    expect(ended.delivered.what).toBe('conclusion.md');
+    expect(conclusion()).toBe('Use y: it is faster.\n');
+    expect(t.events('question--x').filter((e) => e.event === 'stage-started')).toHaveLength(2);
+  });
+});

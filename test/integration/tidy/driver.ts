@@ -1,0 +1,50 @@
+/**
+ * The four flume calls the tidy tests make (launch, drop, tidy, status), either in-process through
+ * the engine (fast: no node start per call) or through the built CLI (`dist/bin/flume.js`), so the
+ * same history can be driven both ways and the two must agree.
+ */
+import { openRepository } from '../../../core/context.js';
+import { makePlace } from '../../../core/engine/launch.js';
+import { dropPlace } from '../../../core/engine/drop.js';
+import { tidy, type TidyOutcome } from '../../../core/engine/tidy.js';
+import { status, type StatusReport } from '../../../core/engine/status.js';
+import type { PlaceRecord } from '../../../core/types.js';
+import { defaultPreset } from '../../../plugins/defaults.js';
+import { flume, flumeEnv } from '../../helpers/repo.js';
+
+/** One repository driven by flume. */
+export interface Driver {
+  launch(name: string): Promise<PlaceRecord>;
+  drop(name: string): Promise<void>;
+  tidy(options?: { only?: string; dryRun?: boolean }): Promise<TidyOutcome[]>;
+  status(): Promise<StatusReport>;
+}
+
+/** Drives the engine in-process; the state folder is the process's `FLUME_STATE_DIR`. */
+export async function engineDriver(root: string): Promise<Driver> {
+  const repository = await openRepository(root, await defaultPreset());
+  return {
+    launch: (name) => makePlace(repository, { kind: 'fix', name, brief: `work of ${name}` }),
+    drop: async (name) => void (await dropPlace(repository, `fix--${name}`)),
+    tidy: (options = {}) => tidy(repository, { only: options.only?.replace('/', '--'), dryRun: options.dryRun }),
+    status: () => status(defaultPreset, { repo: root }),
+  };
+}
+
+/** Drives the built CLI with a state folder of its own and `extraEnv` (a PATH holding a fake `wt`). */
+export function cliDriver(root: string, stateDir: string, extraEnv: Record<string, string> = {}): Driver {
+  const env = flumeEnv(stateDir, extraEnv);
+  const call = async (args: string[]) => {
+    const result = await flume([...args, '--repo', root], { env });
+    if (result.code !== 0) throw new Error(`flume ${args.join(' ')} exited ${result.code}: ${result.stderr}${result.stdout}`);
+    return result.stdout;
+  };
+  return {
+    // --no-start --no-watch: make and ready the place only; no agent, no supervisor left running.
+    launch: async (name) => JSON.parse(await call(['launch', '--kind', 'fix', '--name', name, '--brief', `work of ${name}`, '--no-start', '--no-watch', '--json'])).place,
+    drop: async (name) => void (await call(['drop', `fix/${name}`])),
+    tidy: async (options = {}) =>
+      JSON.parse(await call(['tidy', ...(options.only ? [options.only] : []), ...(options.dryRun ? ['--dry-run'] : []), '--json'])).outcomes,
+    status: async () => JSON.parse(await call(['status', '--json'])),
+  };
+}

@@ -1,0 +1,332 @@
+/**
+ * Random repository histories for the tidy tests: places launched from main, commits made in them
+ * (files, edits, empty commits, renames, mode changes, merges inside the branch), landed on main in
+ * every way a team lands work, main moved on, worktrees left clean, dirty, locked or on another
+ * branch, hand-made worktrees beside them. A plan is data drawn from a seed, so a failure names a
+ * seed and its plan, and the same seed builds the same history again.
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { tempDir } from '../../helpers/repo.js';
+
+/** A seeded PRNG (mulberry32): the same seed draws the same plan. */
+export function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** What one commit in a place does. */
+export type CommitKind = 'add' | 'edit' | 'empty' | 'rename' | 'mode' | 'merge-side' | 'merge-main';
+/** How a place's work reaches main. */
+export type Landing = 'none' | 'cherry-pick' | 'cherry-pick-keep-empty' | 'partial' | 'rebase-ff' | 'rebase-copy' | 'merge' | 'ff' | 'squash';
+/** What the place's worktree is left holding when tidy runs. */
+export type WorktreeState = 'clean' | 'modified' | 'staged' | 'untracked' | 'ignored' | 'locked' | 'other-branch';
+/** A commit on main that has nothing to do with any place. */
+export type MainCommit = 'edit' | 'edit-renamed' | 'add' | 'empty';
+
+/** One place of a history. */
+export interface PlacePlan {
+  name: string;
+  commits: CommitKind[];
+  landing: Landing;
+  /** For `partial`: which of the branch's non-merge commits are picked (by index). */
+  picked: number[];
+  state: WorktreeState;
+  drop: boolean;
+}
+
+/** One history: its places, main's own commits around them, and hand-made worktrees. */
+export interface HistoryPlan {
+  index: number;
+  seed: number;
+  places: PlacePlan[];
+  /** Main's commits after the places were made, before their work (so merges and rebases have something to cross). */
+  mainBefore: MainCommit[];
+  /** Main's commits after the landings. */
+  mainAfter: MainCommit[];
+  /** The order the places land in. */
+  landingOrder: number[];
+  handUnder: boolean;
+  handElsewhere: boolean;
+  /** Run launch, drop, tidy and status through the built CLI instead of the engine in-process. */
+  cli: boolean;
+}
+
+const COMMITS: CommitKind[] = ['add', 'add', 'add', 'edit', 'edit', 'empty', 'rename', 'mode', 'merge-side', 'merge-main'];
+const LANDINGS: Landing[] = ['none', 'none', 'cherry-pick', 'cherry-pick-keep-empty', 'partial', 'rebase-ff', 'rebase-copy', 'merge', 'ff', 'squash', 'squash'];
+const STATES: WorktreeState[] = ['clean', 'clean', 'clean', 'clean', 'clean', 'ignored', 'modified', 'staged', 'untracked', 'locked', 'other-branch'];
+const MAIN: MainCommit[] = ['edit', 'edit-renamed', 'add', 'empty'];
+
+/** Draws history `index` from `seed`. */
+export function planHistory(seed: number, index: number, options: { cliEvery?: number } = {}): HistoryPlan {
+  const random = prng(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+  const count = (max: number) => Math.floor(random() * (max + 1));
+  const places: PlacePlan[] = [];
+  for (let i = 0, n = 1 + count(2); i < n; i++) {
+    const commits = random() < 0.15 ? [] : Array.from({ length: 1 + count(2) }, () => pick(COMMITS));
+    const picked = commits.map((_, k) => k).filter(() => random() < 0.5);
+    places.push({ name: `p${i}`, commits, landing: pick(LANDINGS), picked, state: pick(STATES), drop: random() < 0.35 });
+  }
+  const landingOrder = places.map((_, i) => i).sort(() => random() - 0.5);
+  return {
+    index,
+    seed,
+    places,
+    mainBefore: random() < 0.5 ? Array.from({ length: 1 + count(1) }, () => pick(MAIN)) : [],
+    mainAfter: random() < 0.3 ? [pick(MAIN)] : [],
+    landingOrder,
+    handUnder: random() < 0.25,
+    handElsewhere: random() < 0.2,
+    cli: options.cliEvery ? index % options.cliEvery === options.cliEvery - 1 : false,
+  };
+}
+
+/** The environment test-side git runs with: a fixed identity, no system or user config. */
+export const GIT_ENV: Record<string, string> = {
+  ...(process.env as Record<string, string>),
+  GIT_AUTHOR_NAME: 'Test',
+  GIT_AUTHOR_EMAIL: 'test@example.com',
+  GIT_COMMITTER_NAME: 'Test',
+  GIT_COMMITTER_EMAIL: 'test@example.com',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_EDITOR: 'true',
+  GIT_SEQUENCE_EDITOR: 'true',
+  GIT_TERMINAL_PROMPT: '0',
+};
+
+/** Runs git; resolves with its trimmed stdout, rejects on a non-zero exit. */
+export function git(cwd: string, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: GIT_ENV, maxBuffer: 64 << 20, timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`git ${args.join(' ')} (in ${cwd}) failed: ${stderr || error.message}`));
+      else resolve(stdout.trim());
+    });
+    child.stdin?.end();
+  });
+}
+
+/** Runs git; true when it succeeded. */
+export function tryGit(cwd: string, ...args: string[]): Promise<boolean> {
+  return git(cwd, ...args).then(
+    () => true,
+    () => false,
+  );
+}
+
+const SHARED_LINES = 80;
+const lines = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
+
+let template: string | undefined;
+
+/**
+ * A repository on main with the files histories edit, `*.log` ignored by a committed .gitignore.
+ * The first is made with git; the rest are copies of it (a copied repository is the same repository,
+ * and a copy costs no git process).
+ */
+export async function makeHistoryRepo(): Promise<string> {
+  template ??= await initRepo(tempDir('flume-tidy-template-'));
+  const root = tempDir('flume-tidy-');
+  cpSync(template, root, { recursive: true });
+  return root;
+}
+
+/** Removes the template repository (call once, after the last history). */
+export function removeTemplate(): void {
+  if (template) rmSync(template, { recursive: true, force: true });
+  template = undefined;
+}
+
+async function initRepo(root: string): Promise<string> {
+  await git(root, 'init', '-q', '-b', 'main');
+  const files: Record<string, string> = { 'README.md': '# test\n', '.gitignore': '*.log\n', 'shared.txt': lines('shared', SHARED_LINES) };
+  for (let i = 0; i < 3; i++) {
+    files[`r${i}.txt`] = lines(`rename-me ${i}`, 60);
+    files[`m${i}.sh`] = `echo ${i}\n`;
+  }
+  for (const [path, content] of Object.entries(files)) writeFileSync(join(root, path), content);
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'init');
+  return root;
+}
+
+/** Writes a file, making its folder. */
+export function write(root: string, path: string, content: string): void {
+  mkdirSync(dirname(join(root, path)), { recursive: true });
+  writeFileSync(join(root, path), content);
+}
+
+function editLine(root: string, path: string, line: number, text: string): void {
+  const all = readFileSync(join(root, path), 'utf8').split('\n');
+  all[line - 1] = text;
+  writeFileSync(join(root, path), all.join('\n'));
+}
+
+/** Makes commit `k` of place `i` in its folder. */
+export async function placeCommit(place: string, branch: string, i: number, k: number, kind: CommitKind, tag: string): Promise<void> {
+  switch (kind) {
+    case 'add':
+      write(place, `p${i}/f${k}.txt`, `${tag} place ${i} commit ${k}\n`);
+      await git(place, 'add', '-A');
+      return void (await git(place, 'commit', '-q', '-m', `p${i}: add f${k}`));
+    case 'edit':
+      editLine(place, 'shared.txt', 20 * i + 3 * k + 2, `p${i} edit ${k} ${tag}`);
+      return void (await git(place, 'commit', '-q', '-am', `p${i}: edit shared ${k}`));
+    case 'empty':
+      return void (await git(place, 'commit', '-q', '--allow-empty', '-m', `p${i}: empty ${k}`));
+    case 'rename':
+      if (!existsSync(join(place, `r${i}.txt`))) return placeCommit(place, branch, i, k, 'add', tag);
+      await git(place, 'mv', `r${i}.txt`, `r${i}-renamed.txt`);
+      editLine(place, `r${i}-renamed.txt`, 1, `renamed by p${i} ${tag}`);
+      return void (await git(place, 'commit', '-q', '-am', `p${i}: rename r${i}`));
+    case 'mode': {
+      const file = join(place, `m${i}.sh`);
+      chmodSync(file, statSync(file).mode & 0o100 ? 0o644 : 0o755);
+      return void (await git(place, 'commit', '-q', '-am', `p${i}: mode of m${i}.sh`));
+    }
+    case 'merge-side': {
+      const side = `side/p${i}-${k}`;
+      await git(place, 'checkout', '-q', '-b', side);
+      write(place, `p${i}/side${k}.txt`, `${tag} side ${i} ${k}\n`);
+      await git(place, 'add', '-A');
+      await git(place, 'commit', '-q', '-m', `p${i}: side ${k}`);
+      await git(place, 'checkout', '-q', branch);
+      await git(place, 'merge', '-q', '--no-ff', '-m', `p${i}: merge side ${k}`, side);
+      return void (await git(place, 'branch', '-q', '-D', side));
+    }
+    case 'merge-main':
+      if (!(await tryGit(place, 'merge', '-q', '--no-ff', '-m', `p${i}: merge main`, 'main'))) await git(place, 'merge', '--abort');
+  }
+}
+
+/** Makes one of main's own commits in the main checkout. */
+export async function mainCommit(root: string, j: number, kind: MainCommit, tag: string): Promise<void> {
+  switch (kind) {
+    case 'edit':
+      editLine(root, 'shared.txt', 70 + (j % 10), `main edit ${j} ${tag}`);
+      return void (await git(root, 'commit', '-q', '-am', `main: edit ${j}`));
+    case 'edit-renamed': {
+      // An edit far from the line a place's rename changes: the rename lands, but under another patch.
+      const file = [0, 1, 2].map((i) => `r${i}.txt`).find((f) => existsSync(join(root, f)));
+      if (!file) return mainCommit(root, j, 'add', tag);
+      editLine(root, file, 50, `main edit ${j} ${tag}`);
+      return void (await git(root, 'commit', '-q', '-am', `main: edit ${file}`));
+    }
+    case 'add':
+      write(root, `main/f${j}.txt`, `${tag} main ${j}\n`);
+      await git(root, 'add', '-A');
+      return void (await git(root, 'commit', '-q', '-m', `main: add f${j}`));
+    case 'empty':
+      return void (await git(root, 'commit', '-q', '--allow-empty', '-m', `main: empty ${j}`));
+  }
+}
+
+/** Lands a place's branch on main (checked out in `root`) as the plan says; a conflict lands nothing more. */
+export async function land(root: string, place: string, branch: string, plan: PlacePlan): Promise<void> {
+  const commits = async () => (await git(root, 'rev-list', '--reverse', '--no-merges', branch, '--not', 'main', '--')).split('\n').filter(Boolean);
+  const pickEach = async (list: string[], keepEmpty: boolean) => {
+    for (const commit of list) {
+      const extra = keepEmpty ? ['--allow-empty', '--keep-redundant-commits'] : [];
+      if (!(await tryGit(root, 'cherry-pick', ...extra, commit))) {
+        if (!(await tryGit(root, 'cherry-pick', '--abort'))) await git(root, 'reset', '-q', '--hard');
+      }
+    }
+  };
+  switch (plan.landing) {
+    case 'none':
+      return;
+    case 'cherry-pick':
+    case 'cherry-pick-keep-empty':
+      return pickEach(await commits(), plan.landing === 'cherry-pick-keep-empty');
+    case 'partial': {
+      const all = await commits();
+      const some = all.filter((_, k) => plan.picked.includes(k));
+      return pickEach(some.length === all.length ? some.slice(1) : some, false);
+    }
+    case 'rebase-ff':
+      if (!(await tryGit(place, 'rebase', '-q', 'main'))) await tryGit(place, 'rebase', '--abort');
+      return void (await tryGit(root, 'merge', '-q', '--ff-only', branch));
+    case 'rebase-copy': {
+      const copy = `land/${plan.name}`;
+      await git(root, 'checkout', '-q', '-b', copy, branch);
+      if (!(await tryGit(root, 'rebase', '-q', 'main'))) await tryGit(root, 'rebase', '--abort');
+      await git(root, 'checkout', '-q', 'main');
+      await tryGit(root, 'merge', '-q', '--ff-only', copy);
+      return void (await git(root, 'branch', '-q', '-D', copy));
+    }
+    case 'merge':
+      if (!(await tryGit(root, 'merge', '-q', '--no-ff', '-m', `merge ${branch}`, branch))) await git(root, 'merge', '--abort');
+      return;
+    case 'ff':
+      return void (await tryGit(root, 'merge', '-q', '--ff-only', branch));
+    case 'squash':
+      if (!(await tryGit(root, 'merge', '-q', '--squash', branch))) return void (await git(root, 'reset', '-q', '--hard'));
+      if (!(await tryGit(root, 'commit', '-q', '-m', `squash ${branch}`))) await git(root, 'reset', '-q', '--hard');
+  }
+}
+
+/** Leaves a place's worktree as the plan says; returns the uncommitted files that must survive tidying. */
+export async function leaveWorktree(root: string, place: string, i: number, state: WorktreeState): Promise<Record<string, string>> {
+  switch (state) {
+    case 'clean':
+      return {};
+    case 'ignored':
+      write(place, 'build.log', 'ignored\n');
+      write(place, `p${i}/cache.log`, 'ignored\n');
+      return {};
+    case 'modified': {
+      const content = `${readFileSync(join(place, 'README.md'), 'utf8')}uncommitted ${i}\n`;
+      write(place, 'README.md', content);
+      return { 'README.md': content };
+    }
+    case 'staged':
+      write(place, `p${i}/staged.txt`, `staged ${i}\n`);
+      await git(place, 'add', '--', `p${i}/staged.txt`);
+      return { [`p${i}/staged.txt`]: `staged ${i}\n` };
+    case 'untracked':
+      write(place, 'note.txt', `untracked ${i}\n`);
+      return { 'note.txt': `untracked ${i}\n` };
+    case 'locked':
+      await git(root, 'worktree', 'lock', '--reason', 'test lock', place);
+      return {};
+    case 'other-branch':
+      await git(place, 'switch', '-q', '-c', `other/p${i}`);
+      write(place, `p${i}/other.txt`, `other ${i}\n`);
+      await git(place, 'add', '-A');
+      await git(place, 'commit', '-q', '-m', `other work of p${i}`);
+      return {};
+  }
+}
+
+/** Every local branch and its head. */
+export async function branchHeads(root: string): Promise<Map<string, string>> {
+  const out = await git(root, 'for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/');
+  return new Map(out.split('\n').filter(Boolean).map((line) => line.split(' ') as [string, string]));
+}
+
+/** `git cherry <target> <branch>`: the commits whose patch the target lacks. */
+export async function cherryPlus(root: string, target: string, branch: string): Promise<string[]> {
+  const out = await git(root, 'cherry', target, branch);
+  return out.split('\n').filter((line) => line.startsWith('+ ')).map((line) => line.slice(2));
+}
+
+/** Registered worktrees: path → branch (undefined when detached) and lock. */
+export async function worktrees(root: string): Promise<Map<string, { branch?: string; locked: boolean }>> {
+  const out = await git(root, 'worktree', 'list', '--porcelain');
+  const result = new Map<string, { branch?: string; locked: boolean }>();
+  let path = '';
+  for (const line of out.split('\n')) {
+    if (line.startsWith('worktree ')) result.set((path = line.slice(9)), { locked: false });
+    else if (line.startsWith('branch ')) result.get(path)!.branch = line.slice(7).replace(/^refs\/heads\//, '');
+    else if (line === 'locked' || line.startsWith('locked ')) result.get(path)!.locked = true;
+  }
+  return result;
+}

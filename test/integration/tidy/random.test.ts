@@ -1,0 +1,245 @@
+/**
+ * Tidy loses nothing, over a few hundred random histories (book: "Tidying"). Each history is a real
+ * repository with 1–3 places whose work lands on main in one of the ways teams land it (or not at
+ * all), worktrees left clean, dirty, locked or on another branch, and hand-made worktrees beside
+ * them. Before tidying, `git cherry main <branch>` names every commit whose patch main lacks; after
+ * it, each of them is still reachable, nothing flume did not make is touched, what tidy did matches
+ * an oracle written from the rules, and every place left shows in status with its reason. The
+ * batched landing judgement (`unlandedCounts`) is checked against `git cherry` on every branch.
+ *
+ * FLUME_TIDY_SEED=<n> (or `random`) picks the histories; FLUME_TIDY_HISTORIES=<n> how many;
+ * FLUME_TIDY_HISTORY=<i> runs only history i of the seed. The seed is printed on every run.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { unlandedCounts } from '../../../core/git.js';
+import type { PlaceRecord } from '../../../core/types.js';
+import type { TidyOutcome } from '../../../core/engine/tidy.js';
+import { remove, tempDir } from '../../helpers/repo.js';
+import { cliDriver, engineDriver, type Driver } from './driver.js';
+import {
+  branchHeads,
+  cherryPlus,
+  git,
+  land,
+  leaveWorktree,
+  mainCommit,
+  makeHistoryRepo,
+  placeCommit,
+  planHistory,
+  removeTemplate,
+  worktrees,
+  type HistoryPlan,
+} from './history.js';
+
+const DEFAULT_SEED = 0x71d7;
+const SEED = process.env.FLUME_TIDY_SEED === 'random' ? Math.floor(Math.random() * 2 ** 32) : Number(process.env.FLUME_TIDY_SEED ?? DEFAULT_SEED);
+const COUNT = Number(process.env.FLUME_TIDY_HISTORIES ?? 200);
+const ONLY = process.env.FLUME_TIDY_HISTORY === undefined ? undefined : Number(process.env.FLUME_TIDY_HISTORY);
+const CONCURRENCY = Number(process.env.FLUME_TIDY_CONCURRENCY ?? 2);
+/** One history in this many runs through the built CLI instead of the engine in-process. */
+const CLI_EVERY = 50;
+const BLOCKING = new Set(['modified', 'staged', 'untracked', 'locked', 'other-branch']);
+
+let stateDir: string;
+beforeAll(() => {
+  stateDir = tempDir('flume-tidy-state-');
+  process.env.FLUME_STATE_DIR = stateDir;
+});
+afterAll(() => {
+  remove(stateDir);
+  removeTemplate();
+});
+
+/** What one history saw, for the totals printed at the end. */
+interface Tally {
+  [key: string]: number;
+}
+
+describe('tidy over random histories', () => {
+  it(`loses no commit whose patch main lacks, touches nothing it did not make, and explains every place it leaves (seed ${SEED})`, async () => {
+    const started = Date.now();
+    console.log(`tidy histories: seed ${SEED}, ${ONLY === undefined ? COUNT : 1} histories (FLUME_TIDY_SEED=${SEED} runs them again)`);
+    const indexes = ONLY === undefined ? Array.from({ length: COUNT }, (_, i) => i) : [ONLY];
+    const tally: Tally = {};
+    const failures: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < indexes.length && failures.length < 5) {
+        const index = indexes[next++];
+        const plan = planHistory(historySeed(SEED, index), index, { cliEvery: CLI_EVERY });
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('took over 60 s')), 60_000)));
+          await Promise.race([runHistory(plan, tally), late]);
+        } catch (error) {
+          failures.push(`history ${index} (FLUME_TIDY_SEED=${SEED} FLUME_TIDY_HISTORY=${index}): ${(error as Error).message}\nplan: ${JSON.stringify(plan)}`);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    console.log(`tidy histories: ${indexes.length} in ${seconds} s; ${Object.entries(tally).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    expect(failures, failures.join('\n\n')).toEqual([]);
+    if (ONLY === undefined && COUNT >= 200) {
+      // The histories must reach every outcome the rules name, or the test proves less than it says.
+      for (const key of ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked']) {
+        expect(tally[key] ?? 0, key).toBeGreaterThan(0);
+      }
+    }
+  }, 600_000);
+});
+
+function historySeed(seed: number, index: number): number {
+  return (seed ^ Math.imul(index + 1, 0x9e3779b1)) >>> 0;
+}
+
+/** What the rules say tidy does with a place, from facts read before it ran. */
+interface Expected {
+  action: 'removed' | 'kept' | 'skipped';
+  branchDeleted?: boolean;
+  missing: number;
+}
+
+async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
+  const count = (key: string) => (tally[key] = (tally[key] ?? 0) + 1);
+  const root = await makeHistoryRepo();
+  const elsewhere = tempDir('flume-tidy-elsewhere-');
+  const tag = String(plan.seed);
+  try {
+    const driver: Driver = plan.cli ? cliDriver(root, stateDir) : await engineDriver(root);
+    if (plan.cli) count('cli histories');
+    const records: PlaceRecord[] = [];
+    for (const place of plan.places) records.push(await driver.launch(place.name));
+    for (const [j, kind] of plan.mainBefore.entries()) await mainCommit(root, j, kind, tag);
+    for (const [i, place] of plan.places.entries()) {
+      for (const [k, kind] of place.commits.entries()) await placeCommit(records[i].path, records[i].branch, i, k, kind, tag);
+    }
+    const squashes = new Map<number, { squashed: boolean; nonEmpty: number }>();
+    for (const i of plan.landingOrder) {
+      const place = plan.places[i];
+      const nonEmpty = place.landing === 'squash' ? await nonEmptyCommits(root, records[i].branch) : 0;
+      const before = await git(root, 'rev-parse', 'refs/heads/main');
+      await land(root, records[i].path, records[i].branch, place);
+      if (place.landing === 'squash') squashes.set(i, { squashed: before !== (await git(root, 'rev-parse', 'refs/heads/main')), nonEmpty });
+    }
+    for (const [j, kind] of plan.mainAfter.entries()) await mainCommit(root, 10 + j, kind, tag);
+    const hand: string[] = [];
+    if (plan.handUnder) hand.push(await handWorktree(root, join(root, 'places', 'fix--hand'), 'hand/under'));
+    if (plan.handElsewhere) hand.push(await handWorktree(root, join(elsewhere, 'wt'), 'hand/elsewhere'));
+    const uncommitted: Array<{ path: string; files: Record<string, string> }> = [];
+    for (const [i, place] of plan.places.entries()) {
+      uncommitted.push({ path: records[i].path, files: await leaveWorktree(root, records[i].path, i, place.state) });
+    }
+    for (const place of plan.places) if (place.drop) await driver.drop(place.name);
+
+    // Facts before tidying: every branch's head, and the commits whose patch main lacks.
+    const heads = await branchHeads(root);
+    const plus = new Map<string, string[]>();
+    for (const branch of heads.keys()) if (branch !== 'main') plus.set(branch, await cherryPlus(root, 'main', branch));
+    const pairs = [...plus.keys()].map((branch) => ({ branch, target: 'main' }));
+    const counts = await unlandedCounts(root, pairs);
+    for (const [branch, missing] of plus) {
+      count('landing pairs checked');
+      if (counts.get(branch) !== missing.length) {
+        throw new Error(`unlandedCounts says ${branch} lacks ${counts.get(branch)} on main, git cherry says ${missing.length}`);
+      }
+    }
+    const expected = plan.places.map((place, i): Expected => {
+      const record = records[i];
+      const missing = plus.get(record.branch)!.length;
+      const over = place.drop || (heads.get(record.branch) !== record.base && missing === 0);
+      if (!over) return { action: 'skipped', missing };
+      if (BLOCKING.has(place.state)) return { action: 'kept', missing };
+      return { action: 'removed', branchDeleted: missing === 0, missing };
+    });
+
+    const outcomes = await driver.tidy();
+
+    const after = { heads: await branchHeads(root), worktrees: await worktrees(root), all: new Set((await git(root, 'rev-list', '--all')).split('\n')) };
+    // (a) no commit whose patch main lacks became unreachable.
+    for (const [branch, commits] of plus) {
+      for (const commit of commits) if (!after.all.has(commit)) throw new Error(`${commit} of ${branch}, whose patch main lacks, is no longer reachable`);
+    }
+    // (b) the main checkout and every worktree flume did not make (or must keep) is still there.
+    if (after.worktrees.get(root)?.branch !== 'main' || !existsSync(join(root, 'README.md'))) throw new Error('the main checkout was touched');
+    for (const path of hand) if (!after.worktrees.has(path) || !existsSync(path)) throw new Error(`the hand-made worktree ${path} was removed`);
+    for (const [branch, head] of heads) {
+      const mayGo = records.some((record, i) => record.branch === branch && expected[i].branchDeleted);
+      if (!mayGo && after.heads.get(branch) !== head) throw new Error(`the branch ${branch} moved or went (${head} → ${after.heads.get(branch)})`);
+    }
+    for (const [i, place] of plan.places.entries()) {
+      const record = records[i];
+      const want = expected[i];
+      const outcome = outcomes.find((o) => o.id === record.id);
+      const what = `${record.id} (${place.state}, ${place.drop ? 'dropped' : 'not dropped'}, landing ${place.landing}, ${want.missing} missing)`;
+      if (!outcome) throw new Error(`tidy said nothing of ${what}`);
+      checkOutcome(what, want, outcome);
+      const present = after.worktrees.has(record.path) && existsSync(record.path);
+      if (want.action === 'removed' && present) throw new Error(`${what}: tidy said removed, but the worktree is there`);
+      if (want.action !== 'removed' && !present) throw new Error(`${what}: the worktree went, though tidy ${want.action} it`);
+      for (const [file, content] of Object.entries(uncommitted[i].files)) {
+        if (readFileSync(join(record.path, file), 'utf8') !== content) throw new Error(`${what}: the uncommitted ${file} changed`);
+      }
+      const branchThere = after.heads.has(record.branch);
+      if (want.branchDeleted && branchThere) throw new Error(`${what}: the branch should have been deleted`);
+      if (!want.branchDeleted && !branchThere) throw new Error(`${what}: the branch was deleted`);
+      count(want.action === 'removed' ? `removed, branch ${want.branchDeleted ? 'deleted' : 'kept'}` : want.action);
+      // (d) a squash of several commits is not landed to git cherry: the branch is kept and named.
+      const squash = squashes.get(i);
+      if (squash?.squashed && squash.nonEmpty >= 2) {
+        if (want.missing === 0 || want.branchDeleted) throw new Error(`${what}: a squash of ${squash.nonEmpty} commits was judged landed`);
+        count('squash of several kept');
+      }
+    }
+    // (c) every place tidy left, or whose branch it kept, shows in status with why.
+    const report = await driver.status();
+    for (const [i, record] of records.entries()) {
+      const want = expected[i];
+      const shown = report.places.find((p) => p.id === record.id);
+      const what = `${record.id} in status`;
+      if (want.action === 'removed' && want.branchDeleted) {
+        if (shown) throw new Error(`${what}: shown after it was removed and its branch deleted`);
+        continue;
+      }
+      if (!shown) throw new Error(`${what}: missing, though tidy ${want.action} it`);
+      if (want.action === 'skipped') {
+        if (shown.kept || shown.landing.state === 'landed' || shown.dropped) throw new Error(`${what}: skipped, yet shown ${JSON.stringify(shown.landing)} ${JSON.stringify(shown.kept)}`);
+        continue;
+      }
+      if (shown.state !== 'kept' || !shown.kept?.reason) throw new Error(`${what}: ${want.action}, yet shown as ${shown.state} with no reason`);
+      if (want.action === 'removed' && (!shown.kept.branchKept || !shown.kept.reason.includes(record.branch) || !shown.kept.reason.includes(String(want.missing)))) {
+        throw new Error(`${what}: its branch was kept but status does not name it with its count: ${shown.kept.reason}`);
+      }
+    }
+  } finally {
+    remove(root);
+    remove(elsewhere);
+  }
+}
+
+function checkOutcome(what: string, want: Expected, outcome: TidyOutcome): void {
+  if (outcome.action !== want.action) throw new Error(`${what}: tidy ${outcome.action} it (${outcome.reason}), the rules say ${want.action}`);
+  if (want.action === 'kept' && !outcome.reason) throw new Error(`${what}: kept with no reason`);
+  if (want.action !== 'removed') return;
+  if (outcome.branchOutcome?.deleted !== want.branchDeleted) throw new Error(`${what}: branch ${outcome.branchOutcome?.deleted ? 'deleted' : 'kept'}, the rules say otherwise`);
+  if (!want.branchDeleted && outcome.branchOutcome?.missing !== want.missing) throw new Error(`${what}: branch kept with ${outcome.branchOutcome?.missing} missing, git cherry says ${want.missing}`);
+}
+
+/** The branch's commits not on main that change something (merges aside). */
+async function nonEmptyCommits(root: string, branch: string): Promise<number> {
+  const out = await git(root, 'log', '--no-merges', '--format=tformat:C', '--raw', branch, '--not', 'main', '--');
+  return out.split(/^C$/m).filter((part) => part.trim()).length;
+}
+
+/** A worktree made by hand on a new branch with a commit of its own; returns its path. */
+async function handWorktree(root: string, path: string, branch: string): Promise<string> {
+  await git(root, 'worktree', 'add', '-q', '-b', branch, path, 'main');
+  writeFileSync(join(path, 'hand.txt'), `work on ${branch}\n`);
+  await git(path, 'add', 'hand.txt');
+  await git(path, 'commit', '-q', '-m', `work on ${branch}`);
+  return path;
+}
