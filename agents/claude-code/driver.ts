@@ -78,7 +78,13 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       for (;;) {
         if (!(await host.alive(handle.pane))) return 'exited';
         const screen = await host.capture(handle.pane);
-        if (screen !== undefined && classifyScreen(screen) === 'input-ready') return 'ready';
+        if (screen !== undefined && classifyScreen(screen) === 'input-ready') {
+          if (timeoutMs === 0) return 'ready';
+          // The box is drawn a moment before keys reach it: look again once it has settled.
+          await sleep(claudeCodePatterns.screen.readySettleMs);
+          const again = await host.capture(handle.pane);
+          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
+        }
         if (Date.now() >= deadline) return 'slow';
         await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
       }
@@ -120,6 +126,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     async stop(handle) {
       const host = hostOf(handle);
+      // A live pane whose program is not this agent's belongs to another agent: leave it be.
+      if (host && handle.pane && !(await paneIsOurs(host, handle))) return;
       if (host && handle.pane) {
         if (await host.alive(handle.pane)) {
           // Two Ctrl-C in a row is Claude Code's own way out; the pane is closed after, whatever happened.
@@ -154,7 +162,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 /** Reads an agent: exited when its process is gone; asking when a dialog is open by any reading. */
 async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: string | undefined, configDir: string): Promise<AgentReading> {
   const session = await sessionState(configDir, handle.sessionId);
-  const alive = host && handle.pane ? await host.alive(handle.pane) : Boolean(session && running(session.pid));
+  // The handle's pid first: a pane id tmux gave a later agent must not read as this one alive.
+  const alive = host && handle.pane ? (handle.pid === undefined || running(handle.pid)) && (await host.alive(handle.pane)) : Boolean(session && running(session.pid));
   const transcript = path ? await readState(path) : undefined;
   if (!alive) {
     if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
@@ -176,6 +185,16 @@ async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: 
     return { ...transcript, state: 'idle', turnEnded: true, needs: transcript.needs ?? transcript.lastText };
   }
   return transcript;
+}
+
+/**
+ * False when the pane runs a program but not this agent's: tmux numbers panes afresh once its server
+ * has ended with its last pane, so a later agent's pane can carry an old handle's id. The handle's
+ * pid is the program flume started in the pane; once it is gone, the agent is.
+ */
+async function paneIsOurs(host: PaneHost, handle: AgentHandle): Promise<boolean> {
+  if (handle.pid === undefined || running(handle.pid)) return true;
+  return !(await host.alive(handle.pane!));
 }
 
 /** The agent's environment: the caller's, child-session variables unset, persistence forced, the config's added. */

@@ -18,6 +18,8 @@ export interface ClaudeCodePatterns {
     input: RegExp;
     /** An input line that is really a highlighted menu option (`❯ 1. Yes`): never the input box. */
     menuOption: RegExp;
+    /** The box is drawn this long before keys reach it (70–200 ms in 2.1.332): wait, then look again. */
+    readySettleMs: number;
     /** How many lines a draft may span before the box's bottom rule. */
     maxDraftLines: number;
     /** Dim hints shown in an empty input box; capture-pane without -e cannot tell them from text. */
@@ -64,11 +66,13 @@ export const claudeCodePatterns: ClaudeCodePatterns = {
     // CSI (colours, cursor) and OSC (titles, hyperlinks) sequences.
     ansi: /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]/g,
     rule: /^\s*─{3,}(?:.*─{3,})?\s*$/,
-    input: /^\s*❯(?: (.*))?$/,
+    // 2.1.332 draws the box's `❯` with a no-break space after it; echoes of sent prompts use a plain one.
+    input: /^\s*❯(?:[ \u00a0](.*))?$/,
     menuOption: /^\s*❯\s*\d+\.\s/,
     maxDraftLines: 60,
+    readySettleMs: 300,
     // 2.1.332 builds the hint as `Try "<example>"` (its examples end in "?" or "…" too).
-    placeholders: [/^Try ".*"$/],
+    placeholders: [/^Try ".*"$/, /^Press up to edit queued messages$/],
     // Glyphs of the spinner frames in 2.1.332: · ✢ ✳ ✶ ✻ ✽ and `*` where the font lacks them. A
     // finished turn's `✻ Worked for 2m 3s` has no ellipsis, so it does not match.
     spinner: /^\s*[·✢✳✶✻✽*]\s+\p{Lu}[\p{L}'-]*(?:\s[\p{L}'-]+)*…/u,
