@@ -61,7 +61,7 @@ export function parsePlaceRef(ref: string): { kind: string; name: string } | und
  * words, lowercase, joined by "-". The caller did not choose it, so a taken one gets a suffix.
  */
 export function nameFromBrief(brief: string): string {
-  const words = brief.toLowerCase().normalize('NFKD').replace(/[^a-z0-9\s-]/g, ' ').split(/[\s-]+/).filter(Boolean);
+  const words = brief.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^a-z0-9\s-]/g, ' ').split(/[\s-]+/).filter(Boolean);
   let name = '';
   for (const word of words.slice(0, 6)) {
     const next = name ? `${name}-${word}` : word;

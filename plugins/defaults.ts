@@ -6,8 +6,9 @@ import type { FlumePlugin } from '../core/index.js';
 import { kindPlugins } from '../kinds/index.js';
 import { deliverablePlugins } from '../deliverables/index.js';
 import { agentPlugins } from '../agents/index.js';
+import { herdrPlugin } from './herdr/index.js';
 
 /** The built-in plugins, in the order they apply. */
 export async function defaultPreset(): Promise<FlumePlugin[]> {
-  return [...kindPlugins(), ...deliverablePlugins(), ...agentPlugins()];
+  return [...kindPlugins(), ...deliverablePlugins(), ...agentPlugins(), herdrPlugin()];
 }

@@ -31,5 +31,6 @@ export async function chooseHost(flume: Flume): Promise<PaneHost> {
 /** Why the host chosen is the one flume uses, in words for launch's output. */
 export function hostNote(key: string): string {
   if (key === 'printed') return 'no herdr or tmux here: run the command below where you like; flume confirms the prompt in the transcript';
+  if (key === 'tmux') return 'herdr is not running here, so the agent runs in flume\'s own tmux';
   return `the agent runs in ${key}`;
 }

@@ -9,7 +9,7 @@ import { crashPoint } from '../crash.js';
 import { FlumeError } from '../errors.js';
 import { run } from '../exec.js';
 import type { Repository } from '../context.js';
-import { cherry, deleteBranch, pruneWorktrees, readRepository, removeWorktree, worktreeChanges } from '../git.js';
+import { cherry, deleteBranch, readRepository, removeWorktree, worktreeChanges } from '../git.js';
 import { placeKey, placePath, PLACES_DIR } from '../place.js';
 import { appendEvent, keyOf, readRecord, readRecords, removeRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import { forgetRepository } from '../state/host.js';
@@ -131,10 +131,9 @@ async function reasonToKeep(repository: Repository, place: PlaceReading, reading
 
 async function removePlace(repository: Repository, record: PlaceRecord, place: PlaceReading): Promise<string | undefined> {
   const { info, flume } = repository;
-  if (!place.worktree) {
-    await pruneWorktrees(info.root);
-    return undefined;
-  }
+  // Nothing is registered at the place's path: nothing to remove. Never `git worktree prune` here:
+  // it unregisters every worktree whose folder is missing, hand-made ones on an unmounted disk too.
+  if (!place.worktree) return undefined;
   if (flume.config.worktreeTool === 'worktrunk') {
     const result = await run('wt', ['remove', '--no-delete-branch', '--foreground', '--yes', record.branch], { cwd: info.root });
     if (result.exitCode !== 0) return `wt remove failed (exit ${result.exitCode ?? result.failedToStart}): ${result.all.trim().split('\n').slice(-3).join(' ')}`;
@@ -153,7 +152,8 @@ async function removePlace(repository: Repository, record: PlaceRecord, place: P
 async function finishBranch(repository: Repository, record: PlaceRecord, dryRun: boolean, base: Pick<TidyOutcome, 'id' | 'path' | 'branch'>): Promise<TidyOutcome> {
   const { info } = repository;
   const key = placeKey(record.kind, record.name);
-  const heads = (await readPlaces(info.root, [record])).places[0];
+  const now = await readPlaces(info.root, [record]);
+  const heads = now.places[0];
   if (!heads.branch) {
     if (!dryRun) await removeRecord(info.commonDir, key);
     return { ...base, action: 'removed', branchOutcome: { deleted: true } };
@@ -163,6 +163,13 @@ async function finishBranch(repository: Repository, record: PlaceRecord, dryRun:
   const missing = commits.filter((c) => c.sign === '+').length;
   if (missing > 0) {
     const reason = `the branch ${record.branch} holds ${missing} commit${missing === 1 ? '' : 's'} whose patch ${record.target} lacks: kept`;
+    if (!dryRun) await markKept(repository, record, reason, true);
+    return { ...base, action: 'removed', reason, branchOutcome: { deleted: false, missing } };
+  }
+  // A worktree still on the branch (one made by hand, elsewhere) is not flume's to pull it from under.
+  const holder = now.repository.worktrees.find((w) => w.branch === record.branch);
+  if (holder) {
+    const reason = `the branch ${record.branch} is checked out in ${holder.path}: kept`;
     if (!dryRun) await markKept(repository, record, reason, true);
     return { ...base, action: 'removed', reason, branchOutcome: { deleted: false, missing } };
   }

@@ -84,7 +84,7 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
     const { repo, herdr } = setUp(false);
     const launched = await repo.flume(['launch', '--kind', 'fix', '--name', 'in-tmux', '--brief', 'Fix the gate.', '--no-watch']);
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-    expect(launched.stdout).toContain('(the agent runs in tmux)');
+    expect(launched.stdout).toContain("(herdr is not running here, so the agent runs in flume's own tmux)");
     expect((await repo.place('fix/in-tmux')).stage.agent.host).toBe('tmux');
     expect(herdr.callsOf('status', 'server', '--json').length).toBeGreaterThan(0);
     expect(herdr.callsOf('workspace', 'create')).toEqual([]);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTIONS, flumeCommand, isPrompted, nameFromBrief, type ActionId } from '../../../plugins/herdr/index.js';
+import { ACTIONS, flumeCommand, isPrompted, type ActionId } from '../../../plugins/herdr/index.js';
 import { fakeHerdr, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
 import { flume, flumeEnv, makeRepo, PROJECT, remove, tempDir } from '../../helpers/repo.js';
 import { parseToml, type TomlTable } from '../../helpers/toml.js';
@@ -44,7 +44,7 @@ describe('herdr-plugin.toml', () => {
   });
 
   it("runs for each action a real flume command line: its command's own --help names every option it passes", async () => {
-    const input = { place: 'fix/x', file: '/tmp/text.md', repo: '/tmp/repo', kind: 'fix', name: 'x' };
+    const input = { place: 'fix/x', file: '/tmp/text.md', repo: '/tmp/repo', kind: 'fix' };
     for (const id of ACTIONS) {
       const argv = flumeCommand(id as ActionId, input);
       const result = await flume([...argv, '--help']);
@@ -52,14 +52,6 @@ describe('herdr-plugin.toml', () => {
       expect(result.stdout.split('\n')[0]).toMatch(new RegExp(`^flume ${argv[0]}\\b`));
       for (const option of argv.filter((word) => word.startsWith('--'))) expect(result.stdout, `${id} ${option}`).toContain(option);
     }
-  });
-
-  it('names a launch from its brief, by flume’s name rule, with a suffix when taken', () => {
-    expect(nameFromBrief('Fix the README typo, please!')).toBe('fix-the-readme-typo-please');
-    expect(nameFromBrief('Fix the README typo', new Set(['fix-the-readme-typo', 'fix-the-readme-typo-2']))).toBe('fix-the-readme-typo-3');
-    expect(nameFromBrief('Élan: café au lait and a very long tail of words beyond forty chars')).toMatch(/^elan-cafe-au-lait[a-z0-9-]*$/);
-    expect(nameFromBrief('Élan: café au lait and a very long tail of words beyond forty chars').length).toBeLessThanOrEqual(40);
-    expect(nameFromBrief('!!!')).toBe('launch');
   });
 });
 

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../../core/index.js';
@@ -7,7 +7,7 @@ import { rowTokens, sidebarRefresher, sidebarRows, watchSidebar } from '../../..
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
-import { commit, FLUME_BIN, flume } from '../../helpers/repo.js';
+import { commit, FLUME_BIN, flume, PROJECT } from '../../helpers/repo.js';
 
 const TASKS = (done: number) => Array.from({ length: 8 }, (_, i) => `- [${i < done ? 'x' : ' '}] task ${i + 1}`).join('\n') + '\n';
 
@@ -117,6 +117,14 @@ describe.skipIf(which('tmux') === undefined)('the herdr sidebar, from a real sta
     expect(tokens.flume_needs).toBe(`needs: two lines and ${'x'.repeat(80 - 'needs: two lines and '.length)}`);
     expect(rowTokens({ ...place, stage: null })).toEqual({ flume_place: 'fix/ask', flume_kind: 'fix' });
     expect(rowTokens({ ...place, state: 'dropped' }).flume_state).toBe('dropped');
+  });
+
+  it("runs from the plugin's bin.js as the manifest's startup hook runs it", async () => {
+    herdr.clearLog();
+    const once = spawnSync(process.execPath, [join(PROJECT, 'dist', 'plugins', 'herdr', 'bin.js'), 'sidebar', '--once'], { cwd: join(PROJECT, 'plugins', 'herdr'), env: repo.env, encoding: 'utf8' });
+    expect(once.status, once.stderr).toBe(0);
+    expect(once.stdout.trim().split('\n').sort()).toEqual(['change/tasks: reported', 'fix/ask: reported', 'fix/busy: reported']);
+    expect(reportCalls()).toHaveLength(3);
   });
 
   it('keeps refreshing until herdr stops, and stops when aborted', async () => {

@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+/**
+ * The executable herdr-plugin.toml runs (`node ../../dist/plugins/herdr/bin.js …`, from the plugin's
+ * folder): the plugin's actions, the popups that ask the operator for words, and the sidebar loop.
+ * Like flume's own CLI it is the only part of the plugin that prints and exits.
+ *
+ *   bin.js action <open|tell|stop|retry|launch>   an action key: stop and retry run at once; the
+ *                                                 others open their popup (`plugin pane open`)
+ *   bin.js popup <open|tell|launch>               inside the popup: ask, then run flume
+ *   bin.js sidebar [--once] [--interval MS]       keep the sidebar rows in step with flume status
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hostStateDir, run, type StatusReport } from '../../core/index.js';
+import { ACTIONS, flumeCommand, invocationContext, isPrompted, placeOf, PROMPTED, type ActionId } from './actions.js';
+import { herdrBinary, herdrCli, pick } from './herdr.js';
+import { popup } from './popup.js';
+import { sidebarRefresher, watchSidebar } from './sidebar.js';
+
+/** flume's own executable, beside this file in dist/. */
+const FLUME_BIN = fileURLToPath(new URL('../../bin/flume.js', import.meta.url));
+
+const herdr = herdrCli(herdrBinary());
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Runs a flume command line (argv, never a shell) and returns what it left. */
+async function flume(args: string[]) {
+  return run(process.execPath, [FLUME_BIN, ...args], { timeoutMs: 10 * 60_000 });
+}
+
+/** `flume status --json`, read. */
+async function readStatus(): Promise<StatusReport> {
+  const result = await flume(['status', '--json']);
+  if (result.exitCode !== 0) throw new Error(`flume status failed: ${(result.stderr || result.stdout).trim()}`);
+  return JSON.parse(result.stdout) as StatusReport;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, id] = argv;
+  if (command === 'action' && isAction(id)) return action(id);
+  if (command === 'popup' && id && isPrompted(id)) return popup(id, { flume, readStatus, herdr, say });
+  if (command === 'sidebar') return sidebar(argv.slice(1));
+  process.stderr.write(`usage: bin.js action <${ACTIONS.join('|')}> | popup <${PROMPTED.join('|')}> | sidebar [--once] [--interval MS]\n`);
+  return 2;
+}
+
+/** An action key: a popup for those that ask for words, else the flume command for the focused place. */
+async function action(id: ActionId): Promise<number> {
+  if (isPrompted(id)) {
+    const plugin = process.env.HERDR_PLUGIN_ID || 'flume';
+    const opened = await herdr(['plugin', 'pane', 'open', '--plugin', plugin, '--entrypoint', id, '--placement', 'popup']);
+    if (!opened.ok) process.stderr.write(`herdr could not open the ${id} popup: ${opened.message}\n`);
+    return opened.ok ? 0 : 1;
+  }
+  const place = placeOf(await readStatus(), invocationContext());
+  if (!place) return notify(`flume ${id}`, 'The focused pane is not the agent or a folder of a flume place.', 1);
+  const result = await flume(flumeCommand(id, { place: place.id }));
+  const words = (result.exitCode === 0 ? result.stdout : result.stderr || result.stdout).trim();
+  return notify(`flume ${id} ${place.id}`, words, result.exitCode === 0 ? 0 : 1);
+}
+
+/** Says how an action went where the operator sees it (herdr's toast), and in the plugin's log. */
+async function notify(title: string, body: string, code: number): Promise<number> {
+  say(`${title}: ${body}`);
+  await herdr(['notification', 'show', title, '--body', body.split('\n').slice(0, 2).join(' '), '--sound', code === 0 ? 'none' : 'request']);
+  return code;
+}
+
+/** The sidebar loop: one per herdr server (a pid file), ending when the server stops. */
+async function sidebar(args: string[]): Promise<number> {
+  const refresher = sidebarRefresher({ herdr });
+  if (args.includes('--once')) {
+    for (const row of await refresher.refresh(await readStatus())) say(`${row.place ?? row.pane}: ${row.ok ? 'reported' : 'not reported'}`);
+    return 0;
+  }
+  const dir = process.env.HERDR_PLUGIN_STATE_DIR || join(hostStateDir(), 'herdr');
+  await mkdir(dir, { recursive: true });
+  const pidFile = join(dir, 'sidebar.pid');
+  const holder = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (holder && holder !== process.pid && running(holder)) return 0;
+  await writeFile(pidFile, String(process.pid));
+  const interval = Number(args[args.indexOf('--interval') + 1]);
+  const controller = new AbortController();
+  process.once('SIGTERM', () => controller.abort());
+  process.once('SIGINT', () => controller.abort());
+  await watchSidebar({
+    readStatus,
+    refresher,
+    intervalMs: args.includes('--interval') && interval > 0 ? interval : 3000,
+    signal: controller.signal,
+    running: async () => pick((await herdr(['status', 'server', '--json'])).result, 'running') === true,
+    onError: (error) => process.stderr.write(`${new Date().toISOString()} ${(error as Error).message}\n`),
+  });
+  return 0;
+}
+
+function isAction(id: string | undefined): id is ActionId {
+  return (ACTIONS as readonly string[]).includes(id ?? '');
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  // herdr keeps an action's output in its plugin log: one line saying what failed is what helps there.
+  process.stderr.write(`flume's herdr plugin: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,161 @@
+/**
+ * The herdr pane host: each agent runs in a herdr workspace of its own (labelled with the place and
+ * stage), through herdr's documented CLI (README.md names the version). The program starts as
+ * launch-script.ts says; the rest maps onto `pane` commands:
+ *
+ * - `capture` is `pane read --source visible` (the rendered screen, ANSI stripped), which herdr reads
+ *   without moving an agent's viewport; a pane gone (its program exited) reads as undefined.
+ * - `type` sends literal bytes (`pane send-text`) in bursts of 200 characters, like typing. herdr's
+ *   CLI has no paste that does not submit (`pane run` and `agent prompt` press Enter), so text
+ *   holding a newline or other control character is sent as one bracketed paste flume frames itself
+ *   (`ESC[200~ … ESC[201~`), as the agents flume drives turn bracketed paste on.
+ * - `alive` reads `pane process-info`: the pane's root pid (the program, after `exec`) is running.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { definePaneHost, FlumeError, hostStateDir, which, type PaneHost } from '../../core/index.js';
+import { herdrBinary, herdrCli, herdrKey, pick, str, type Herdr, type HerdrReply } from './herdr.js';
+import { launchLine, launchScript } from './launch-script.js';
+import { processRunning, signalQuietly, waitGone } from './process.js';
+
+/** How the host reaches herdr. */
+export interface HerdrHostOptions {
+  /** The herdr executable (default `$HERDR_BIN_PATH`, which herdr sets in its panes, else `herdr` on PATH). */
+  binary?: string;
+  /** Where launch scripts are written (default `<flume state>/herdr`). */
+  stateDir?: string;
+  /** How long `open` waits for the pane's shell to run the launch script (default 15 s). */
+  startTimeoutMs?: number;
+}
+
+/** The most characters sent in one `pane send-text`. */
+export const HERDR_BURST_CHARS = 200;
+/** The pause between two bursts, so the agent takes them as typing rather than a paste. */
+export const HERDR_BURST_GAP_MS = 100;
+/** The pause between two named keys, so each reaches the program in a read of its own. */
+export const HERDR_KEY_GAP_MS = 40;
+
+/** A pane host on the running herdr server; key `herdr`. */
+export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
+  const binary = options.binary ?? herdrBinary();
+  const herdr: Herdr = herdrCli(binary);
+
+  async function rootPid(pane: string): Promise<number | undefined | null> {
+    const reply = await herdr(['pane', 'process-info', '--pane', pane]);
+    if (!reply.ok) return null;
+    const pid = pick(reply.result, 'process_info', 'shell_pid');
+    return typeof pid === 'number' ? pid : undefined;
+  }
+
+  async function alive(pane: string): Promise<boolean> {
+    const pid = await rootPid(pane);
+    // herdr removes a pane when its program exits; where it reads no pid, the pane's being there answers.
+    return pid !== null && (pid === undefined || processRunning(pid));
+  }
+
+  async function livePane(pane: string): Promise<void> {
+    if (await alive(pane)) return;
+    throw new FlumeError('AGENT_NOT_UP', `The herdr pane ${pane} has no running program.`, {
+      fix: 'Read the place with `flume status`; start the agent again with `flume retry`.',
+      details: { pane },
+    });
+  }
+
+  async function check(reply: HerdrReply, what: string, pane: string): Promise<void> {
+    if (reply.ok) return;
+    await livePane(pane);
+    throw new FlumeError('IO_FAILED', `herdr could not ${what}: ${reply.message}`, {
+      fix: 'Check that herdr runs here (`herdr status server`).',
+      details: { pane, code: reply.code },
+    });
+  }
+
+  return definePaneHost({
+    key: 'herdr',
+    async available() {
+      if (which(binary) === undefined) return false;
+      const reply = await herdr(['status', 'server', '--json']);
+      return reply.ok && pick(reply.result, 'running') === true;
+    },
+    async open(spec) {
+      // Both refusals (a bad spec, an unsayable path) come before anything is made.
+      const text = launchScript(spec, which('env') ?? 'env');
+      const dir = options.stateDir ?? join(hostStateDir(), 'herdr');
+      const script = join(dir, `launch-${randomUUID()}.sh`);
+      const line = launchLine(script);
+      await mkdir(dir, { recursive: true });
+      await writeFile(script, text, { mode: 0o700 });
+      const made = await herdr(['workspace', 'create', '--cwd', spec.cwd, '--label', spec.title, '--no-focus']);
+      const pane = str(made.result, 'root_pane', 'pane_id');
+      const fail = async (why: string, code?: string) => {
+        await rm(script, { force: true });
+        if (pane) await herdr(['pane', 'close', pane]);
+        throw new FlumeError('AGENT_START_FAILED', `herdr could not start the agent in ${spec.cwd}: ${why}`, {
+          fix: 'Check that herdr runs here (`herdr status server`) and that a new pane gets a working shell.',
+          details: { pane, code, title: spec.title },
+        });
+      };
+      if (!made.ok || !pane) return fail(made.message ?? 'no pane in its answer', made.code);
+      const ran = await herdr(['pane', 'run', pane, line]);
+      if (!ran.ok) return fail(ran.message ?? 'pane run failed', ran.code);
+      // The script deletes itself first: until then nothing is known to have reached the shell.
+      const until = Date.now() + (options.startTimeoutMs ?? 15_000);
+      while (existsSync(script)) {
+        if (Date.now() >= until) return fail(`the shell of pane ${pane} did not run flume's launch line`);
+        await sleep(25);
+      }
+      const pid = await rootPid(pane);
+      return { pane, ...(typeof pid === 'number' ? { pid } : {}) };
+    },
+    async capture(pane) {
+      const reply = await herdr(['pane', 'read', pane, '--source', 'visible']);
+      return reply.ok ? reply.text : undefined;
+    },
+    async type(pane, text) {
+      if (text === '') return;
+      await livePane(pane);
+      if (/[\u0000-\u001f\u007f]/.test(text)) {
+        const clean = text.replace(/\u001b\[20[01]~/g, '');
+        return check(await herdr(['pane', 'send-text', pane, `\u001b[200~${clean}\u001b[201~`]), `paste into ${pane}`, pane);
+      }
+      for (const [index, burst] of splitBursts(text, HERDR_BURST_CHARS).entries()) {
+        if (index > 0) await sleep(HERDR_BURST_GAP_MS);
+        await check(await herdr(['pane', 'send-text', pane, burst]), `type into ${pane}`, pane);
+      }
+    },
+    async keys(pane, keys) {
+      await livePane(pane);
+      for (const [index, key] of keys.entries()) {
+        if (index > 0) await sleep(HERDR_KEY_GAP_MS);
+        await check(await herdr(['pane', 'send-keys', pane, herdrKey(key)]), `press ${key} in ${pane}`, pane);
+      }
+    },
+    alive,
+    async close(pane) {
+      const pid = await rootPid(pane);
+      if (pid === null) return;
+      await herdr(['pane', 'close', pane]);
+      if (pid === undefined) return;
+      // Closing the pane hangs up its terminal; a program that ignores SIGHUP is ended by signal.
+      for (const [signal, waitMs] of [[undefined, 2000], ['SIGTERM', 2000], ['SIGKILL', 2000]] as const) {
+        if (signal) signalQuietly(pid, signal);
+        if (await waitGone(pid, waitMs)) return;
+      }
+      throw new FlumeError('AGENT_DID_NOT_EXIT', `The program in herdr pane ${pane} (pid ${pid}) did not exit.`, {
+        fix: `Look at the process with \`ps -p ${pid}\` and end it by hand.`,
+        details: { pane, pid },
+      });
+    },
+  });
+}
+
+/** Splits text into bursts of at most `size` characters, never inside a surrogate pair. */
+export function splitBursts(text: string, size: number): string[] {
+  const chars = Array.from(text);
+  const bursts: string[] = [];
+  for (let i = 0; i < chars.length; i += size) bursts.push(chars.slice(i, i + size).join(''));
+  return bursts;
+}

@@ -1,0 +1,159 @@
+/**
+ * flume's rows in herdr's sidebar. herdr renders an Agent row from tokens a plugin reports on the
+ * agent's pane (`herdr pane report-metadata <pane> --source … --token NAME=VALUE`), shown where the
+ * user's `ui.sidebar.agents.rows` names `$NAME` (README.md has a layout). Each place whose agent runs
+ * in a herdr pane gets its kind, stage i/n, stage state, agent state, a change's tasks ticked, and
+ * what it needs or since when it is stuck. Places with no herdr pane have no Agent row to carry them.
+ *
+ * Tokens are normalised as herdr stores them (whitespace collapsed, control characters dropped, 80
+ * characters at most), so a row is re-reported only when what herdr would show changes.
+ */
+import type { PlaceStatus, StatusReport } from '../../core/index.js';
+import { herdrCli, type Herdr } from './herdr.js';
+
+/** Every token flume reports, in the order a layout would show them. */
+export const SIDEBAR_TOKENS = ['flume_place', 'flume_kind', 'flume_stage', 'flume_state', 'flume_agent', 'flume_tasks', 'flume_needs'] as const;
+
+/** The metadata source flume reports under (herdr: letters, digits, `:._-`, at most 80). */
+export const SIDEBAR_SOURCE = 'flume:sidebar';
+
+/** One place's row: the pane it is reported on and the tokens it shows. */
+export interface SidebarRow {
+  pane: string;
+  place: string;
+  tokens: Partial<Record<(typeof SIDEBAR_TOKENS)[number], string>>;
+}
+
+/** What one refresh reported on a pane. */
+export interface SidebarReport {
+  pane: string;
+  place?: string;
+  set: Record<string, string>;
+  cleared: string[];
+  ok: boolean;
+}
+
+/** The rows of a status report: one per place whose current agent runs in a herdr pane. */
+export function sidebarRows(report: StatusReport): SidebarRow[] {
+  const rows: SidebarRow[] = [];
+  for (const place of report.places) {
+    const agent = place.stage?.agent;
+    if (agent?.host === 'herdr' && agent.pane) rows.push({ pane: agent.pane, place: place.id, tokens: rowTokens(place) });
+  }
+  return rows;
+}
+
+/** A place's tokens, each normalised as herdr would store it; absent ones are left out. */
+export function rowTokens(place: PlaceStatus): SidebarRow['tokens'] {
+  const stage = place.stage;
+  const raw: Record<string, string | undefined> = {
+    flume_place: place.id,
+    flume_kind: place.kind,
+    flume_stage: stage ? `${stage.name} ${stage.index + 1}/${stage.of}` : undefined,
+    flume_state: place.state === 'active' ? stage?.state : place.state,
+    flume_agent: stage?.agent?.state,
+    flume_tasks: stage?.progress ? `${stage.progress.done} of ${stage.progress.total}` : undefined,
+    flume_needs: stage?.needs ? `needs: ${stage.needs}` : stage?.stuckSince ? `stuck since ${clock(stage.stuckSince)}` : stage?.state === 'never-started' ? 'prompt never taken' : undefined,
+  };
+  const tokens: SidebarRow['tokens'] = {};
+  for (const name of SIDEBAR_TOKENS) {
+    const value = normalise(raw[name]);
+    if (value) tokens[name] = value;
+  }
+  return tokens;
+}
+
+/** Reports rows to herdr, remembering what each pane shows, so only a changed row is sent again. */
+export function sidebarRefresher(options: { herdr?: Herdr; source?: string } = {}) {
+  const herdr = options.herdr ?? herdrCli();
+  const source = options.source ?? SIDEBAR_SOURCE;
+  const shown = new Map<string, { place: string; tokens: Record<string, string> }>();
+  let lastSeq = 0;
+
+  async function report(pane: string, place: string | undefined, set: Record<string, string>, cleared: string[]): Promise<SidebarReport> {
+    // A sequence number makes herdr drop a report that arrives after a newer one.
+    lastSeq = Math.max(Date.now(), lastSeq + 1);
+    const args = ['pane', 'report-metadata', pane, '--source', source, '--seq', String(lastSeq)];
+    for (const [name, value] of Object.entries(set)) args.push('--token', `${name}=${value}`);
+    for (const name of cleared) args.push('--clear-token', name);
+    const reply = await herdr(args);
+    return { pane, ...(place ? { place } : {}), set, cleared, ok: reply.ok || reply.code === 'pane_not_found' };
+  }
+
+  return {
+    /** Brings herdr's rows in line with the report; returns the panes it reported on. */
+    async refresh(status: StatusReport): Promise<SidebarReport[]> {
+      const rows = sidebarRows(status);
+      const done: SidebarReport[] = [];
+      for (const row of rows) {
+        const before = shown.get(row.pane)?.tokens ?? {};
+        const tokens = row.tokens as Record<string, string>;
+        const set = Object.fromEntries(Object.entries(tokens).filter(([name, value]) => before[name] !== value));
+        const cleared = Object.keys(before).filter((name) => !(name in tokens));
+        if (Object.keys(set).length === 0 && cleared.length === 0) continue;
+        const result = await report(row.pane, row.place, set, cleared);
+        // A failed report is forgotten, so the next refresh sends it again.
+        if (result.ok) shown.set(row.pane, { place: row.place, tokens });
+        done.push(result);
+      }
+      const live = new Set(rows.map((row) => row.pane));
+      for (const [pane, row] of shown) {
+        if (live.has(pane)) continue;
+        // The place moved on (its agent ended, or it left status): clear what its pane showed.
+        const result = await report(pane, row.place, {}, Object.keys(row.tokens));
+        if (result.ok) shown.delete(pane);
+        done.push(result);
+      }
+      return done;
+    },
+  };
+}
+
+/** The refresher's type. */
+export type SidebarRefresher = ReturnType<typeof sidebarRefresher>;
+
+/**
+ * Refreshes the sidebar from a fresh status report every `intervalMs` until aborted, or until
+ * `running` says herdr's server is gone. A failed reading is handed to `onError` and tried again.
+ */
+export async function watchSidebar(options: {
+  readStatus: () => Promise<StatusReport>;
+  refresher?: SidebarRefresher;
+  intervalMs?: number;
+  signal?: AbortSignal;
+  running?: () => Promise<boolean>;
+  onError?: (error: unknown) => void;
+}): Promise<void> {
+  const refresher = options.refresher ?? sidebarRefresher();
+  while (!options.signal?.aborted) {
+    if (options.running && !(await options.running())) return;
+    try {
+      await refresher.refresh(await options.readStatus());
+    } catch (error) {
+      options.onError?.(error);
+    }
+    if (options.signal?.aborted) return;
+    await new Promise<void>((done) => {
+      const finish = () => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', finish);
+        done();
+      };
+      const timer = setTimeout(finish, options.intervalMs ?? 3000);
+      options.signal?.addEventListener('abort', finish, { once: true });
+    });
+  }
+}
+
+/** A token value as herdr stores it: whitespace runs made one space, control characters dropped, 80 at most. */
+export function normalise(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.from(value.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '').trim()).slice(0, 80).join('').trim();
+  return text === '' ? undefined : text;
+}
+
+/** A time of day, HH:MM, local to this host. */
+function clock(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : `${String(date.getHours()).padStart(2, '0')}:${String(date.getMinutes()).padStart(2, '0')}`;
+}

@@ -1,0 +1,84 @@
+/**
+ * A fake herdr server for a test: its folder (whose `running` file says the server runs), the
+ * environment that puts the fake `herdr` first on PATH, and the calls it recorded.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PROJECT, tempDir } from '../repo.js';
+
+/** The folder holding the fake `herdr` executable. */
+export const FAKE_HERDR_DIR = fileURLToPath(new URL('.', import.meta.url));
+
+/** The built herdr plugin, for a repository's config to name (the default preset may lack it). */
+export const HERDR_PLUGIN_JS = join(PROJECT, 'dist', 'plugins', 'herdr', 'index.js');
+
+/** One call the fake recorded. */
+export interface HerdrCall {
+  argv: string[];
+  cwd: string;
+  stdin: string;
+}
+
+/** A fake herdr server of a test's own. */
+export interface FakeHerdr {
+  state: string;
+  /** PATH with the fake first, and where it keeps its server and log. */
+  env: Record<string, string>;
+  calls(): HerdrCall[];
+  /** Calls whose argv starts with these words. */
+  callsOf(...words: string[]): HerdrCall[];
+  clearLog(): void;
+  /** Starts or stops the server (the `running` file); panes stay. */
+  setRunning(running: boolean): void;
+  /** The tokens reported on a pane, as `pane get` shows them. */
+  tokens(pane: string): Record<string, string>;
+  /** Puts `env` into this process (for the host used in-process); returns the undo. */
+  install(): () => void;
+  cleanup(): void;
+}
+
+/** Makes a fake herdr server, running unless told otherwise. */
+export function fakeHerdr(options: { running?: boolean } = {}): FakeHerdr {
+  const state = tempDir('flume-herdr-');
+  const log = join(state, 'calls.jsonl');
+  const bin = FAKE_HERDR_DIR.replace(/\/$/, '');
+  // HERDR_BIN_PATH too: inside a real herdr pane it would name the real herdr.
+  const env = { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, HERDR_BIN_PATH: join(bin, 'herdr'), FAKE_HERDR_STATE: state, FAKE_HERDR_LOG: log };
+  const fake: FakeHerdr = {
+    state,
+    env,
+    calls: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as HerdrCall) : []),
+    callsOf: (...words) => fake.calls().filter((call) => words.every((word, i) => call.argv[i] === word)),
+    clearLog: () => rmSync(log, { force: true }),
+    setRunning(running) {
+      if (running) writeFileSync(join(state, 'running'), '');
+      else rmSync(join(state, 'running'), { force: true });
+    },
+    tokens(pane) {
+      const file = join(state, 'metadata', `${pane.replace(/[^A-Za-z0-9]/g, '_')}.json`);
+      return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).tokens as Record<string, string>) : {};
+    },
+    install() {
+      const before = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+      Object.assign(process.env, env);
+      return () => {
+        for (const [key, value] of Object.entries(before)) {
+          if (value === undefined) delete process.env[key];
+          else process.env[key] = value;
+        }
+      };
+    },
+    cleanup() {
+      try {
+        execFileSync('tmux', ['-S', join(state, 'tmux.sock'), 'kill-server'], { stdio: 'ignore' });
+      } catch {
+        // No server was started.
+      }
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+  fake.setRunning(options.running ?? true);
+  return fake;
+}
