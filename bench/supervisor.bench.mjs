@@ -1,0 +1,107 @@
+// The supervisor: (1) from a deliverable's commit to the next stage's agent started, with `flume watch`
+// running (limit: median under 1 s); (2) its cost with 50 idle places, each with a live (fake) agent
+// waiting on the operator (limits: under 1% of a core, under 150 MB).
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { FLUME, GIT_ENV, PROJECT, fmt, makeRepo, median, temp } from './lib.mjs';
+
+const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+function setup(script) {
+  const state = temp('flume-bench-state-');
+  const configDir = temp('flume-bench-claude-');
+  const scriptPath = join(configDir, 'script.json');
+  writeFileSync(scriptPath, JSON.stringify(script));
+  const repo = makeRepo();
+  writeFileSync(join(repo, 'flume.config.ts'), `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: FAKE, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '5s' } })};\n`);
+  spawnSync('git', ['add', '-A'], { cwd: repo });
+  spawnSync('git', ['commit', '-qm', 'config'], { cwd: repo, env: { ...process.env, ...GIT_ENV } });
+  const env = { ...process.env, ...GIT_ENV, FLUME_STATE_DIR: state };
+  return { state, repo, env, configDir };
+}
+
+function flume(env, cwd, ...args) {
+  const result = spawnSync(process.execPath, [FLUME, ...args], { env, cwd, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`flume ${args.join(' ')}: ${result.stdout}${result.stderr}`);
+  return result.stdout;
+}
+
+function cleanup({ state }, watcher) {
+  watcher?.kill('SIGTERM');
+  spawnSync('tmux', ['-S', join(state, 'tmux', 'flume.sock'), 'kill-server']);
+}
+
+async function latency() {
+  const marks = temp('flume-bench-marks-');
+  const setupResult = setup({
+    onPrompt: [
+      { match: 'Submit the branch', actions: [{ say: 'Submitting.' }, { sleepMs: 600_000 }] },
+      { actions: [{ say: 'Working.' }, { sleepMs: 1500 }, { run: ['sh', '-c', `node -e "process.stdout.write(String(Date.now()))" > ${marks}/$(basename "$PWD") && echo x > x.txt && git add x.txt && git commit -qm work`] }, { sleepMs: 600_000 }] },
+    ],
+  });
+  const { repo, env, state } = setupResult;
+  const places = Number(process.env.PLACES ?? 8);
+  const watcher = spawn(process.execPath, [FLUME, 'watch', '--poll', '30s', '--linger', '0', '--quiet'], { env, stdio: 'ignore' });
+  const delays = [];
+  try {
+    for (let i = 0; i < places; i++) flume(env, repo, 'launch', '--kind', 'fix', '--name', `l${i}`, '--brief', 'bench', '--no-watch');
+    const deadline = Date.now() + 120_000;
+    for (let i = 0; i < places; i++) {
+      const events = join(repo, '.git', 'flume', 'places', `fix--l${i}.events.jsonl`);
+      for (;;) {
+        const started = existsSync(events) ? readFileSync(events, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.event === 'stage-started' && e.stage === 'submission') : undefined;
+        const mark = join(marks, `fix--l${i}`);
+        if (started && existsSync(mark)) {
+          delays.push(Date.parse(started.at) - Number(readFileSync(mark, 'utf8')));
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`place l${i} never reached submission`);
+        await sleep(200);
+      }
+    }
+  } finally {
+    cleanup(setupResult, watcher);
+  }
+  const sorted = [...delays].sort((a, b) => a - b);
+  console.log(`deliverable's commit → next stage's agent started (supervisor running, ${places} places): median ${fmt(median(delays))}, max ${fmt(sorted[sorted.length - 1])} (limit: median 1000 ms)`);
+  void state;
+}
+
+function cpuTicks(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function rssMb(pid) {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  return Number(line.split(/\s+/)[1]) / 1024;
+}
+
+async function idle() {
+  const count = Number(process.env.IDLE_PLACES ?? 50);
+  const setupResult = setup({ onPrompt: [{ actions: [{ say: 'Which database should I use?' }] }] });
+  const { repo, env } = setupResult;
+  let watcher;
+  try {
+    for (let i = 0; i < count; i++) flume(env, repo, 'launch', '--kind', 'fix', '--name', `i${i}`, '--brief', 'bench', '--no-watch');
+    watcher = spawn(process.execPath, [FLUME, 'watch', '--linger', '0', '--quiet'], { env, stdio: 'ignore' });
+    // Let it take its first passes (it marks every place waiting), then measure it at rest.
+    await sleep(Number(process.env.SETTLE_MS ?? 45_000));
+    const seconds = Number(process.env.MEASURE_S ?? 120);
+    const ticks = cpuTicks(watcher.pid);
+    const start = Date.now();
+    await sleep(seconds * 1000);
+    const used = (cpuTicks(watcher.pid) - ticks) / 100;
+    const elapsed = (Date.now() - start) / 1000;
+    const status = JSON.parse(flume(env, repo, 'status', '--json'));
+    const waiting = status.places.filter((p) => p.stage?.state === 'waiting').length;
+    console.log(`supervisor with ${count} idle places (${waiting} waiting on the operator), over ${elapsed.toFixed(0)} s: ${((used / elapsed) * 100).toFixed(2)}% of a core, ${rssMb(watcher.pid).toFixed(0)} MB resident (limits: 1%, 150 MB)`);
+  } finally {
+    cleanup(setupResult, watcher);
+  }
+}
+
+if (!process.env.ONLY || process.env.ONLY === 'latency') await latency();
+if (!process.env.ONLY || process.env.ONLY === 'idle') await idle();
