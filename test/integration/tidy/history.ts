@@ -5,10 +5,10 @@
  * branch, hand-made worktrees beside them. A plan is data drawn from a seed, so a failure names a
  * seed and its plan, and the same seed builds the same history again.
  */
-import { execFile } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { tempDir } from '../../helpers/repo.js';
+import { chmodSync, cpSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir, write } from '../../helpers/repo.js';
+import { git, tryGit } from './support.js';
 
 /** A seeded PRNG (mulberry32): the same seed draws the same plan. */
 export function prng(seed: number): () => number {
@@ -27,7 +27,7 @@ export type CommitKind = 'add' | 'edit' | 'empty' | 'rename' | 'mode' | 'merge-s
 /** How a place's work reaches main. */
 export type Landing = 'none' | 'cherry-pick' | 'cherry-pick-keep-empty' | 'partial' | 'rebase-ff' | 'rebase-copy' | 'merge' | 'ff' | 'squash';
 /** What the place's worktree is left holding when tidy runs. */
-export type WorktreeState = 'clean' | 'modified' | 'staged' | 'untracked' | 'ignored' | 'locked' | 'other-branch';
+export type WorktreeState = 'clean' | 'modified' | 'staged' | 'untracked' | 'ignored' | 'locked' | 'other-branch' | 'moved' | 'folder-deleted';
 /** A commit on main that has nothing to do with any place. */
 export type MainCommit = 'edit' | 'edit-renamed' | 'add' | 'empty';
 
@@ -55,14 +55,20 @@ export interface HistoryPlan {
   landingOrder: number[];
   handUnder: boolean;
   handElsewhere: boolean;
+  /** The hand-made worktree elsewhere has had its folder deleted (git lists it as prunable). */
+  handElsewhereGone: boolean;
   /** Run launch, drop, tidy and status through the built CLI instead of the engine in-process. */
   cli: boolean;
 }
 
 const COMMITS: CommitKind[] = ['add', 'add', 'add', 'edit', 'edit', 'empty', 'rename', 'mode', 'merge-side', 'merge-main'];
 const LANDINGS: Landing[] = ['none', 'none', 'cherry-pick', 'cherry-pick-keep-empty', 'partial', 'rebase-ff', 'rebase-copy', 'merge', 'ff', 'squash', 'squash'];
-const STATES: WorktreeState[] = ['clean', 'clean', 'clean', 'clean', 'clean', 'ignored', 'modified', 'staged', 'untracked', 'locked', 'other-branch'];
+const STATES: WorktreeState[] = ['clean', 'clean', 'clean', 'clean', 'clean', 'ignored', 'modified', 'staged', 'untracked', 'locked', 'other-branch', 'moved', 'folder-deleted'];
 const MAIN: MainCommit[] = ['edit', 'edit-renamed', 'add', 'empty'];
+
+/** Every way of landing and every worktree state a plan draws, for the coverage check. */
+export const ALL_LANDINGS = [...new Set(LANDINGS)];
+export const ALL_STATES = [...new Set(STATES)];
 
 /** Draws history `index` from `seed`. */
 export function planHistory(seed: number, index: number, options: { cliEvery?: number } = {}): HistoryPlan {
@@ -85,47 +91,15 @@ export function planHistory(seed: number, index: number, options: { cliEvery?: n
     landingOrder,
     handUnder: random() < 0.25,
     handElsewhere: random() < 0.2,
+    handElsewhereGone: random() < 0.5,
     cli: options.cliEvery ? index % options.cliEvery === options.cliEvery - 1 : false,
   };
-}
-
-/** The environment test-side git runs with: a fixed identity, no system or user config. */
-export const GIT_ENV: Record<string, string> = {
-  ...(process.env as Record<string, string>),
-  GIT_AUTHOR_NAME: 'Test',
-  GIT_AUTHOR_EMAIL: 'test@example.com',
-  GIT_COMMITTER_NAME: 'Test',
-  GIT_COMMITTER_EMAIL: 'test@example.com',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_EDITOR: 'true',
-  GIT_SEQUENCE_EDITOR: 'true',
-  GIT_TERMINAL_PROMPT: '0',
-};
-
-/** Runs git; resolves with its trimmed stdout, rejects on a non-zero exit. */
-export function git(cwd: string, ...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, env: GIT_ENV, maxBuffer: 64 << 20, timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`git ${args.join(' ')} (in ${cwd}) failed: ${stderr || error.message}`));
-      else resolve(stdout.trim());
-    });
-    child.stdin?.end();
-  });
-}
-
-/** Runs git; true when it succeeded. */
-export function tryGit(cwd: string, ...args: string[]): Promise<boolean> {
-  return git(cwd, ...args).then(
-    () => true,
-    () => false,
-  );
 }
 
 const SHARED_LINES = 80;
 const lines = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
 
-let template: string | undefined;
+let template: Promise<string> | undefined;
 
 /**
  * A repository on main with the files histories edit, `*.log` ignored by a committed .gitignore.
@@ -133,15 +107,15 @@ let template: string | undefined;
  * and a copy costs no git process).
  */
 export async function makeHistoryRepo(): Promise<string> {
-  template ??= await initRepo(tempDir('flume-tidy-template-'));
+  template ??= initRepo(tempDir('flume-tidy-template-'));
   const root = tempDir('flume-tidy-');
-  cpSync(template, root, { recursive: true });
+  cpSync(await template, root, { recursive: true });
   return root;
 }
 
 /** Removes the template repository (call once, after the last history). */
-export function removeTemplate(): void {
-  if (template) rmSync(template, { recursive: true, force: true });
+export async function removeTemplate(): Promise<void> {
+  if (template) rmSync(await template, { recursive: true, force: true });
   template = undefined;
 }
 
@@ -156,12 +130,6 @@ async function initRepo(root: string): Promise<string> {
   await git(root, 'add', '-A');
   await git(root, 'commit', '-q', '-m', 'init');
   return root;
-}
-
-/** Writes a file, making its folder. */
-export function write(root: string, path: string, content: string): void {
-  mkdirSync(dirname(join(root, path)), { recursive: true });
-  writeFileSync(join(root, path), content);
 }
 
 function editLine(root: string, path: string, line: number, text: string): void {
@@ -273,8 +241,26 @@ export async function land(root: string, place: string, branch: string, plan: Pl
   }
 }
 
-/** Leaves a place's worktree as the plan says; returns the uncommitted files that must survive tidying. */
-export async function leaveWorktree(root: string, place: string, i: number, state: WorktreeState): Promise<Record<string, string>> {
+/**
+ * Leaves a place's worktree as the plan says; returns the folder that must survive tidying with the
+ * uncommitted files in it (`moved`: the place's worktree removed by hand and made again in `elsewhere`).
+ */
+export async function leaveWorktree(root: string, place: string, i: number, state: WorktreeState, elsewhere: string): Promise<{ path: string; files: Record<string, string> }> {
+  if (state === 'moved') {
+    const path = join(elsewhere, `moved-p${i}`);
+    await git(root, 'worktree', 'remove', place);
+    await git(root, 'worktree', 'add', '-q', path, `fix/p${i}`);
+    write(path, 'wip.txt', `work goes on ${i}\n`);
+    return { path, files: { 'wip.txt': `work goes on ${i}\n` } };
+  }
+  if (state === 'folder-deleted') {
+    rmSync(place, { recursive: true, force: true });
+    return { path: place, files: {} };
+  }
+  return { path: place, files: await leaveUncommitted(root, place, i, state) };
+}
+
+async function leaveUncommitted(root: string, place: string, i: number, state: Exclude<WorktreeState, 'moved' | 'folder-deleted'>): Promise<Record<string, string>> {
   switch (state) {
     case 'clean':
       return {};
@@ -304,29 +290,4 @@ export async function leaveWorktree(root: string, place: string, i: number, stat
       await git(place, 'commit', '-q', '-m', `other work of p${i}`);
       return {};
   }
-}
-
-/** Every local branch and its head. */
-export async function branchHeads(root: string): Promise<Map<string, string>> {
-  const out = await git(root, 'for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/');
-  return new Map(out.split('\n').filter(Boolean).map((line) => line.split(' ') as [string, string]));
-}
-
-/** `git cherry <target> <branch>`: the commits whose patch the target lacks. */
-export async function cherryPlus(root: string, target: string, branch: string): Promise<string[]> {
-  const out = await git(root, 'cherry', target, branch);
-  return out.split('\n').filter((line) => line.startsWith('+ ')).map((line) => line.slice(2));
-}
-
-/** Registered worktrees: path → branch (undefined when detached) and lock. */
-export async function worktrees(root: string): Promise<Map<string, { branch?: string; locked: boolean }>> {
-  const out = await git(root, 'worktree', 'list', '--porcelain');
-  const result = new Map<string, { branch?: string; locked: boolean }>();
-  let path = '';
-  for (const line of out.split('\n')) {
-    if (line.startsWith('worktree ')) result.set((path = line.slice(9)), { locked: false });
-    else if (line.startsWith('branch ')) result.get(path)!.branch = line.slice(7).replace(/^refs\/heads\//, '');
-    else if (line === 'locked' || line.startsWith('locked ')) result.get(path)!.locked = true;
-  }
-  return result;
 }

@@ -1,8 +1,8 @@
 /**
  * Tidy loses nothing, over a few hundred random histories (book: "Tidying"). Each history is a real
  * repository with 1–3 places whose work lands on main in one of the ways teams land it (or not at
- * all), worktrees left clean, dirty, locked or on another branch, and hand-made worktrees beside
- * them. Before tidying, `git cherry main <branch>` names every commit whose patch main lacks; after
+ * all), worktrees left clean, dirty, locked, on another branch, moved elsewhere by hand or with
+ * their folder deleted, and hand-made worktrees beside them (under places/ and elsewhere). Before tidying, `git cherry main <branch>` names every commit whose patch main lacks; after
  * it, each of them is still reachable, nothing flume did not make is touched, what tidy did matches
  * an oracle written from the rules, and every place left shows in status with its reason. The
  * batched landing judgement (`unlandedCounts`) is checked against `git cherry` on every branch.
@@ -19,9 +19,8 @@ import type { TidyOutcome } from '../../../core/engine/tidy.js';
 import { remove, tempDir } from '../../helpers/repo.js';
 import { cliDriver, engineDriver, type Driver } from './driver.js';
 import {
-  branchHeads,
-  cherryPlus,
-  git,
+  ALL_LANDINGS,
+  ALL_STATES,
   land,
   leaveWorktree,
   mainCommit,
@@ -29,9 +28,9 @@ import {
   placeCommit,
   planHistory,
   removeTemplate,
-  worktrees,
   type HistoryPlan,
 } from './history.js';
+import { branchHeads, cherryPlus, git, worktrees } from './support.js';
 
 const DEFAULT_SEED = 0x71d7;
 const SEED = process.env.FLUME_TIDY_SEED === 'random' ? Math.floor(Math.random() * 2 ** 32) : Number(process.env.FLUME_TIDY_SEED ?? DEFAULT_SEED);
@@ -40,16 +39,17 @@ const ONLY = process.env.FLUME_TIDY_HISTORY === undefined ? undefined : Number(p
 const CONCURRENCY = Number(process.env.FLUME_TIDY_CONCURRENCY ?? 2);
 /** One history in this many runs through the built CLI instead of the engine in-process. */
 const CLI_EVERY = 50;
-const BLOCKING = new Set(['modified', 'staged', 'untracked', 'locked', 'other-branch']);
+/** Worktree states that keep a place whose work is over (a deleted folder cannot be read). */
+const BLOCKING = new Set(['modified', 'staged', 'untracked', 'locked', 'other-branch', 'folder-deleted']);
 
 let stateDir: string;
 beforeAll(() => {
   stateDir = tempDir('flume-tidy-state-');
   process.env.FLUME_STATE_DIR = stateDir;
 });
-afterAll(() => {
+afterAll(async () => {
   remove(stateDir);
-  removeTemplate();
+  await removeTemplate();
 });
 
 /** What one history saw, for the totals printed at the end. */
@@ -65,6 +65,7 @@ describe('tidy over random histories', () => {
     const tally: Tally = {};
     const failures: string[] = [];
     let next = 0;
+    let done = 0;
     const worker = async () => {
       while (next < indexes.length && failures.length < 5) {
         const index = indexes[next++];
@@ -73,6 +74,7 @@ describe('tidy over random histories', () => {
         try {
           const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('took over 60 s')), 60_000)));
           await Promise.race([runHistory(plan, tally), late]);
+          done++;
         } catch (error) {
           failures.push(`history ${index} (FLUME_TIDY_SEED=${SEED} FLUME_TIDY_HISTORY=${index}): ${(error as Error).message}\nplan: ${JSON.stringify(plan)}`);
         } finally {
@@ -82,11 +84,12 @@ describe('tidy over random histories', () => {
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(`tidy histories: ${indexes.length} in ${seconds} s; ${Object.entries(tally).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    console.log(`tidy histories: ${done} of ${indexes.length} passed in ${seconds} s; ${Object.entries(tally).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
     expect(failures, failures.join('\n\n')).toEqual([]);
     if (ONLY === undefined && COUNT >= 200) {
       // The histories must reach every outcome the rules name, or the test proves less than it says.
-      for (const key of ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked']) {
+      const drawn = [...ALL_LANDINGS.map((l) => `landing ${l}`), ...ALL_STATES.map((s) => `state ${s}`)];
+      for (const key of ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked', ...drawn]) {
         expect(tally[key] ?? 0, key).toBeGreaterThan(0);
       }
     }
@@ -130,9 +133,12 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
     const hand: string[] = [];
     if (plan.handUnder) hand.push(await handWorktree(root, join(root, 'places', 'fix--hand'), 'hand/under'));
     if (plan.handElsewhere) hand.push(await handWorktree(root, join(elsewhere, 'wt'), 'hand/elsewhere'));
-    const uncommitted: Array<{ path: string; files: Record<string, string> }> = [];
+    if (plan.handElsewhere && plan.handElsewhereGone) remove(join(elsewhere, 'wt'));
+    const left: Array<{ path: string; files: Record<string, string> }> = [];
     for (const [i, place] of plan.places.entries()) {
-      uncommitted.push({ path: records[i].path, files: await leaveWorktree(root, records[i].path, i, place.state) });
+      const kept = await leaveWorktree(root, records[i].path, i, place.state, elsewhere);
+      left.push(kept);
+      if (place.state === 'moved') hand.push(kept.path);
     }
     for (const place of plan.places) if (place.drop) await driver.drop(place.name);
 
@@ -154,7 +160,8 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       const over = place.drop || (heads.get(record.branch) !== record.base && missing === 0);
       if (!over) return { action: 'skipped', missing };
       if (BLOCKING.has(place.state)) return { action: 'kept', missing };
-      return { action: 'removed', branchDeleted: missing === 0, missing };
+      // A branch checked out in a worktree (one made by hand elsewhere) is never deleted.
+      return { action: 'removed', branchDeleted: missing === 0 && place.state !== 'moved', missing };
     });
 
     const outcomes = await driver.tidy();
@@ -166,7 +173,10 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
     }
     // (b) the main checkout and every worktree flume did not make (or must keep) is still there.
     if (after.worktrees.get(root)?.branch !== 'main' || !existsSync(join(root, 'README.md'))) throw new Error('the main checkout was touched');
-    for (const path of hand) if (!after.worktrees.has(path) || !existsSync(path)) throw new Error(`the hand-made worktree ${path} was removed`);
+    for (const path of hand) {
+      if (!after.worktrees.has(path)) throw new Error(`the hand-made worktree ${path} was removed or pruned`);
+      if (!existsSync(path) && !(path === join(elsewhere, 'wt') && plan.handElsewhereGone)) throw new Error(`the folder of the hand-made worktree ${path} went`);
+    }
     for (const [branch, head] of heads) {
       const mayGo = records.some((record, i) => record.branch === branch && expected[i].branchDeleted);
       if (!mayGo && after.heads.get(branch) !== head) throw new Error(`the branch ${branch} moved or went (${head} → ${after.heads.get(branch)})`);
@@ -178,16 +188,19 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       const what = `${record.id} (${place.state}, ${place.drop ? 'dropped' : 'not dropped'}, landing ${place.landing}, ${want.missing} missing)`;
       if (!outcome) throw new Error(`tidy said nothing of ${what}`);
       checkOutcome(what, want, outcome);
-      const present = after.worktrees.has(record.path) && existsSync(record.path);
-      if (want.action === 'removed' && present) throw new Error(`${what}: tidy said removed, but the worktree is there`);
-      if (want.action !== 'removed' && !present) throw new Error(`${what}: the worktree went, though tidy ${want.action} it`);
-      for (const [file, content] of Object.entries(uncommitted[i].files)) {
-        if (readFileSync(join(record.path, file), 'utf8') !== content) throw new Error(`${what}: the uncommitted ${file} changed`);
+      const registered = after.worktrees.has(record.path);
+      const present = registered && (existsSync(record.path) || place.state === 'folder-deleted');
+      if (want.action === 'removed' && (registered || existsSync(record.path))) throw new Error(`${what}: tidy said removed, but the worktree is there`);
+      if (want.action !== 'removed' && place.state !== 'moved' && !present) throw new Error(`${what}: the worktree went, though tidy ${want.action} it`);
+      for (const [file, content] of Object.entries(left[i].files)) {
+        if (readFileSync(join(left[i].path, file), 'utf8') !== content) throw new Error(`${what}: the uncommitted ${file} in ${left[i].path} changed`);
       }
       const branchThere = after.heads.has(record.branch);
       if (want.branchDeleted && branchThere) throw new Error(`${what}: the branch should have been deleted`);
       if (!want.branchDeleted && !branchThere) throw new Error(`${what}: the branch was deleted`);
       count(want.action === 'removed' ? `removed, branch ${want.branchDeleted ? 'deleted' : 'kept'}` : want.action);
+      count(`landing ${place.landing}`);
+      count(`state ${place.state}`);
       // (d) a squash of several commits is not landed to git cherry: the branch is kept and named.
       const squash = squashes.get(i);
       if (squash?.squashed && squash.nonEmpty >= 2) {
@@ -211,8 +224,10 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
         continue;
       }
       if (shown.state !== 'kept' || !shown.kept?.reason) throw new Error(`${what}: ${want.action}, yet shown as ${shown.state} with no reason`);
-      if (want.action === 'removed' && (!shown.kept.branchKept || !shown.kept.reason.includes(record.branch) || !shown.kept.reason.includes(String(want.missing)))) {
-        throw new Error(`${what}: its branch was kept but status does not name it with its count: ${shown.kept.reason}`);
+      // The reason names what keeps the branch: the patches main lacks, else the worktree still on it.
+      const named = want.missing > 0 ? String(want.missing) : left[i].path;
+      if (want.action === 'removed' && (!shown.kept.branchKept || !shown.kept.reason.includes(record.branch) || !shown.kept.reason.includes(named))) {
+        throw new Error(`${what}: its branch was kept but status does not name it with ${named}: ${shown.kept.reason}`);
       }
     }
   } finally {

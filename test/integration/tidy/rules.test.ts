@@ -1,39 +1,17 @@
 /**
- * Each tidying rule of the book ("Tidying") on its own, in a real repository: what is over, what is
- * never removed, how the branch is judged, and that every place left shows in status with why.
- * Most run the engine in-process; the ones that need a config file's plugin, a fake `wt` on PATH or
- * the CLI's own flags run the built CLI.
+ * Each tidying rule of the book ("Tidying") on its own, in a real repository, through the engine
+ * in-process: what is over, what is never removed, how the branch is judged, and that every place
+ * left shows in status with why. tools.test.ts runs the rules that need the built CLI.
  */
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { describe, it, expect, afterAll } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TidyOutcome } from '../../../core/engine/tidy.js';
-import type { PlaceStatus } from '../../../core/engine/status.js';
-import { commit, git, makeRepo, remove, snapshot, tempDir, write } from '../../helpers/repo.js';
-import { cliDriver, engineDriver, type Driver } from './driver.js';
+import { commit, git, remove, snapshot, tempDir, write } from '../../helpers/repo.js';
+import { branches, outcomeOf, shown, tidyFixture, worktreePaths } from './support.js';
 
-let stateDir: string;
-const cleanup: string[] = [];
-beforeAll(() => {
-  stateDir = tempDir('flume-tidy-state-');
-  process.env.FLUME_STATE_DIR = stateDir;
-  cleanup.push(stateDir);
-});
-afterAll(() => cleanup.forEach(remove));
-
-/** A fresh repository (with `config` as its flume.config.ts) and a driver for it. */
-async function repo(options: { config?: string; cli?: boolean; env?: Record<string, string> } = {}): Promise<{ root: string; flume: Driver }> {
-  const root = makeRepo(options.config === undefined ? {} : { config: options.config });
-  cleanup.push(root);
-  return { root, flume: options.cli ? cliDriver(root, stateDir, options.env) : await engineDriver(root) };
-}
-
-const outcomeOf = (outcomes: TidyOutcome[], id: string) => outcomes.find((o) => o.id === id);
-const branches = (root: string) => git(root, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/').split('\n');
-const worktreePaths = (root: string) => git(root, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).map((l) => l.slice(9));
-async function shown(flume: Driver, id: string): Promise<PlaceStatus | undefined> {
-  return (await flume.status()).places.find((p) => p.id === id);
-}
+const fixture = tidyFixture(tempDir('flume-tidy-state-'));
+const repo = fixture.repo;
+afterAll(() => fixture.cleanup());
 
 describe('a place whose work landed', () => {
   it('is removed and its branch deleted when its commits were cherry-picked onto a main that moved on', async () => {
@@ -222,6 +200,35 @@ describe('a place tidying must keep', () => {
     expect((await shown(flume, 'fix/gone'))?.kept?.reason).toBe(outcome!.reason);
   });
 
+  it('never prunes a hand-made worktree whose folder is gone (it may be on a disk not mounted now)', async () => {
+    const { root, flume } = await repo();
+    const elsewhere = fixture.later(tempDir('flume-tidy-elsewhere-'));
+    git(root, 'worktree', 'add', '-q', '-b', 'hand/away', join(elsewhere, 'wt'), 'main');
+    remove(join(elsewhere, 'wt'));
+    const place = await flume.launch('by-hand');
+    git(root, 'worktree', 'remove', place.path); // the operator removed the place's worktree by hand
+    await flume.drop('by-hand');
+    expect(outcomeOf(await flume.tidy(), 'fix/by-hand')).toMatchObject({ action: 'removed', branchOutcome: { deleted: true } });
+    expect(worktreePaths(root)).toEqual([root, join(elsewhere, 'wt')]);
+    expect(branches(root)).toEqual(['hand/away', 'main']);
+  });
+
+  it('never deletes a branch checked out in a worktree made by hand, even with nothing left to land', async () => {
+    const { root, flume } = await repo();
+    const elsewhere = fixture.later(tempDir('flume-tidy-elsewhere-'));
+    const place = await flume.launch('moved');
+    const head = commit(place.path, 'work.txt', 'work\n');
+    git(root, 'merge', '-q', '--ff-only', 'fix/moved');
+    git(root, 'worktree', 'remove', place.path);
+    git(root, 'worktree', 'add', '-q', join(elsewhere, 'wt'), 'fix/moved'); // work goes on elsewhere
+    write(join(elsewhere, 'wt'), 'more.txt', 'not committed yet\n');
+    const outcome = outcomeOf(await flume.tidy(), 'fix/moved');
+    expect(outcome).toMatchObject({ action: 'removed', branchOutcome: { deleted: false }, reason: expect.stringContaining(join(elsewhere, 'wt')) });
+    expect(git(root, 'rev-parse', 'fix/moved')).toBe(head);
+    expect(git(join(elsewhere, 'wt'), 'symbolic-ref', '--short', 'HEAD')).toBe('fix/moved');
+    expect((await shown(flume, 'fix/moved'))?.kept).toMatchObject({ branchKept: true, reason: outcome!.reason });
+  });
+
   it('with only ignored files: removed (ignored files may go)', async () => {
     const { root, flume } = await repo();
     commit(root, '.gitignore', '*.log\nbuild/\n');
@@ -235,8 +242,7 @@ describe('a place tidying must keep', () => {
 
   it('never touches the main checkout, a hand-made worktree under places/, or one elsewhere', async () => {
     const { root, flume } = await repo();
-    const elsewhere = tempDir('flume-tidy-elsewhere-');
-    cleanup.push(elsewhere);
+    const elsewhere = fixture.later(tempDir('flume-tidy-elsewhere-'));
     git(root, 'worktree', 'add', '-q', '-b', 'fix/hand', join(root, 'places', 'fix--hand'), 'main');
     git(root, 'worktree', 'add', '-q', '-b', 'hand/else', join(elsewhere, 'wt'), 'main');
     const place = await flume.launch('real');
@@ -247,122 +253,6 @@ describe('a place tidying must keep', () => {
     expect(worktreePaths(root)).toEqual([root, join(root, 'places', 'fix--hand'), join(elsewhere, 'wt')]);
     expect(branches(root)).toEqual(['fix/hand', 'hand/else', 'main']);
     expect(existsSync(place.path)).toBe(false);
-  });
-});
-
-describe('the CLI', () => {
-  it('--dry-run says what it would do and changes nothing', async () => {
-    const { root, flume } = await repo({ cli: true });
-    const landed = await flume.launch('landed');
-    commit(landed.path, 'a.txt', 'a\n');
-    git(root, 'merge', '-q', '--ff-only', 'fix/landed');
-    const dropped = await flume.launch('dropped');
-    commit(dropped.path, 'b.txt', 'b\n');
-    await flume.drop('dropped');
-    const dirty = await flume.launch('dirty');
-    await flume.drop('dirty');
-    write(dirty.path, 'README.md', 'dirty\n');
-    await flume.launch('active');
-    const before = snapshot(root);
-    const outcomes = await flume.tidy({ dryRun: true });
-    expect(snapshot(root)).toBe(before);
-    expect(outcomes.map((o) => [o.id, o.action])).toEqual([
-      ['fix/active', 'skipped'],
-      ['fix/dirty', 'kept'],
-      ['fix/dropped', 'would-remove'],
-      ['fix/landed', 'would-remove'],
-    ]);
-    expect((await shown(flume, 'fix/dirty'))?.kept).toBeUndefined();
-    // And the real run then does what the dry run said.
-    const real = await flume.tidy();
-    expect(real.map((o) => [o.id, o.action])).toEqual([
-      ['fix/active', 'skipped'],
-      ['fix/dirty', 'kept'],
-      ['fix/dropped', 'removed'],
-      ['fix/landed', 'removed'],
-    ]);
-  });
-
-  it('a beforeTidy plugin in flume.config.ts vetoes removal: kept with its reason', async () => {
-    const config = `export default {
-  plugins: [{ name: 'test:veto', apply(flume: any) { flume.hooks.beforeTidy.tapPromise('test:veto', async () => 'kept by test'); } }],
-};\n`;
-    const { root, flume } = await repo({ config, cli: true });
-    const place = await flume.launch('vetoed');
-    await flume.drop('vetoed');
-    const outcome = outcomeOf(await flume.tidy(), 'fix/vetoed');
-    expect(outcome).toMatchObject({ action: 'kept', reason: expect.stringContaining('kept by test') });
-    expect(worktreePaths(root)).toContain(place.path);
-    expect((await shown(flume, 'fix/vetoed'))?.kept?.reason).toContain('kept by test');
-  });
-
-  it('tidies one place when named, and leaves the others', async () => {
-    const { flume } = await repo({ cli: true });
-    const one = await flume.launch('one');
-    const two = await flume.launch('two');
-    await flume.drop('one');
-    await flume.drop('two');
-    expect((await flume.tidy({ only: 'fix/two' })).map((o) => [o.id, o.action])).toEqual([['fix/two', 'removed']]);
-    expect(existsSync(one.path)).toBe(true);
-    expect(existsSync(two.path)).toBe(false);
-  });
-});
-
-describe('worktreeTool: worktrunk', () => {
-  /** A fake `wt` that records its argv, then removes the branch's worktree with git (or fails). */
-  function fakeWt(behaviour: 'remove' | 'fail' | 'leave'): { env: Record<string, string>; argv: () => string[] } {
-    const bin = tempDir('flume-wt-');
-    cleanup.push(bin);
-    const argvFile = join(bin, 'argv');
-    const act = {
-      remove: `path=$(git worktree list --porcelain | awk -v b="branch refs/heads/$branch" '/^worktree /{p=substr($0,10)} $0==b{print p}')
-exec git worktree remove "$path"`,
-      fail: `echo "pre-remove hook failed: the test database is still in use" >&2
-exit 3`,
-      leave: 'exit 0',
-    }[behaviour];
-    writeFileSync(join(bin, 'wt'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\nfor branch in "$@"; do :; done\n${act}\n`);
-    chmodSync(join(bin, 'wt'), 0o755);
-    return { env: { PATH: `${bin}:${process.env.PATH}` }, argv: () => readFileSync(argvFile, 'utf8').split('\n').filter(Boolean) };
-  }
-  const WORKTRUNK = `export default { worktreeTool: 'worktrunk' };\n`;
-
-  it('removes through `wt remove --no-delete-branch --foreground --yes <branch>`, then judges the branch itself', async () => {
-    const wt = fakeWt('remove');
-    const { root, flume } = await repo({ config: WORKTRUNK, cli: true, env: wt.env });
-    const place = await flume.launch('tool');
-    commit(place.path, 'work.txt', 'work\n');
-    git(root, 'merge', '-q', '--ff-only', 'fix/tool');
-    expect(outcomeOf(await flume.tidy(), 'fix/tool')).toMatchObject({ action: 'removed', branchOutcome: { deleted: true } });
-    expect(wt.argv()).toEqual(['remove', '--no-delete-branch', '--foreground', '--yes', 'fix/tool']);
-    expect(existsSync(place.path)).toBe(false);
-    expect(branches(root)).toEqual(['main']);
-  });
-
-  it('keeps the place and names the failure when `wt remove` fails', async () => {
-    const wt = fakeWt('fail');
-    const { root, flume } = await repo({ config: WORKTRUNK, cli: true, env: wt.env });
-    const place = await flume.launch('hooked');
-    const head = commit(place.path, 'work.txt', 'work\n');
-    git(root, 'merge', '-q', '--ff-only', 'fix/hooked');
-    const outcome = outcomeOf(await flume.tidy(), 'fix/hooked');
-    expect(outcome).toMatchObject({ action: 'kept', reason: expect.stringMatching(/wt remove failed \(exit 3\).*test database is still in use/) });
-    expect(worktreePaths(root)).toContain(place.path);
-    expect(git(root, 'rev-parse', 'fix/hooked')).toBe(head);
-    expect((await shown(flume, 'fix/hooked'))?.kept?.reason).toBe(outcome!.reason);
-  });
-
-  it('keeps the place and its branch when `wt remove` says it succeeded but the worktree is still there', async () => {
-    const wt = fakeWt('leave');
-    const { root, flume } = await repo({ config: WORKTRUNK, cli: true, env: wt.env });
-    const place = await flume.launch('stays');
-    const head = commit(place.path, 'work.txt', 'work\n');
-    git(root, 'merge', '-q', '--ff-only', 'fix/stays');
-    const outcome = outcomeOf(await flume.tidy(), 'fix/stays');
-    expect(outcome).toMatchObject({ action: 'kept' });
-    expect(worktreePaths(root)).toContain(place.path);
-    expect(git(root, 'rev-parse', 'fix/stays')).toBe(head);
-    expect((await shown(flume, 'fix/stays'))?.kept?.reason).toBe(outcome!.reason);
   });
 });
 
