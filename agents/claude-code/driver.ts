@@ -124,17 +124,22 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       return screen !== undefined && draftText(screen) !== '';
     },
 
-    async stop(handle) {
+    async stop(handle, stopOptions = {}) {
       const host = hostOf(handle);
       // A live pane whose program is not this agent's belongs to another agent: leave it be.
       if (host && handle.pane && !(await paneIsOurs(host, handle))) return;
       if (host && handle.pane) {
-        if (await host.alive(handle.pane)) {
-          // Two Ctrl-C in a row is Claude Code's own way out; the pane is closed after, whatever happened.
-          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
-          await sleep(150);
-          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
-          await waitFor(async () => !(await host.alive(handle.pane!)), 5000);
+        // hangUp: the stage delivered, nothing of the agent's turn is wanted; closing the pane ends it.
+        if (!stopOptions.hangUp && (await host.alive(handle.pane))) {
+          // Two Ctrl-C in a row is Claude Code's own way out of an idle session. A working one (2.1.332)
+          // takes the first pair as "cancel the turn" and "clear the prompt it put back in the box",
+          // so a second pair follows. The pane is closed after, whatever happened.
+          for (const waitMs of [1500, 5000]) {
+            await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+            await sleep(150);
+            await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+            if (await waitFor(async () => !(await host.alive(handle.pane!)), waitMs)) break;
+          }
         }
         await host.close(handle.pane);
       } else {
