@@ -59,8 +59,11 @@ export interface AgentDriver {
   read(handle: AgentHandle): Promise<AgentReading>;
   /** True when the input box holds text nobody submitted (a tell must not submit it). */
   hasDraft(handle: AgentHandle): Promise<boolean>;
-  /** Ends the agent; resolves once its process is gone, else throws AGENT_DID_NOT_EXIT. */
-  stop(handle: AgentHandle): Promise<void>;
+  /**
+   * Ends the agent; resolves once its process is gone, else throws AGENT_DID_NOT_EXIT. `hangUp` ends it
+   * at once (its stage delivered, nothing of its turn is wanted) rather than asking it to quit.
+   */
+  stop(handle: AgentHandle, options?: { hangUp?: boolean }): Promise<void>;
   /** Files and folders whose change may change a reading, for the supervisor to watch. */
   watchPaths(handle: AgentHandle): string[];
 }

@@ -90,7 +90,9 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
   if (stage.delivery === 'never-started') return { type: 'wait', reason: 'the stage never started' };
   // A printed command not yet run is not up, and that is no failure: the operator runs it when they will.
   const agentGone = facts.agent?.state === 'exited' || (facts.agent?.state === 'not-up' && stage.agent?.host !== 'printed');
-  if (agentGone) return stage.delivery === 'sending' && stage.sends > 0 ? { type: 'mark-delivery', delivery: 'never-started' } : { type: 'wait', reason: 'the agent is not up' };
+  // Gone without the prompt in its transcript, sent or not: it can take nothing now (a crash may have
+  // come between its start and its first sending). Retry starts the stage afresh.
+  if (agentGone) return { type: 'mark-delivery', delivery: 'never-started' };
   const sentAt = stage.lastSentAt ? Date.parse(stage.lastSentAt) : undefined;
   if (sentAt === undefined) {
     // Not sent yet: the agent was still starting. A slow start is slow, never failed.

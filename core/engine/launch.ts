@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { FlumeError } from '../errors.js';
 import { crashPoint } from '../crash.js';
 import { kindOf, type Repository } from '../context.js';
@@ -13,6 +13,7 @@ import { addWorktree, excludePath, isValidBranchName, readRepository, resolveRev
 import { checkName, nameFromBrief, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../place.js';
 import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import { rememberRepository } from '../state/host.js';
+import { withLock } from '../state/lock.js';
 import type { PlaceRecord } from '../types.js';
 import { readyPlace } from './ready.js';
 import { recoverPlace } from './recover.js';
@@ -116,7 +117,8 @@ async function makeNamedPlace(repository: Repository, request: LaunchRequest & {
       ready: { state: 'none', at: new Date().toISOString() },
       history: [],
     };
-    await excludePath(info.commonDir, `/${PLACES_DIR}/`);
+    // Under a lock of the repository's own: launches of other names at once add the line only once.
+    await withLock(join(info.commonDir, 'flume', 'exclude.lock'), () => excludePath(info.commonDir, `/${PLACES_DIR}/`), { what: 'info/exclude' });
     await rememberRepository({ root: info.root, commonDir: info.commonDir });
     await writeRecord(info.commonDir, record);
     // Again once the record exists: a tidy that found no records may have forgotten the repository.

@@ -21,6 +21,8 @@ export interface PlaceReading {
 /** A reading of a repository and its places. */
 export interface Reading {
   root: string;
+  /** When the reading was taken (ISO). */
+  generatedAt: string;
   repository: RepositoryReading;
   places: PlaceReading[];
   /** How many of a place's patches its target lacks (`git cherry`), for every place at once; undefined when unreadable. */
@@ -45,7 +47,7 @@ export async function readPlaces(root: string, records: PlaceRecord[]): Promise<
     ).catch(() => undefined);
     return (await landing)?.get(record.branch);
   };
-  return { root, repository, places, unlanded, object: batchLoader(root) };
+  return { root, generatedAt: new Date().toISOString(), repository, places, unlanded, object: batchLoader(root) };
 }
 
 /** The request a deliverable reader gets for one place, read at the branch head taken in the reading. */

@@ -7,6 +7,7 @@ import { deliverableOf } from '../context.js';
 import type { Flume } from '../plugin.js';
 import type { AgentReading, DeliveryState, KindDef, StageState } from '../types.js';
 import { deliverableRequest, type PlaceReading, type Reading } from './reading.js';
+import { fingerprint } from './decide.js';
 
 /** A stage as status reports it. */
 export interface StageView {
@@ -58,6 +59,12 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
   if (request && hook) {
     const result = await callHook(`readDeliverable(${options.type})`, hook, request).catch(() => undefined);
     if (result?.progress) view.progress = result.progress;
+    // What the reading shows now, though no step has recorded it yet: the deliverable and its stage's
+    // end are seen in the same reading, with or without a supervisor.
+    if (!record.delivered && result?.present && fingerprint(result) !== record.presentAtStart) {
+      view.state = 'delivered';
+      view.delivered = { at: reading.generatedAt, what: result.what ?? 'delivered' };
+    }
   }
   const handle = record.agent;
   if (handle) {
@@ -72,6 +79,11 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
       ...(handle.transcriptPath ? { transcript: handle.transcriptPath } : {}),
       ...(handle.host === 'printed' && handle.command ? { command: handle.command } : {}),
     };
+    // An agent that stopped short shows as waiting in its own words, before any step records it.
+    if (view.state === 'working' && agent && (agent.state === 'asking' || (agent.state === 'idle' && agent.turnEnded))) {
+      view.state = 'waiting';
+      view.needs = agent.needs ?? (agent.dialog === 'permission' ? 'a permission prompt is open' : 'it stopped and says nothing more');
+    }
   }
   return view;
 }

@@ -60,7 +60,7 @@ async function updateList(change: (list: KnownRepository[]) => KnownRepository[]
   await withLock(join(dir, 'repositories.lock'), async () => {
     const before = await knownRepositories();
     const after = await change(before);
-    if (after === before) return;
+    if (after === before || JSON.stringify(after) === JSON.stringify(before)) return;
     const temp = join(dir, `.repositories.${randomUUID()}.tmp`);
     await writeFile(temp, JSON.stringify({ repositories: after }, null, 2) + '\n');
     await rename(temp, listFile());

@@ -64,7 +64,12 @@ export async function callTool(name: string, args: Record<string, unknown> = {},
   }
   const error = output.error as { code: string; message: string; fix?: string } | undefined;
   if (error) return failure(error.code, error.message, error.fix);
-  return { content: [{ type: 'text', text: name === 'launch' ? launchSummary(output) : JSON.stringify(output, null, 2) }], structuredContent: output };
+  // Claude Code hands the model the structured content, not the text: the summary goes in both.
+  if (name === 'launch') {
+    const summary = launchSummary(output);
+    return { content: [{ type: 'text', text: summary }], structuredContent: { summary, ...output } };
+  }
+  return { content: [{ type: 'text', text: JSON.stringify(output, null, 2) }], structuredContent: output };
 }
 
 /** Serves the tools over stdio until the client goes. */
