@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { withLock } from '../../core/index.js';
 
 /** What to seed. */
 export interface PreseedOptions {
@@ -26,6 +27,12 @@ export function claudeJsonPath(configDir: string, explicit: boolean): string {
 /** Merges the keys in; leaves the file untouched when they are all there already. */
 export async function preseed(configDir: string, options: PreseedOptions): Promise<void> {
   const file = claudeJsonPath(configDir, options.explicit);
+  await mkdir(dirname(file), { recursive: true });
+  // Launches at once each merge their keys: one at a time, or one's write loses another's.
+  await withLock(`${file}.flume.lock`, () => merge(file, options), { what: `Claude Code's config ${file}` });
+}
+
+async function merge(file: string, options: PreseedOptions): Promise<void> {
   let text: string | undefined;
   try {
     text = await readFile(file, 'utf8');

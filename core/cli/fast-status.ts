@@ -11,9 +11,13 @@ import type { StatusReport } from '../engine/status.js';
 /** The output of `flume status [--json]` when the host has no places; undefined otherwise. */
 export async function fastStatus(argv: string[]): Promise<string | undefined> {
   if (argv[0] !== 'status' || argv.length > 2 || (argv.length === 2 && argv[1] !== '--json')) return undefined;
-  for (const known of await knownRepositories()) {
-    const { records, broken } = await readRecords(known.commonDir);
-    if (records.length || broken.length) return undefined;
+  try {
+    for (const known of await knownRepositories()) {
+      const { records, broken } = await readRecords(known.commonDir);
+      if (records.length || broken.length) return undefined;
+    }
+  } catch {
+    return undefined; // the full CLI reports what cannot be read
   }
   if (argv[1] !== '--json') return 'no places\n';
   const report: StatusReport = { version: 1, generatedAt: new Date().toISOString(), repositories: [], places: [] };

@@ -66,7 +66,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       dirty = false;
       const paths = new Set<string>([hostStateDir()]);
       let places = 0;
-      for (const known of await knownRepositories()) {
+      for (const known of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
         try {
           const entry = await repositoryFor(preset, repositories, known.root);
           places += await pass(entry, paths, log);

@@ -63,7 +63,10 @@ async function tidyOne(repository: Repository, place: PlaceReading, reading: Awa
       try {
         crashPoint('tidy:locked');
         if ((await recoverPlace(repository, key)) === 'rolled-back') return { ...base, action: 'removed', reason: 'an interrupted launch was rolled back' } as TidyOutcome;
-        record = (await readRecord(info.commonDir, key)) ?? place.record;
+        const fresh = await readRecord(info.commonDir, key);
+        // Another tidy finished this place while we waited: writing the old record back would revive it.
+        if (!fresh) return { ...base, action: 'removed', reason: 'already tidied' } as TidyOutcome;
+        record = fresh;
         if (record.phase === 'gone') return await finishBranch(repository, record, dryRun, base);
         const over = record.phase === 'tidying' ? 'tidying resumed' : await workOver(flume, reading, { ...place, record });
         if (!over) return { ...base, action: 'skipped', reason: 'its work is not over (not landed, not dropped)' } as TidyOutcome;

@@ -8,6 +8,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { withLock } from './lock.js';
+import { FlumeError } from '../errors.js';
 import { readRecords } from './store.js';
 
 /** A repository the host knows has places. */
@@ -29,12 +30,23 @@ function listFile(): string {
 
 /** Every repository the host knows has places. */
 export async function knownRepositories(): Promise<KnownRepository[]> {
+  let text: string;
   try {
-    const value = JSON.parse(await readFile(listFile(), 'utf8')) as { repositories?: KnownRepository[] };
-    return Array.isArray(value.repositories) ? value.repositories.filter((r) => typeof r?.root === 'string' && typeof r?.commonDir === 'string') : [];
+    text = await readFile(listFile(), 'utf8');
   } catch {
     return [];
   }
+  let value: { repositories?: KnownRepository[] };
+  try {
+    value = JSON.parse(text) as { repositories?: KnownRepository[] };
+  } catch {
+    // A list nobody can read is reported, never taken for empty: the next launch would drop every other repository.
+    throw new FlumeError('BAD_STATE', `The host's list of repositories ${listFile()} cannot be read.`, {
+      fix: `Move it aside; flume status --repo DIR still reads each repository, and the next launch there writes the list anew.`,
+      details: { file: listFile() },
+    });
+  }
+  return Array.isArray(value.repositories) ? value.repositories.filter((r) => typeof r?.root === 'string' && typeof r?.commonDir === 'string') : [];
 }
 
 /** Adds a repository to the host's list (idempotent). */

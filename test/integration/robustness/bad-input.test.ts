@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { git, makeRepo, remove, tempDir, write } from '../../helpers/repo.js';
+import { git, makeRepo, remove, snapshot, tempDir, write } from '../../helpers/repo.js';
 import { commands } from '../../../core/cli/commands.js';
 import { expectRefused, fullSnapshot, inProcessFlume, MAKE_ONLY, pool, recordsDir, testFlume, treeDigest, type Run, type StatusReport } from './helpers.js';
 
@@ -50,7 +50,7 @@ async function refuseAll(cases: Case[], root = () => repo, before = () => baseli
   const quiet = fullSnapshot(root(), stateDir, { locks: false, quick: true });
   await pool(cases, 2, async (c, index) => {
     const result = await cli(c.args);
-    if (root() === repo && index % 11 === 0) sampled.push({ args: c.args, result });
+    if (root() === repo && index % 19 === 0) sampled.push({ args: c.args, result });
     expectRefused(result, c.exit, c.codes, `${c.what}: flume ${c.args.map((a) => JSON.stringify(a)).join(' ')}`);
     // Each run changed nothing (the lock of a run still going beside it aside) ...
     expect(fullSnapshot(root(), stateDir, { locks: false, quick: true }), c.what).toBe(quiet);
@@ -164,6 +164,9 @@ describe('bad flags', () => {
       usage('launch: --name twice', launch('--kind', 'fix', '--name', 'fresh', '--name', 'other', '--brief', 'b')),
       usage('launch: a stray positional', launch(...good, '--brief', 'b', 'stray')),
       usage('launch: a brief file holding NUL', launch(...good, '--brief-file', join(scratch, 'nul.txt'))),
+      usage('launch: --auto-name and --name', launch('--kind', 'fix', '--auto-name', '--name', 'fresh', '--brief', 'b')),
+      { what: 'launch: --auto-name with no brief', args: launch('--kind', 'fix', '--auto-name'), exit: 1, codes: ['BRIEF_MISSING'] },
+      { what: 'launch: --auto-name of an unknown kind', args: launch('--kind', 'nope', '--auto-name', '--brief', 'b'), exit: 1, codes: ['UNKNOWN_KIND'] },
       { what: 'launch: no brief', args: launch(...good), exit: 1, codes: ['BRIEF_MISSING'] },
       { what: 'launch: an empty brief', args: launch(...good, '--brief='), exit: 1, codes: ['BRIEF_MISSING'] },
       { what: 'launch: a blank brief', args: launch(...good, '--brief', ' \n\t '), exit: 1, codes: ['BRIEF_MISSING'] },
@@ -273,6 +276,21 @@ describe('bad repositories', () => {
     expect(treeDigest(scratch)).toBe(before);
     expect(treeDigest(stateDir)).toBe(hostBefore);
     expect(fullSnapshot(repo, stateDir)).toBe(baseline);
+  });
+});
+
+describe('a launch git refuses', () => {
+  it('leaves no record, branch or worktree behind', async () => {
+    // places/ is a file, so git cannot add the worktree; it has made the branch by then.
+    const root = makeRepo();
+    writeFileSync(join(root, 'places'), 'not a folder\n');
+    // The empty state folder a launch makes before it takes the place's lock is no trace.
+    mkdirSync(recordsDir(root), { recursive: true });
+    const before = snapshot(root);
+    expectRefused(await cli(['launch', ...MAKE_ONLY, '--repo', root, '--kind', 'fix', '--name', 'blocked', '--brief', 'b']), 1, ['GIT_FAILED'], 'a launch into a file');
+    expect(snapshot(root)).toBe(before);
+    expect(readdirSync(recordsDir(root))).toEqual([]);
+    remove(root);
   });
 });
 
@@ -424,7 +442,7 @@ describe('a broken state file', () => {
 
 describe('the executable', () => {
   it('refuses a sample of the catalogue exactly as the CLI run in-process did', async () => {
-    expect(sampled.length).toBeGreaterThan(15);
+    expect(sampled.length).toBeGreaterThan(10);
     const before = fullSnapshot(repo, stateDir);
     await pool(sampled, 2, async ({ args, result }) => {
       const spawned = await run(args);
