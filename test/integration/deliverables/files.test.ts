@@ -29,7 +29,7 @@ describe('report', () => {
     expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({
       present: true,
       what: 'verify.md: pass',
-      facts: { path, verdict: 'pass' },
+      facts: { path, verdict: 'pass', digest: expect.stringMatching(/^[0-9a-f]{40}$/) },
     });
   });
 
@@ -61,7 +61,7 @@ describe('report', () => {
     expect(await read(await deliverableRequest(place, { type: 'report', path: './docs/review.md' }))).toEqual({
       present: true,
       what: 'review.md: fix',
-      facts: { path: 'docs/review.md', verdict: 'fix' },
+      facts: { path: 'docs/review.md', verdict: 'fix', digest: expect.stringMatching(/^[0-9a-f]{40}$/) },
     });
     await expect(read(await deliverableRequest(place, { type: 'report', path: '../outside.md' }))).rejects.toMatchObject({
       code: 'BAD_CONFIG',
@@ -87,7 +87,7 @@ describe('conclusion', () => {
     expect(await read(await deliverableRequest(place, { type: 'conclusion' }))).toEqual({
       present: true,
       what: 'conclusion.md',
-      facts: { path: 'conclusion.md', committed: false },
+      facts: { path: 'conclusion.md', committed: false, digest: expect.stringMatching(/^[0-9a-f]{40}$/) },
     });
   });
 

@@ -1,14 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { git } from '../../helpers/repo.js';
-import { LAND, PROJECT, promptsOf, running, stageRepo, tip, type StageRepo } from './helpers.js';
+import { LAND, LONG, PROJECT, promptsOf, repoFor, running, type StageRepo, tip } from './helpers.js';
 
-let current: StageRepo | undefined;
-afterEach(async () => {
-  await current?.cleanup();
-  current = undefined;
-});
+// Each test has its own repository, state, tmux server and supervisor: they run at once.
 
 const OPENSPEC = join(PROJECT, 'node_modules', '.bin', 'openspec');
 
@@ -17,7 +13,8 @@ function changeScripts(t: StageRepo) {
   return {
     construct: t.bin(
       'construct.sh',
-      `c=openspec/changes/$1
+      `${t.gate('construct')}
+c=openspec/changes/$1
 mkdir -p "$c/specs/widget"
 cat > "$c/proposal.md" <<'EOF'
 ## Why
@@ -40,19 +37,22 @@ EOF
 git add -A
 git commit -qm "Add the change $1"`,
     ),
-    tick: t.bin('tick.sh', `sed -i "s/^- \\[ \\] 1\\.$2 /- [x] 1.$2 /" "openspec/changes/$1/tasks.md"
+    // Task N waits until the test has seen N-1 ticked in status: the reading is paced, never raced.
+    tick: t.bin('tick.sh', `if [ "$2" -gt 1 ]; then ${t.gate('seen-$(($2 - 1))')}; fi
+sed -i "s/^- \\[ \\] 1\\.$2 /- [x] 1.$2 /" "openspec/changes/$1/tasks.md"
 echo "task 1.$2" >> widget.txt
 git add -A
 git commit -qm "Task 1.$2"`),
     // Verdict "once-fix": fix the first time verify runs on the branch, pass after (each agent is a
-    // fresh process, so the fake's own \`once\` cannot count across them).
+    // fresh process, so the fake's own "once" cannot count across them).
     verify: t.bin('verify.sh', `v="$2"
 if [ "$v" = once-fix ]; then if git log --format=%s | grep -q "^Verify $1: fix"; then v=pass; else v=fix; fi; fi
 set -- "$1" "$v"
 printf 'Checked every task and scenario.\\n\\nVerdict: %s\\n' "$2" > "openspec/changes/$1/verify.md"
 git add -A
 git commit -qm "Verify $1: $2"`),
-    mend: t.bin('mend.sh', `echo "mended" >> widget.txt
+    mend: t.bin('mend.sh', `${t.gate('mend')}
+echo "mended" >> widget.txt
 git rm -q "openspec/changes/$1/verify.md"
 git add -A
 git commit -qm "Mend the findings of verify"`),
@@ -63,14 +63,18 @@ ${LAND}`),
   };
 }
 
-/** Polls until the place is gone (or `stop` holds), keeping every view and the last record and events read. */
-async function follow(t: StageRepo, id: string, key: string, stop: (place: any) => boolean, timeoutMs: number) {
+/**
+ * Polls until the place is gone (or `stop` holds), keeping every view and every record and event log
+ * read; `onView` sees each view first (to open the gates the agents wait on).
+ */
+async function follow(t: StageRepo, id: string, key: string, options: { stop?: (place: any) => boolean; onView?: (place: any) => void; timeoutMs: number }) {
   const seen: any[] = [];
   const last: { record?: any; events: any[] } = { events: [] };
   const records: any[] = [];
   await t.until(
     id,
     (place) => {
+      if (place) options.onView?.(place);
       const record = t.record(key);
       if (record) {
         last.record = record;
@@ -78,34 +82,39 @@ async function follow(t: StageRepo, id: string, key: string, stop: (place: any) 
       }
       const events = t.events(key);
       if (events.length) last.events = events;
-      return place === undefined || stop(place);
+      return place === undefined || options.stop?.(place);
     },
     `${id} to go through its stages`,
-    { timeoutMs, seen },
+    { timeoutMs: options.timeoutMs, seen },
   );
   return { seen, last, records };
 }
 
-describe('a change, driven by the supervisor', () => {
-  it('runs construct, code (its ticks shown as they land), verify and submission, then tidies the landed place', async () => {
-    current = stageRepo({});
-    const t = current;
+describe.concurrent('a change, driven by the supervisor', { timeout: LONG }, () => {
+  it('runs construct, code (its ticks shown as they land), verify and submission, then tidies the landed place', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
     const s = changeScripts(t);
     t.script({
       onPrompt: [
-        { match: 'Write an OpenSpec change', actions: [{ sleepMs: 800 }, { run: [s.construct, 'widget'] }, { say: 'The change is committed.' }] },
+        { match: 'Write an OpenSpec change', actions: [{ run: [s.construct, 'widget'] }, { say: 'The change is committed.' }] },
         {
           match: 'Work its tasks in order',
-          actions: [{ sleepMs: 1500 }, { run: [s.tick, 'widget', '1'] }, { sleepMs: 2500 }, { run: [s.tick, 'widget', '2'] }, { sleepMs: 2500 }, { run: [s.tick, 'widget', '3'] }, { say: 'All tasks done.' }],
+          actions: [{ run: [s.tick, 'widget', '1'] }, { sleepMs: 300 }, { run: [s.tick, 'widget', '2'] }, { sleepMs: 300 }, { run: [s.tick, 'widget', '3'] }, { say: 'All tasks done.' }],
         },
-        { match: 'Check the code against the change', actions: [{ sleepMs: 500 }, { run: [s.verify, 'widget', 'pass'] }, { say: 'Verdict: pass.' }] },
-        { match: 'First archive the change', actions: [{ sleepMs: 500 }, { run: [s.submit, 'widget'] }, { say: 'Archived and landed.' }] },
+        { match: 'Check the code against the change', actions: [{ run: [s.verify, 'widget', 'pass'] }, { say: 'Verdict: pass.' }] },
+        { match: 'First archive the change', actions: [{ run: [s.submit, 'widget'] }, { say: 'Archived and landed.' }] },
       ],
     });
     const place = await t.launch('change', 'widget', 'Add a widget.');
     expect(place.stage).toMatchObject({ name: 'construct', delivery: 'taken' });
     const watch = t.watch();
-    const { seen, last } = await follow(t, 'change/widget', 'change--widget', () => false, 90_000);
+    const { seen, last } = await follow(t, 'change/widget', 'change--widget', {
+      timeoutMs: 90_000,
+      onView(p) {
+        if (p.stage?.name === 'construct' && p.stage.state === 'working') t.open('construct');
+        if (p.stage?.name === 'code' && p.stage.progress?.done > 0) t.open(`seen-${p.stage.progress.done}`);
+      },
+    });
 
     // Status showed code's progress as each tick landed, never ahead of the commits, never backwards.
     const progress = seen.filter((p) => p?.stage?.name === 'code' && p.stage.progress).map((p) => `${p.stage.progress.done} of ${p.stage.progress.total}`);
@@ -135,22 +144,29 @@ describe('a change, driven by the supervisor', () => {
     expect(watch.output()).toContain('change/widget: tidy removed');
   });
 
-  it('sends code back for a fix round when verify says fix, then verify passes and submission starts', async () => {
-    current = stageRepo({});
-    const t = current;
+  it('sends code back for a fix round when verify says fix, then verify passes and submission starts', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
     const s = changeScripts(t);
     t.script({
       onPrompt: [
-        { match: 'Write an OpenSpec change', actions: [{ sleepMs: 500 }, { run: [s.construct, 'gadget'] }, { say: 'Committed.' }] },
-        { match: 'Verify found problems', actions: [{ sleepMs: 1500 }, { run: [s.mend, 'gadget'] }, { say: 'Mended.' }] },
-        { match: 'Work its tasks in order', actions: [{ run: [s.tick, 'gadget', '1'] }, { run: [s.tick, 'gadget', '2'] }, { run: [s.tick, 'gadget', '3'] }, { say: 'Done.' }] },
-        { match: 'Check the code against the change', actions: [{ sleepMs: 300 }, { run: [s.verify, 'gadget', 'once-fix'] }, { say: 'Verify is written.' }] },
+        { match: 'Write an OpenSpec change', actions: [{ run: [s.construct, 'gadget'] }, { say: 'Committed.' }] },
+        { match: 'Verify found problems', actions: [{ run: [s.mend, 'gadget'] }, { say: 'Mended.' }] },
+        { match: 'Work its tasks in order', actions: [{ run: ['sh', '-c', `sed -i 's/- \\[ \\]/- [x]/' openspec/changes/gadget/tasks.md && git commit -qam 'All tasks'`] }, { say: 'Done.' }] },
+        { match: 'Check the code against the change', actions: [{ run: [s.verify, 'gadget', 'once-fix'] }, { say: 'Verify is written.' }] },
         { match: 'First archive the change', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
       ],
     });
     const place = await t.launch('change', 'gadget', 'Add a gadget.');
     t.watch();
-    const { seen, last, records } = await follow(t, 'change/gadget', 'change--gadget', (p) => p.stage?.name === 'submission' && p.stage.delivery === 'taken', 45_000);
+    const { seen, last, records } = await follow(t, 'change/gadget', 'change--gadget', {
+      timeoutMs: 60_000,
+      stop: (p) => p.stage?.name === 'submission' && p.stage.delivery === 'taken',
+      onView(p) {
+        if (p.stage?.name === 'construct' && p.stage.state === 'working') t.open('construct');
+        // The fix round mends once the test has seen it in status.
+        if (p.stage?.name === 'code' && p.stage.deliverable === 'commit' && p.stage.state === 'working') t.open('mend');
+      },
+    });
 
     expect(last.record.history.map((h: any) => h.name)).toEqual(['construct', 'code', 'verify', 'code', 'verify']);
     const [, , firstVerify, fixRound, secondVerify] = last.record.history;
@@ -162,7 +178,7 @@ describe('a change, driven by the supervisor', () => {
     expect(started.map((e) => e.stage)).toEqual(['construct', 'code', 'verify', 'code', 'verify', 'submission']);
     expect(new Set(started.map((e) => e.sessionId)).size).toBe(6);
     // The fix round ran with its own prompt, in a fresh agent, ending on a commit (status says so).
-    const round = records.find((r) => r.stage?.name === 'code' && r.stage.fixRounds === 1);
+    const round = records.filter((r) => r.stage?.name === 'code' && r.stage.fixRounds === 1).at(-1);
     expect(round.stage).toMatchObject({ attempt: 2, deliverable: { type: 'commit' } });
     expect(promptsOf(round.stage.agent.transcriptPath)[0]).toContain('Verify found problems');
     const roundViews = seen.filter((p) => p?.stage?.name === 'code' && p.stage.startedAt === round.stage.startedAt);

@@ -1,24 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { git } from '../../helpers/repo.js';
-import { COMMIT, isAncestor, LAND, promptsOf, running, stageRepo, tip, type StageRepo } from './helpers.js';
+import { isAncestor, LONG, promptsOf, repoFor, running, tip } from './helpers.js';
 
-let current: StageRepo | undefined;
-afterEach(async () => {
-  await current?.cleanup();
-  current = undefined;
-});
-
-describe('a fix, driven by the supervisor', () => {
-  it('runs code to its commit, starts a fresh agent for submission, and tidies the place once the branch lands', async () => {
-    current = stageRepo({});
-    const t = current;
-    const commit = t.bin('commit.sh', COMMIT);
-    const land = t.bin('land.sh', LAND);
+describe('a fix, driven by the supervisor', { timeout: LONG }, () => {
+  it('runs code to its commit, starts a fresh agent for submission, and tidies the place once the branch lands', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
+    // Each agent's work waits on a gate the test opens, so the supervisor (not launch) sees it land.
     t.script({
       onPrompt: [
-        { match: 'Make the change the brief asks for', actions: [{ sleepMs: 1500 }, { run: [commit, 'one.txt'] }, { say: 'Committed one.txt.' }] },
-        { match: 'Submit the branch for landing', actions: [{ sleepMs: 1500 }, { run: [land] }, { say: 'Landed on main.' }] },
+        { match: 'Make the change the brief asks for', actions: [{ run: [t.commit, 'one.txt', 'code'] }, { say: 'Committed one.txt.' }] },
+        { match: 'Submit the branch for landing', actions: [{ run: [t.land, 'land'] }, { say: 'Landed on main.' }] },
       ],
     });
     const place = await t.launch('fix', 'one', 'Add one.txt.');
@@ -27,6 +19,8 @@ describe('a fix, driven by the supervisor', () => {
     const watch = t.watch();
 
     const seen: any[] = [];
+    await t.until('fix/one', (p) => p?.stage?.state === 'working', 'code to work', { seen });
+    t.open('code');
     const submission = await t.until('fix/one', (p) => p?.stage?.name === 'submission' && p.stage.delivery === 'taken' && p.stage, 'the submission stage to take its prompt', { seen });
     // The code stage ended on its commit: recorded in the place's history and its event log.
     const record = t.record('fix--one');
@@ -36,7 +30,7 @@ describe('a fix, driven by the supervisor', () => {
     const events = t.events('fix--one');
     const kinds = events.map((e) => e.event);
     expect(kinds.indexOf('mark-delivered')).toBeLessThan(kinds.indexOf('agent-stopped'));
-    expect(kinds.lastIndexOf('agent-stopped')).toBeLessThan(kinds.lastIndexOf('stage-started'));
+    expect(kinds.indexOf('agent-stopped')).toBeLessThan(kinds.lastIndexOf('stage-started'));
     expect(events.filter((e) => e.event === 'stage-started').map((e) => [e.stage, e.index])).toEqual([['code', 0], ['submission', 1]]);
     // A fresh agent: a new session in a new pane (tmux may give it the old id: the server exits with
     // its last pane); the code stage's agent was ended first.
@@ -52,6 +46,7 @@ describe('a fix, driven by the supervisor', () => {
     expect(promptsOf(submission.agent.transcript)[0]).toContain(`code delivered commit ${codeHead}`);
 
     // Submission lands the branch; the place finishes and tidying removes it.
+    t.open('land');
     await t.until('fix/one', (p) => p === undefined, 'the place to be tidied away', { timeoutMs: 40_000 });
     expect(isAncestor(t.repo, codeHead, 'main')).toBe(true);
     expect(existsSync(place.path)).toBe(false);

@@ -4,7 +4,8 @@
  * what it showed, shell scripts the fake's `run` actions call, and counts of the agents that run.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
@@ -12,6 +13,12 @@ import type { FakeScript } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, PROJECT } from '../../helpers/repo.js';
 
 export { PROJECT };
+
+/**
+ * A stage test's time limit. The tests take 10–25 s each on an idle two-core host; the limit is
+ * generous because they wait on real agents, and a host busy with other work slows every one.
+ */
+export const LONG = 150_000;
 
 /** A running `flume watch`: its output so far, and how to end it. */
 export interface Watch {
@@ -41,6 +48,17 @@ export interface StageRepo extends AgentRepo {
   record(key: string): any | undefined;
   /** Writes an executable shell script the fake's `run` actions can call; returns its path. */
   bin(name: string, body: string): string;
+  /**
+   * A script line that waits (at most a minute) until the test opens the gate `name`: an agent's
+   * `run` paced by what the test has seen, so no reading depends on how loaded the host is.
+   */
+  gate(name: string): string;
+  /** Opens the gate `name`. */
+  open(name: string): void;
+  /** A script that commits a line added to the file `$1` (default work.txt), once the gate `$2` (if named) opens. */
+  commit: string;
+  /** A script that lands the place's branch on main, once the gate `$1` (if named) opens. */
+  land: string;
   /** The panes of the test's tmux server whose program still runs. */
   livePanes(): Array<{ pane: string; pid: number }>;
   /** The session ids of the fake agents that got a prompt in the place (one transcript each). */
@@ -58,8 +76,22 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     if (result.code !== 0) throw new Error(`status failed: ${result.stdout}${result.stderr}`);
     return (JSON.parse(result.stdout).places as any[]).find((place) => place.id === id);
   };
+  const gate = (name: string) => {
+    const file = join(base.configDir, 'gates', name);
+    return `gate_waited=0; while [ ! -e "${file}" ] && [ $gate_waited -lt 600 ]; do sleep 0.1; gate_waited=$((gate_waited + 1)); done`;
+  };
+  const bin = (name: string, body: string) => {
+    const dir = join(base.configDir, 'bin');
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, name);
+    writeFileSync(path, `#!/bin/sh\nset -e\n${body}\n`);
+    chmodSync(path, 0o755);
+    return path;
+  };
   return {
     ...base,
+    commit: bin('commit.sh', `if [ -n "$2" ]; then ${gate('$2')}; fi\n${COMMIT}`),
+    land: bin('land.sh', `if [ -n "$1" ]; then ${gate('$1')}; fi\n${LAND}`),
     watch(env = {}) {
       const child = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', '2s', '--linger', '0'], {
         cwd: base.repo,
@@ -69,7 +101,7 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
       let output = '';
       child.stdout!.on('data', (d) => (output += d));
       child.stderr!.on('data', (d) => (output += d));
-      const exited = new Promise<number>((done) => child.on('exit', (code, signal) => done(code ?? (signal === 'SIGKILL' ? 137 : 128))));
+      const exited = new Promise<number>((done) => child.on('exit', (code, signal) => done(code ?? 128 + (signal ? osConstants.signals[signal] : 0))));
       const watch: Watch = {
         child,
         output: () => output,
@@ -94,18 +126,27 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     },
     view,
     async until(id, probe, what, options = {}) {
-      const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+      const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+      const key = id.replace('/', '--');
       let last: any;
+      let lastStamp = '';
+      let lastRead = 0;
       for (;;) {
-        last = await view(id);
-        options.seen?.push(last);
-        const value = probe(last);
-        if (value) return value as NonNullable<typeof value>;
+        // status --json costs a node process: read it when the place's files moved, else every 2 s.
+        const stamp = changeStamp(commonDir, key);
+        if (stamp !== lastStamp || Date.now() - lastRead >= 2000) {
+          lastStamp = stamp;
+          lastRead = Date.now();
+          last = await view(id);
+          options.seen?.push(last);
+          const value = probe(last);
+          if (value) return value as NonNullable<typeof value>;
+        }
         if (Date.now() > deadline) {
           const logs = watches.map((w) => w.output()).join('\n---\n');
           throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last?.stage ?? last)}\nwatch said:\n${logs}`);
         }
-        await sleep(150);
+        await sleep(100);
       }
     },
     events(key) {
@@ -117,13 +158,11 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
       const file = join(commonDir, 'flume', 'places', `${key}.json`);
       return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
     },
-    bin(name, body) {
-      const dir = join(base.configDir, 'bin');
-      mkdirSync(dir, { recursive: true });
-      const path = join(dir, name);
-      writeFileSync(path, `#!/bin/sh\nset -e\n${body}\n`);
-      chmodSync(path, 0o755);
-      return path;
+    bin,
+    gate,
+    open(name) {
+      mkdirSync(join(base.configDir, 'gates'), { recursive: true });
+      writeFileSync(join(base.configDir, 'gates', name), '');
     },
     livePanes() {
       let text = '';
@@ -149,6 +188,27 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
       await base.cleanup();
     },
   };
+}
+
+/** A stage repository ended when its test ends, so tests of one file may run at once. */
+export function repoFor(context: { onTestFinished: (fn: () => Promise<void>) => void }, script: FakeScript, config: Record<string, unknown> = {}): StageRepo {
+  const repo = stageRepo(script, config);
+  context.onTestFinished(() => repo.cleanup());
+  return repo;
+}
+
+/** When the place's record, event log, branch or agent transcript last changed, as one string. */
+function changeStamp(commonDir: string, key: string): string {
+  const dir = join(commonDir, 'flume', 'places');
+  const paths = [join(dir, `${key}.json`), join(dir, `${key}.events.jsonl`)];
+  try {
+    const record = JSON.parse(readFileSync(paths[0], 'utf8'));
+    paths.push(join(commonDir, 'logs', 'refs', 'heads', record.branch));
+    if (record.stage?.agent?.transcriptPath) paths.push(record.stage.agent.transcriptPath);
+  } catch {
+    // no record (yet, or any more)
+  }
+  return paths.map((path) => statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0).join(' ');
 }
 
 /** The prompts a fake agent's transcript holds, in order. */

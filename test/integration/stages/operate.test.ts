@@ -1,13 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { git } from '../../helpers/repo.js';
-import { COMMIT, LAND, promptsOf, running, stageRepo, tip, type StageRepo } from './helpers.js';
+import { LONG, promptsOf, repoFor, running, tip } from './helpers.js';
 
-let current: StageRepo | undefined;
-afterEach(async () => {
-  await current?.cleanup();
-  current = undefined;
-});
+// Each test has its own repository, state, tmux server and supervisor: they run at once.
 
 const UNIT = {
   name: 'unit',
@@ -19,17 +15,15 @@ const UNIT = {
   ],
 };
 
-describe('flume retry', () => {
-  it('starts the stage again with a fresh agent (attempt 2), which the supervisor then moves on', async () => {
-    current = stageRepo({ onPrompt: [{ actions: [{ say: 'I need the API key.' }] }] });
-    const t = current;
+describe.concurrent('flume retry', { timeout: LONG }, () => {
+  it('starts the stage again with a fresh agent (attempt 2), which the supervisor then moves on', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, { onPrompt: [{ actions: [{ say: 'I need the API key.' }] }] });
     const place = await t.launch('fix', 'key', 'Call the API.');
     t.watch();
     await t.until('fix/key', (p) => p?.stage?.state === 'waiting', 'the stage to wait');
-    const commit = t.bin('commit.sh', COMMIT);
     t.script({
       onPrompt: [
-        { match: 'Make the change the brief asks for', actions: [{ sleepMs: 500 }, { run: [commit, 'api.txt'] }, { say: 'Committed.' }] },
+        { match: 'Make the change the brief asks for', actions: [{ sleepMs: 500 }, { run: [t.commit, 'api.txt'] }, { say: 'Committed.' }] },
         { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
       ],
     });
@@ -48,15 +42,12 @@ describe('flume retry', () => {
   });
 });
 
-describe('a kind the repository declares', () => {
-  it('runs stage by stage like the built-ins; flume stage starts a named stage again', async () => {
-    current = stageRepo({}, { kinds: [UNIT] });
-    const t = current;
-    const commit = t.bin('commit.sh', COMMIT);
-    const land = t.bin('land.sh', LAND);
+describe.concurrent('a kind the repository declares', { timeout: LONG }, () => {
+  it('runs stage by stage like the built-ins; flume stage starts a named stage again', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {}, { kinds: [UNIT] });
     t.script({
       onPrompt: [
-        { match: '^Settle', actions: [{ sleepMs: 500 }, { run: [commit, 'settled.txt'] }, { say: 'Settled.' }] },
+        { match: '^Settle', actions: [{ run: [t.commit, 'settled.txt', 'settle'] }, { say: 'Settled.' }] },
         { match: '^Merge', actions: [{ say: 'The merge conflicts with main; settle it again.' }] },
       ],
     });
@@ -66,14 +57,15 @@ describe('a kind the repository declares', () => {
     expect(place).toMatchObject({ branch: 'crew/u', stage: { name: 'settle', delivery: 'taken' } });
     expect(promptsOf(place.stage.agent.transcriptPath)[0]).toBe('Settle u on main: make the one commit the unit needs on crew/u.');
     t.watch();
+    t.open('settle');
     const merge = await t.until('unit/u', (p) => p?.stage?.name === 'merge' && p.stage.state === 'waiting' && p.stage, 'merge to stop short');
     expect(merge).toMatchObject({ index: 1, of: 2, deliverable: 'landing', needs: 'The merge conflicts with main; settle it again.' });
     expect(promptsOf(merge.agent.transcript)[0]).toMatch(/^Merge crew\/u into main \(settle delivered commit [0-9a-f]{7}\)\.$/);
 
     t.script({
       onPrompt: [
-        { match: '^Settle', actions: [{ sleepMs: 500 }, { run: [commit, 'settled-again.txt'] }, { say: 'Settled again.' }] },
-        { match: '^Merge', actions: [{ sleepMs: 500 }, { run: [land] }, { say: 'Merged.' }] },
+        { match: '^Settle', actions: [{ run: [t.commit, 'settled-again.txt'] }, { say: 'Settled again.' }] },
+        { match: '^Merge', actions: [{ run: [t.land, 'merge'] }, { say: 'Merged.' }] },
       ],
     });
     const staged = await t.flume(['stage', 'unit/u', 'settle', '--json']);
@@ -84,20 +76,25 @@ describe('a kind the repository declares', () => {
     const unknown = await t.flume(['stage', 'unit/u', 'verify', '--json']);
     expect(JSON.parse(unknown.stdout).error.code).toBe('UNKNOWN_STAGE');
 
-    const events: any[][] = [];
-    await t.until('unit/u', (p) => (events.push(t.events('unit--u')), p === undefined), 'the unit to land and be tidied', { timeoutMs: 40_000 });
-    const started = events.filter((e) => e.length).at(-1)!.filter((e) => e.event === 'stage-started').map((e) => e.stage);
+    await t.until('unit/u', (p) => p?.stage?.name === 'merge' && p.stage.state === 'working', 'merge to run again');
+    const started = t.events('unit--u').filter((e) => e.event === 'stage-started').map((e) => e.stage);
     expect(started).toEqual(['settle', 'merge', 'settle', 'merge']);
+    expect(t.record('unit--u').history.map((h: any) => [h.name, h.delivered?.replace(/[0-9a-f]{7}$/, 'X')])).toEqual([
+      ['settle', 'commit X'],
+      ['merge', undefined],
+      ['settle', 'commit X'],
+    ]);
+    t.open('merge');
+    await t.until('unit/u', (p) => p === undefined, 'the unit to land and be tidied', { timeoutMs: 40_000 });
     expect(tip(t.repo, 'crew/u')).toBeUndefined();
     expect(existsSync(place.path)).toBe(false);
     expect(git(t.repo, 'log', '--format=%s', 'main')).toContain('Work on settled-again.txt');
   });
 });
 
-describe('pane ids', () => {
-  it('another place\'s agent in a reused tmux pane id is never read or stopped as this place\'s', async () => {
-    current = stageRepo({ onPrompt: [{ actions: [{ say: 'What now?' }] }] });
-    const t = current;
+describe.concurrent('pane ids', { timeout: LONG }, () => {
+  it('another place\'s agent in a reused tmux pane id is never read or stopped as this place\'s', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, { onPrompt: [{ actions: [{ say: 'What now?' }] }] });
     const a = await t.launch('fix', 'a', 'First.');
     t.watch();
     await t.until('fix/a', (p) => p?.stage?.state === 'waiting', 'a to wait');

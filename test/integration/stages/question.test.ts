@@ -1,33 +1,29 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promptsOf, running, stageRepo, type StageRepo } from './helpers.js';
+import { LONG, promptsOf, repoFor, running } from './helpers.js';
 
-let current: StageRepo | undefined;
-afterEach(async () => {
-  await current?.cleanup();
-  current = undefined;
-});
-
-describe('a question, driven by the supervisor', () => {
-  it('ends its session on conclusion.md; go-on runs it again with a fresh agent and the note, ending only on a new conclusion', async () => {
-    current = stageRepo({});
-    const t = current;
-    const conclude = t.bin('conclude.sh', 'printf "%s\\n" "$1" > conclusion.md');
+describe('a question, driven by the supervisor', { timeout: LONG }, () => {
+  it('ends its session on conclusion.md; go-on runs it again with a fresh agent and the note, ending only on a new conclusion', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
+    // Each round concludes once the test opens its gate: the test reads status before and after.
+    const conclude = t.bin('conclude.sh', `${t.gate('$2')}\nprintf "%s\\n" "$1" > conclusion.md`);
     t.script({
       onPrompt: [
-        { match: 'look at y', actions: [{ say: 'Looking at y.' }, { sleepMs: 6000 }, { run: [conclude, 'Use y: it is faster.'] }, { say: 'Concluded again.' }] },
-        { match: 'Work the question in this place', actions: [{ sleepMs: 800 }, { run: [conclude, 'Use x.'] }, { say: 'Concluded.' }] },
+        { match: 'look at y', actions: [{ say: 'Looking at y.' }, { run: [conclude, 'Use y: it is faster.', 'round-2'] }, { say: 'Concluded again.' }] },
+        { match: 'Work the question in this place', actions: [{ run: [conclude, 'Use x.', 'round-1'] }, { say: 'Concluded.' }] },
       ],
     });
     const place = await t.launch('question', 'x', 'Which parser should we use?');
     const first = place.stage.agent;
     t.watch();
+    t.open('round-1');
     const delivered = await t.until('question/x', (p) => p?.stage?.state === 'delivered' && p.stage, 'the session to conclude');
     expect(delivered).toMatchObject({ name: 'session', attempt: 1, delivered: { what: 'conclusion.md' } });
     // The conclusion is not committed and nothing lands from a question: the place stays.
-    await t.until('question/x', (p) => p?.stage?.agent?.state === 'exited', 'the session\'s agent to be ended');
+    // Status shows the conclusion in the reading that finds it; the supervisor then ends the agent.
+    await t.until('question/x', (p) => p?.stage?.agent?.state === 'exited' && t.events('question--x').some((e) => e.event === 'agent-stopped'), 'the session\'s agent to be ended');
     expect(running(first.pid)).toBe(false);
     const after = await t.view('question/x');
     expect(after).toMatchObject({ state: 'active', landing: { state: 'no-commits' } });
@@ -44,15 +40,12 @@ describe('a question, driven by the supervisor', () => {
 
     // The old conclusion.md stands while the new round works: it does not end the round.
     const conclusion = () => readFileSync(join(place.path, 'conclusion.md'), 'utf8');
-    let looked = 0;
     for (let i = 0; i < 3; i++) {
-      const stage = (await t.view('question/x')).stage;
-      if (conclusion() !== 'Use x.\n') break;
-      expect(stage).toMatchObject({ attempt: 2, state: 'working', agent: { sessionId: second.agent.sessionId } });
-      looked++;
       await sleep(300);
+      expect((await t.view('question/x')).stage).toMatchObject({ attempt: 2, state: 'working', agent: { sessionId: second.agent.sessionId } });
     }
-    expect(looked).toBeGreaterThan(1);
+    expect(conclusion()).toBe('Use x.\n');
+    t.open('round-2');
     const ended = await t.until('question/x', (p) => p?.stage?.state === 'delivered' && p.stage.attempt === 2 && p.stage, 'the second round to conclude');
     expect(ended.delivered.what).toBe('conclusion.md');
     expect(conclusion()).toBe('Use y: it is faster.\n');

@@ -1,37 +1,35 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { git } from '../../helpers/repo.js';
+import { commit, git } from '../../helpers/repo.js';
 import { countTasks } from '../../../deliverables/index.js';
-import { COMMIT, promptsOf, running, stageRepo, type StageRepo } from './helpers.js';
+import { LONG, promptsOf, repoFor, running } from './helpers.js';
 
-let current: StageRepo | undefined;
-afterEach(async () => {
-  await current?.cleanup();
-  current = undefined;
-});
+// Each test has its own repository, state, tmux server and supervisor: they run at once.
 
 const TASKS = 'openspec/changes/ticks/tasks.md';
 
-describe('a tick that lands between two reads', () => {
-  it('never shows a deliverable that is not there: status reads the ticks at one commit, never the working tree', async () => {
+describe.concurrent('a tick that lands between two reads', { timeout: LONG }, () => {
+  it('never shows a deliverable that is not there: status reads the ticks at one commit, never the working tree', async ({ expect, onTestFinished }) => {
     // A kind of one code stage, so the change can stand on main before the launch.
     const kind = { name: 'tick', stages: [{ name: 'code', prompt: 'Tick every task of openspec/changes/{name}/ in order.', deliverable: 'openspec-tasks' }] };
-    current = stageRepo({}, { kinds: [kind] });
-    const t = current;
+    const t = repoFor({ onTestFinished }, {}, { kinds: [kind] });
     const total = 6;
     git(t.repo, 'checkout', '-q', '-b', 'seed');
-    (await import('../../helpers/repo.js')).commit(t.repo, TASKS, Array.from({ length: total }, (_, i) => `- [ ] ${i + 1} step ${i + 1}\n`).join(''), 'Add the change');
+    commit(t.repo, TASKS, Array.from({ length: total }, (_, i) => `- [ ] ${i + 1} step ${i + 1}\n`).join(''), 'Add the change');
     git(t.repo, 'checkout', '-q', 'main');
     git(t.repo, 'merge', '-q', '--ff-only', 'seed');
-    // Each tick is made in the working tree first and committed a moment later; the last waits longest.
+    // Each tick is made in the working tree first and committed only once the test has read status
+    // while the tick stood uncommitted (its gate); the commit then lands while the test reads again.
     const ticker = t.bin('ticks.sh', `for i in $(seq 1 ${total}); do
   sed -i "s/^- \\[ \\] $i /- [x] $i /" ${TASKS}
-  if [ "$i" = ${total} ]; then sleep 2.5; else sleep 0.4; fi
+  ${t.gate('tick-$i')}
   git commit -qam "Tick $i"
 done`);
     t.script({ onPrompt: [{ actions: [{ run: [ticker] }, { say: 'All ticked.' }] }] });
+    // Status is read in this process (the same report `status --json` prints), many times a second;
+    // the state folder names the tmux socket its agent reading uses.
     process.env.FLUME_STATE_DIR = t.state;
     const { status } = await import('../../../core/engine/status.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');
@@ -41,23 +39,28 @@ done`);
     const committed = () => countTasks(git(t.repo, 'show', `tick/ticks:${TASKS}`)).done;
     const working = () => countTasks(readFileSync(join(place.path, TASKS), 'utf8')).done;
     const readings: Array<{ before: number; after: number; ahead: number; done: number; state: string }> = [];
-    const deadline = Date.now() + 40_000;
+    const deadline = Date.now() + 90_000;
     for (;;) {
       const before = committed();
       const ahead = working();
       const view = (await status(defaultPreset, { repo: t.repo })).places[0].stage!;
       const after = committed();
-      readings.push({ before, after, ahead, done: view.progress!.done, state: view.state });
+      const reading = { before, after, ahead, done: view.progress!.done, state: view.state };
+      readings.push(reading);
       if (view.state === 'delivered' || Date.now() > deadline) break;
+      // Status was read while the tick stood in the working tree alone: let the agent commit it.
+      if (ahead > after && reading.done === after) t.open(`tick-${ahead}`);
+      await sleep(100);
     }
     for (const r of readings) {
       expect(r.done, JSON.stringify(r)).toBeGreaterThanOrEqual(r.before);
       expect(r.done, JSON.stringify(r)).toBeLessThanOrEqual(r.after);
       if (r.state === 'delivered') expect(r.after).toBe(total);
+      else expect(r.state).toBe('working');
     }
-    // The window was there: the working tree held a tick status did not show, and nothing ended on it.
-    expect(readings.some((r) => r.ahead > r.done && r.after === r.done)).toBe(true);
-    expect(readings.some((r) => r.ahead === total && r.after < total && r.state !== 'delivered')).toBe(true);
+    // Every tick stood uncommitted while status was read, and status showed the commit's count.
+    const windows = readings.filter((r) => r.ahead > r.done && r.after === r.done).map((r) => r.ahead);
+    expect([...new Set(windows)], JSON.stringify(readings.slice(-5))).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     expect(readings.at(-1)!.state).toBe('delivered');
     const record = t.record('tick--ticks');
     expect(countTasks(git(t.repo, 'show', `${record.stage.delivered.head}:${TASKS}`))).toEqual({ done: total, total });
@@ -67,22 +70,21 @@ done`);
 
 const POINTS = ['stage:agent-started', 'stage:prompt-sent', 'stage:ended'] as const;
 
-describe('the supervisor killed at a stage change', () => {
-  it.each(POINTS)('at %s: a restarted supervisor starts nothing twice', async (point) => {
-    current = stageRepo({});
-    const t = current;
-    const commit = t.bin('commit.sh', COMMIT);
+describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }, () => {
+  it.for(POINTS)('at %s: a restarted supervisor starts nothing twice', async (point, { expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
     t.script({
       onPrompt: [
-        { match: 'Make the change the brief asks for', actions: [{ sleepMs: 1000 }, { run: [commit, 'one.txt'] }, { say: 'Committed.' }] },
+        { match: 'Make the change the brief asks for', actions: [{ run: [t.commit, 'one.txt', 'code'] }, { say: 'Committed.' }] },
         { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
       ],
     });
     const place = await t.launch('fix', 'crash', 'Add one.txt.');
     let most = 0;
-    const sampler = setInterval(() => (most = Math.max(most, t.livePanes().length)), 100);
+    const sampler = setInterval(() => (most = Math.max(most, t.livePanes().length)), 200);
     try {
       const first = t.watch({ FLUME_CRASH_AT: point });
+      t.open('code');
       const code = await Promise.race([first.exited, sleep(30_000).then(() => 'still running')]);
       expect(code, first.output()).toBe(137);
       const crashed = t.record('fix--crash');
@@ -94,7 +96,7 @@ describe('the supervisor killed at a stage change', () => {
       const second = t.watch();
       const stage = await t.until('fix/crash', (p) => p?.stage?.name === 'submission' && p.stage.state === 'working' && p.stage, 'submission to work after the restart');
       // Another pass or two of the supervisor (its poll is 2 s) changes nothing.
-      await sleep(3000);
+      await sleep(2500);
       const after = await t.view('fix/crash');
       expect(after.stage).toMatchObject({ name: 'submission', state: 'working', attempt: 1, agent: { sessionId: stage.agent.sessionId } });
       const started = t.events('fix--crash').filter((e) => e.event === 'stage-started');
@@ -113,7 +115,37 @@ describe('the supervisor killed at a stage change', () => {
       clearInterval(sampler);
     }
   });
+
+  it('at stage:agent-started, with the new agent gone before a supervisor is back: the stage reads never-started, and retry starts it', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
+    t.script({
+      onPrompt: [
+        { match: 'Make the change the brief asks for', actions: [{ run: [t.commit, 'one.txt', 'code'] }, { say: 'Committed.' }] },
+        { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
+      ],
+    });
+    await t.launch('fix', 'gone', 'Add one.txt.');
+    const first = t.watch({ FLUME_CRASH_AT: 'stage:agent-started' });
+    t.open('code');
+    expect(await Promise.race([first.exited, sleep(30_000).then(() => 'still running')]), first.output()).toBe(137);
+    const crashed = t.record('fix--gone').stage;
+    expect(crashed).toMatchObject({ name: 'submission', delivery: 'sending', sends: 0 });
+    // The agent flume started dies before anyone sent it the prompt.
+    process.kill(crashed.agent.pid, 'SIGKILL');
+    await waitUntil(() => !running(crashed.agent.pid));
+    t.watch();
+    const stage = await t.until('fix/gone', (p) => p?.stage?.state !== 'starting' && p?.stage, 'the stage to stop reading as starting');
+    expect(stage).toMatchObject({ name: 'submission', state: 'never-started', delivery: 'never-started', agent: { state: 'exited' } });
+    const retried = await t.flume(['retry', 'fix/gone', '--json']);
+    expect(retried.code, retried.stdout + retried.stderr).toBe(0);
+    expect(JSON.parse(retried.stdout).stage).toMatchObject({ name: 'submission', attempt: 2, delivery: 'taken' });
+    expect(t.livePanes()).toHaveLength(1);
+  });
 });
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await sleep(50);
+}
 
 /** The pids of the fake agents whose state file says they run (a crashed one leaves its file, so check). */
 function liveStateFiles(configDir: string): number[] {

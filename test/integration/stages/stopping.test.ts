@@ -1,21 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { COMMIT, promptsOf, running, stageRepo, type StageRepo } from './helpers.js';
+import { LONG, promptsOf, repoFor, running } from './helpers.js';
 
-let current: StageRepo | undefined;
-afterEach(async () => {
-  await current?.cleanup();
-  current = undefined;
-});
+// Each test has its own repository, state, tmux server and supervisor: they run at once.
 
-describe('a stage that stops short', () => {
-  it('waits with what the agent needs and starts no next stage; a tell answers it and the agent delivers', async () => {
-    current = stageRepo({});
-    const t = current;
-    const commit = t.bin('commit.sh', COMMIT);
+describe.concurrent('a stage that stops short', { timeout: LONG }, () => {
+  it('waits with what the agent needs and starts no next stage; a tell answers it and the agent delivers', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
     t.script({
       onPrompt: [
-        { match: '^Use SQLite', actions: [{ say: 'Using SQLite.' }, { sleepMs: 500 }, { run: [commit, 'db.txt'] }, { say: 'Committed.' }] },
+        { match: '^Use SQLite', actions: [{ say: 'Using SQLite.' }, { sleepMs: 500 }, { run: [t.commit, 'db.txt'] }, { say: 'Committed.' }] },
         { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
         { match: 'ASK-ME', actions: [{ say: 'One thing first.' }, { ask: { question: 'Which database should the cache use?', header: 'Database', options: ['SQLite', 'Postgres'] } }] },
         { match: 'Make the change the brief asks for', actions: [{ sleepMs: 300 }, { say: 'Which database should I use?' }] },
@@ -32,7 +26,7 @@ describe('a stage that stops short', () => {
     expect(question.needs).toContain('Which database should the cache use?');
 
     // The supervisor passes over them (its poll is 2 s) and starts nothing.
-    await sleep(4500);
+    await sleep(2500);
     for (const id of ['fix/db', 'fix/ask']) {
       const stage = (await t.view(id)).stage;
       expect(stage).toMatchObject({ name: 'code', state: 'waiting', attempt: 1 });
@@ -53,10 +47,9 @@ describe('a stage that stops short', () => {
   });
 });
 
-describe('a stage quiet past its limit', () => {
-  it('is reported stuck, and flume ends nothing', async () => {
-    current = stageRepo({ onPrompt: [{ actions: [{ say: 'Building.' }, { hang: true }] }] }, { limits: { promptTimeout: '3s', startTimeout: '15s', stuckAfter: '3s' } });
-    const t = current;
+describe.concurrent('a stage quiet past its limit', { timeout: LONG }, () => {
+  it('is reported stuck, and flume ends nothing', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, { onPrompt: [{ actions: [{ say: 'Building.' }, { hang: true }] }] }, { limits: { promptTimeout: '3s', startTimeout: '15s', stuckAfter: '3s' } });
     const place = await t.launch('fix', 'slow', 'Build it all.');
     t.watch();
     const stuck = await t.until('fix/slow', (p) => p?.stage?.state === 'stuck' && p.stage, 'the stage to read stuck');
