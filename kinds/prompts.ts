@@ -49,7 +49,7 @@ Every task of openspec/changes/{change}/ is ticked ({previous}). Check the code 
 /** A change's code stage when verify sent it back. */
 export const CHANGE_FIX = `${PLACE}
 
-Verify found problems with the code of openspec/changes/{change}/: read its report, openspec/changes/{change}/verify.md, and mend each finding. Commit each fix. When every finding is mended, delete verify.md in a commit of its own. The stage ends when that commit is on {branch}.`;
+Verify found problems with the code of openspec/changes/{change}/: read its report, openspec/changes/{change}/verify.md, and mend every finding. Then delete verify.md and commit the fixes and the deletion together, in one commit: the stage ends on that commit, and verify runs again after it.`;
 
 /** A change's submission: archive the change, then submit. */
 export const CHANGE_SUBMISSION = `${PLACE}
