@@ -6,16 +6,18 @@
  * whose work is over.
  */
 import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlumeError } from '../errors.js';
 import { openRepository, type Repository } from '../context.js';
 import type { FlumePlugin } from '../plugin.js';
+import type { KindDef } from '../types.js';
 import { acquireLock } from '../state/lock.js';
 import { hostStateDir, knownRepositories } from '../state/host.js';
 import { keyOf, placesStateDir, readRecords } from '../state/store.js';
-import { decide } from './decide.js';
-import { readPlaces } from './reading.js';
+import { decide, type Facts } from './decide.js';
+import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { advance, gather, limitsOf } from './step.js';
 import { tidy } from './tidy.js';
 
@@ -51,7 +53,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   const log = options.log ?? (() => undefined);
   const pollMs = options.pollMs ?? 30_000;
   const lingerMs = options.lingerMs ?? 10 * 60_000;
-  const repositories = new Map<string, { repository: Repository; openedAt: number }>();
+  const repositories = new Map<string, RepositoryEntry>();
   const watchers = new Map<string, FSWatcher>();
   let wake: (() => void) | undefined;
   let dirty = true;
@@ -94,7 +96,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
 }
 
 /** One pass over a repository: decide for every place from one reading; step those with work. */
-async function pass(entry: { repository: Repository }, paths: Set<string>, log: (line: string) => void): Promise<number> {
+async function pass(entry: { repository: Repository; memo: Map<string, Memo> }, paths: Set<string>, log: (line: string) => void): Promise<number> {
   const { repository } = entry;
   const { info } = repository;
   const { records } = await readRecords(info.commonDir);
@@ -116,7 +118,7 @@ async function pass(entry: { repository: Repository }, paths: Set<string>, log: 
       if (record.dropped && record.phase !== 'gone') over = true;
       else if (place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0) over = true;
       if (!kind) return;
-      const facts = await gather(repository, reading, place, kind, Date.now());
+      const facts = await factsOf(entry.memo, repository, reading, place, kind);
       const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
       if (action.type === 'wait') return;
       try {
@@ -135,13 +137,48 @@ async function pass(entry: { repository: Repository }, paths: Set<string>, log: 
   return records.length;
 }
 
-async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<string, { repository: Repository; openedAt: number }>, root: string) {
+async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<string, RepositoryEntry>, root: string) {
   const cached = cache.get(root);
   // The config is read again now and then, so an edited flume.config.ts takes effect.
   if (cached && Date.now() - cached.openedAt < 60_000) return cached;
-  const entry = { repository: await openRepository(root, await preset()), openedAt: Date.now() };
+  const entry = { repository: await openRepository(root, await preset()), openedAt: Date.now(), memo: cached?.memo ?? new Map<string, Memo>() };
   cache.set(root, entry);
   return entry;
+}
+
+/** A repository the supervisor keeps open, with what it last read of each place. */
+interface RepositoryEntry {
+  repository: Repository;
+  openedAt: number;
+  memo: Map<string, Memo>;
+}
+
+/** The facts last read for a place, and the stamp of everything they were read from. */
+interface Memo {
+  stamp: string;
+  facts: Facts;
+}
+
+/**
+ * The facts of a place: read afresh when anything they come from changed (its record, its branch
+ * head, its transcript, its agent's state file, its folder), else the last reading with the clock
+ * moved on. An idle place then costs a few stat calls a pass, not an agent reading (processes). A
+ * stage whose prompt is not yet taken is always read afresh: a slow start shows only on screen.
+ */
+async function factsOf(memo: Map<string, Memo>, repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef): Promise<Facts> {
+  const record = place.record;
+  const handle = record.stage?.agent;
+  const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
+  const watched = handle && driver ? driver.watchPaths(handle) : [];
+  const files = [handle?.transcriptPath, ...watched, handle?.pid && handle.data?.configDir ? join(handle.data.configDir, 'sessions', `${handle.pid}.json`) : undefined, record.path];
+  const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
+  const stamp = JSON.stringify([record, place.branch?.head, stats]);
+  const key = keyOf(record);
+  const last = memo.get(key);
+  if (last && last.stamp === stamp && record.stage?.delivery === 'taken') return { ...last.facts, now: Date.now() };
+  const facts = await gather(repository, reading, place, kind, Date.now());
+  memo.set(key, { stamp, facts });
+  return facts;
 }
 
 function rewatch(watchers: Map<string, FSWatcher>, paths: Set<string>, poke: () => void): void {
