@@ -143,6 +143,17 @@ describe('decide', () => {
     it('reports never started when the agent died before taking the prompt', () => {
       expect(decide(kind, place(sending), facts({ prompt: 'not-yet', agent: { state: 'exited' } }), limits).type).toBe('mark-delivery');
     });
+    it('reports never started when the agent died before the prompt was ever sent, not starting for ever', () => {
+      // What a supervisor killed between starting the agent and sending to it finds once the agent died too.
+      const unsent = { delivery: 'sending' as const, sends: 0, lastSentAt: undefined };
+      const gone = facts({ prompt: 'unknown', acceptsInput: false, agent: { state: 'exited' } });
+      expect(decide(kind, place(unsent), gone, limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+      expect(decide(kind, place({ ...unsent, delivery: 'unknown' }), gone, limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+      expect(decide(kind, place({ ...unsent, delivery: 'never-started' }), gone, limits).type).toBe('wait');
+      // A printed command nobody has run yet is not gone.
+      const printed = { ...unsent, agent: { driver: 'claude-code', sessionId: 's', host: 'printed', cwd: '/r', startedAt: at(0) } };
+      expect(decide(kind, place(printed), facts({ prompt: 'unknown', agent: { state: 'not-up' } }), limits)).not.toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+    });
   });
 
   describe('stopping short and stuck', () => {
