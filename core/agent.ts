@@ -3,6 +3,7 @@
  * program is started, where its transcript is and how to read it) and a pane host (where it runs).
  * Every answer a driver gives must come from the agent's own record, never from a guess.
  */
+import { FlumeError } from './errors.js';
 import type { ConfirmRequest, StartRequest } from './hooks.js';
 import type { AgentHandle, AgentReading, PromptState } from './types.js';
 
@@ -79,3 +80,24 @@ export function definePaneHost(host: PaneHost): PaneHost {
 }
 
 export type { PromptState };
+
+/**
+ * Refuses a pane spec a host cannot run as `env -i KEY=VAL … argv`: a program that is not named first
+ * or reads as a variable, or variable names that `env` would misread. Every host checks with this.
+ */
+export function checkPaneSpec(spec: PaneSpec): void {
+  const [program] = spec.argv;
+  if (!program || program.includes('=')) {
+    throw new FlumeError('BAD_USAGE', `A pane's program must be named first and hold no '=': ${JSON.stringify(spec.argv)}.`, {
+      fix: 'Pass the program as argv[0], preferably as an absolute path.',
+      details: { argv: spec.argv },
+    });
+  }
+  const bad = Object.keys(spec.env).filter((key) => key === '' || key.includes('=') || key.startsWith('-'));
+  if (bad.length) {
+    throw new FlumeError('BAD_USAGE', `Environment names cannot be empty, hold '=' or start with '-': ${bad.join(', ')}.`, {
+      fix: 'Rename or drop those variables.',
+      details: { names: bad },
+    });
+  }
+}

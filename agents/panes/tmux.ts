@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, type PaneHost, type PaneSpec } from '../../core/agent.js';
+import { checkPaneSpec, definePaneHost, type PaneHost, type PaneSpec } from '../../core/agent.js';
 import { FlumeError } from '../../core/errors.js';
 import { run, which, type RunResult } from '../../core/exec.js';
 
@@ -169,20 +169,7 @@ function tmuxRun(socket: string, commands: string[][], input?: string): Promise<
 
 /** `env -i KEY=VAL … argv`: the program gets exactly the environment flume built. */
 function paneCommand(spec: PaneSpec): string[] {
-  const [program] = spec.argv;
-  if (!program || program.includes('=')) {
-    throw new FlumeError('BAD_USAGE', `A pane's program must be named first and hold no '=': ${JSON.stringify(spec.argv)}.`, {
-      fix: 'Pass the program as argv[0], preferably as an absolute path.',
-      details: { argv: spec.argv },
-    });
-  }
-  const bad = Object.keys(spec.env).filter((key) => key === '' || key.includes('=') || key.startsWith('-'));
-  if (bad.length) {
-    throw new FlumeError('BAD_USAGE', `Environment names cannot be empty, hold '=' or start with '-': ${bad.join(', ')}.`, {
-      fix: 'Rename or drop those variables.',
-      details: { names: bad },
-    });
-  }
+  checkPaneSpec(spec);
   const vars = Object.entries(spec.env).map(([key, value]) => `${key}=${value}`);
   return [which('env') ?? 'env', '-i', ...vars, ...spec.argv];
 }

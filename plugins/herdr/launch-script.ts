@@ -6,11 +6,11 @@
  * types one line into the pane's shell that `exec`s the script: the shell becomes the program (same
  * pid), nothing a user wrote is typed into a shell, and the program's exit ends the pane.
  */
-import { FlumeError, type PaneSpec } from '../../core/index.js';
+import { checkPaneSpec, FlumeError, type PaneSpec } from '../../core/index.js';
 
 /** The script's text: removes itself (so flume sees the shell ran it), enters the folder, execs. */
 export function launchScript(spec: PaneSpec, envProgram: string): string {
-  checkSpec(spec);
+  checkPaneSpec(spec);
   const vars = Object.entries(spec.env).map(([key, value]) => quote(`${key}=${value}`));
   return [
     '#!/bin/sh',
@@ -42,19 +42,3 @@ export function quote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-function checkSpec(spec: PaneSpec): void {
-  const [program] = spec.argv;
-  if (!program || program.includes('=')) {
-    throw new FlumeError('BAD_USAGE', `A pane's program must be named first and hold no '=': ${JSON.stringify(spec.argv)}.`, {
-      fix: 'Pass the program as argv[0], preferably as an absolute path.',
-      details: { argv: spec.argv },
-    });
-  }
-  const bad = Object.keys(spec.env).filter((key) => key === '' || key.includes('=') || key.startsWith('-'));
-  if (bad.length) {
-    throw new FlumeError('BAD_USAGE', `Environment names cannot be empty, hold '=' or start with '-': ${bad.join(', ')}.`, {
-      fix: 'Rename or drop those variables.',
-      details: { names: bad },
-    });
-  }
-}
