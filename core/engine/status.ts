@@ -13,17 +13,7 @@ import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { stageView, type StageView } from './stage-view.js';
 
 /** One place as status reports it. The shape is published as status.schema.json. */
-export interface PlaceStatus {
-  id: string;
-  kind: string;
-  name: string;
-  repo: string;
-  path: string;
-  branch: string;
-  target: string;
-  base: string;
-  brief: string;
-  createdAt: string;
+export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 'repo' | 'path' | 'branch' | 'target' | 'base' | 'brief' | 'createdAt'> {
   /** Where the place stands: active, dropped, landed, kept (tidying kept it or its branch), making, tidying, missing. */
   state: 'making' | 'active' | 'dropped' | 'landed' | 'kept' | 'tidying' | 'missing';
   worktree: { present: boolean; locked: boolean; head: string | null };
