@@ -4,9 +4,10 @@
  * transcripts) with a slow poll behind them. On a TTY it redraws in place with plain ANSI (fine over
  * ssh); otherwise it prints a new block each time the view changes.
  */
-import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Io } from './output.js';
+import { rewatch } from '../engine/files.js';
 import type { PlaceStatus, StatusReport } from '../engine/status.js';
 import { hostStateDir } from '../state/host.js';
 
@@ -76,21 +77,4 @@ function pathsOf(report: StatusReport): Set<string> {
     if (transcript && existsSync(dirname(transcript))) paths.add(dirname(transcript));
   }
   return paths;
-}
-
-function rewatch(watchers: Map<string, FSWatcher>, paths: Set<string>, poke: () => void): void {
-  for (const [path, watcher] of watchers) {
-    if (!paths.has(path)) {
-      watcher.close();
-      watchers.delete(path);
-    }
-  }
-  for (const path of paths) {
-    if (watchers.has(path)) continue;
-    try {
-      watchers.set(path, watch(path, { persistent: false }, poke));
-    } catch {
-      // gone since; the poll covers it
-    }
-  }
 }

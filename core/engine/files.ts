@@ -33,3 +33,24 @@ function nearestExisting(path: string): string {
   while (!existsSync(current) && dirname(current) !== current) current = dirname(current);
   return current;
 }
+
+/**
+ * Keeps one watcher per path in `paths`: closes those no longer wanted, opens the new ones, and
+ * skips a path that is gone (the caller's slow poll covers it). Every watcher calls `poke`.
+ */
+export function rewatch(watchers: Map<string, FSWatcher>, paths: Set<string>, poke: () => void): void {
+  for (const [path, watcher] of watchers) {
+    if (!paths.has(path)) {
+      watcher.close();
+      watchers.delete(path);
+    }
+  }
+  for (const path of paths) {
+    if (watchers.has(path) || !existsSync(path)) continue;
+    try {
+      watchers.set(path, watch(path, { persistent: false }, poke));
+    } catch {
+      // gone between the check and the watch; the slow poll covers it
+    }
+  }
+}

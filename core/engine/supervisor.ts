@@ -5,7 +5,7 @@
  * steps (under the place's lock) only the places that have something to do; then it tidies places
  * whose work is over.
  */
-import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { decide, type Facts } from './decide.js';
 import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { advance, gather, limitsOf } from './step.js';
 import { tidy } from './tidy.js';
+import { rewatch } from './files.js';
 
 /** How the supervisor runs. */
 export interface SupervisorOptions {
@@ -179,21 +180,4 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   const facts = await gather(repository, reading, place, kind, Date.now());
   memo.set(key, { stamp, facts });
   return facts;
-}
-
-function rewatch(watchers: Map<string, FSWatcher>, paths: Set<string>, poke: () => void): void {
-  for (const [path, watcher] of watchers) {
-    if (!paths.has(path)) {
-      watcher.close();
-      watchers.delete(path);
-    }
-  }
-  for (const path of paths) {
-    if (watchers.has(path) || !existsSync(path)) continue;
-    try {
-      watchers.set(path, watch(path, { persistent: false }, poke));
-    } catch {
-      // gone between the check and the watch; the slow poll covers it
-    }
-  }
 }
