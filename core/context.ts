@@ -7,6 +7,7 @@ import { tappedKeys } from './hooks.js';
 import { findRepository, type RepositoryInfo } from './git.js';
 import { createFlume, type Flume, type FlumePlugin } from './plugin.js';
 import { configError, type ConfigProblem } from './config/validate.js';
+import { sharedBranch } from './config/branch-overlap.js';
 import type { KindDef, Logger } from './types.js';
 
 /** A repository opened for a command. */
@@ -66,5 +67,29 @@ function checkProvided(flume: Flume): ConfigProblem[] {
       }
     });
   }
+  problems.push(...sharedBranches(flume, declared));
+  return problems;
+}
+
+/**
+ * Two kinds whose branch patterns can make one branch: each would take the other's branch for its
+ * own (a launch of one refused, or worse, undoing the other's), so the config is refused instead.
+ */
+function sharedBranches(flume: Flume, declared: Map<string, number>): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const kinds = flume.kinds.all().map((kind) => ({ name: kind.name, pattern: kind.branch ?? `${kind.name}/{name}` }));
+  kinds.forEach((second, j) => {
+    for (const first of kinds.slice(0, j)) {
+      const branch = sharedBranch(first.pattern, second.pattern);
+      if (branch === undefined) continue;
+      // The path points at a declared kind when there is one: that is what the repository can change.
+      const at = declared.has(second.name) ? `kinds[${declared.get(second.name)}].branch` : declared.has(first.name) ? `kinds[${declared.get(first.name)}].branch` : `kind ${second.name}.branch`;
+      problems.push({
+        path: at,
+        message: `the kinds "${first.name}" (branch "${first.pattern}") and "${second.name}" (branch "${second.pattern}") can make the same branch, for example ${branch}`,
+        fix: 'give each kind a branch pattern no other kind can make, for example "<kind>/{name}"',
+      });
+    }
+  });
   return problems;
 }

@@ -8,6 +8,7 @@
 export const CRASH_POINTS = [
   'launch:locked',
   'launch:recorded',
+  'launch:branch-made',
   'launch:worktree-added',
   'launch:made',
   'launch:readied',

@@ -38,6 +38,9 @@ export const ERROR_CODES = {
   NO_PANE_HOST: 1,
   WATCH_RUNNING: 1,
   BRIEF_MISSING: 1,
+  BAD_TEXT: 1,
+  PLACES_UNSAFE: 1,
+  NO_TARGET: 1,
   IO_FAILED: 1,
 } as const;
 

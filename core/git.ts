@@ -180,19 +180,68 @@ export async function isValidBranchName(root: string, name: string): Promise<boo
   return out.exitCode === 0;
 }
 
-/** Makes a worktree at `path` on the new branch `branch`, started at `base`. */
-export async function addWorktree(root: string, path: string, branch: string, base: string): Promise<void> {
+/**
+ * Makes the branch `branch` at `base` only if no branch of that name exists (one atomic step of git's
+ * own: `update-ref <ref> <base> ""`), with `message` as its reflog's first entry, so that who made
+ * the branch can be told later. Returns false, changing nothing, when the branch exists already.
+ */
+export async function createBranch(root: string, branch: string, base: string, message: string): Promise<boolean> {
+  const ref = `refs/heads/${branch}`;
+  const out = await run('git', ['update-ref', '--create-reflog', '-m', message, ref, base, ''], { cwd: root });
+  if (out.exitCode === 0) return true;
+  if ((await run('git', ['rev-parse', '--verify', '--quiet', ref], { cwd: root })).exitCode === 0) return false;
+  throw new FlumeError('GIT_FAILED', `git update-ref failed: ${firstLine(out.stderr)}`, {
+    fix: 'Read the git message above; the repository was left as it was.',
+    details: { args: ['update-ref', ref, base], message: out.stderr },
+  });
+}
+
+/** The message of the first entry of a branch's reflog (what made it), or undefined when it has none. */
+export async function branchCreation(root: string, branch: string): Promise<string | undefined> {
+  const out = await run('git', ['reflog', 'show', '--format=%gs', `refs/heads/${branch}`, '--'], { cwd: root });
+  if (out.exitCode !== 0) return undefined;
+  const lines = out.stdout.split('\n').filter(Boolean);
+  return lines[lines.length - 1];
+}
+
+/** Makes a worktree at `path` on the existing branch `branch` (never makes a branch itself). */
+export async function addWorktree(root: string, path: string, branch: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await raw(root, ['worktree', 'add', '--quiet', '-b', branch, path, base], 0);
+      await raw(root, ['worktree', 'add', '--quiet', path, branch], 0);
       return;
     } catch (error) {
       if (attempt >= 5 || existsSync(path) || !WORKTREE_RACE.test(String((error as FlumeError).details?.message ?? ''))) throw error;
-      // git made the branch before the race killed it: drop that branch (only while still at base), add again.
-      await run('git', ['update-ref', '-d', `refs/heads/${branch}`, base], { cwd: root });
       await new Promise((done) => setTimeout(done, 10 + Math.random() * 40 * (attempt + 1)));
     }
   }
+}
+
+/** The paths under `dir` (relative to the root) that the index or HEAD holds; at most `limit` of them. */
+export async function trackedUnder(root: string, dir: string, limit = 5): Promise<string[]> {
+  const [index, head] = await Promise.all([
+    run('git', ['ls-files', '-z', '--cached', '--', `:(top,literal)${dir}`], { cwd: root }),
+    run('git', ['ls-tree', '-r', '-z', '--name-only', 'HEAD', '--', `:(top,literal)${dir}`], { cwd: root }),
+  ]);
+  const paths = new Set([index, head].flatMap((out) => (out.exitCode === 0 ? out.stdout.split('\0').filter(Boolean) : [])));
+  return [...paths].sort().slice(0, limit);
+}
+
+/** The branch a symbolic ref points at (`refs/remotes/origin/HEAD` → `refs/remotes/origin/main`), or undefined. */
+export async function symbolicRef(root: string, ref: string): Promise<string | undefined> {
+  const out = await run('git', ['symbolic-ref', '--quiet', ref], { cwd: root });
+  return out.exitCode === 0 ? out.stdout.trim() || undefined : undefined;
+}
+
+/** A git config value as git reads it (all scopes), or undefined when unset. */
+export async function configValue(root: string, key: string): Promise<string | undefined> {
+  const out = await run('git', ['config', '--get', key], { cwd: root });
+  return out.exitCode === 0 ? out.stdout.trim() || undefined : undefined;
+}
+
+/** True when the local branch `branch` exists (by its full ref name: a tag of that name is not it). */
+export async function hasBranch(root: string, branch: string): Promise<boolean> {
+  return (await run('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: root })).exitCode === 0;
 }
 
 /** Removes a clean worktree with git's own tool (never forced: git refuses a dirty or locked one). */

@@ -29,7 +29,7 @@ export interface Flume {
 
 /** A named set of things plugins register; the first registration of a name wins unless replaced. */
 export class Registry<T extends { name?: string; key?: string }> {
-  private readonly items = new Map<string, { value: T; plugin: string }>();
+  private readonly items = new Map<string, { value: T; plugin: string; replaced?: string }>();
 
   constructor(private readonly what: string) {}
 
@@ -44,7 +44,8 @@ export class Registry<T extends { name?: string; key?: string }> {
         plugin,
       });
     }
-    this.items.set(key, { value, plugin });
+    // Who was replaced is kept, so `flume kinds` can say a repository's kind stands in for a built-in.
+    this.items.set(key, { value, plugin, replaced: existing ? (existing.replaced ?? existing.plugin) : undefined });
   }
 
   /** The value registered under `key`, or undefined. */
@@ -55,6 +56,11 @@ export class Registry<T extends { name?: string; key?: string }> {
   /** The plugin that registered `key`. */
   owner(key: string): string | undefined {
     return this.items.get(key)?.plugin;
+  }
+
+  /** The plugin whose registration of `key` a later one replaced (the first, when replaced twice), or undefined. */
+  replaced(key: string): string | undefined {
+    return this.items.get(key)?.replaced;
   }
 
   /** Every registered value, in registration order. */

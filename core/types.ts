@@ -122,6 +122,11 @@ export interface PlaceRecord {
   base: string;
   brief: string;
   createdAt: string;
+  /**
+   * A random id of the launch that made the place; the first entry of its branch's reflog names it,
+   * so a rolled-back launch removes its branch only if this launch made it. Absent in older records.
+   */
+  launch?: string;
   phase: PlacePhase;
   ready: ReadyRecord;
   stage?: StageRecord;

@@ -14,6 +14,8 @@ export const kindsCommand: Command = {
       name: kind.name,
       description: kind.description ?? '',
       declaredBy: flume.kinds.owner(kind.name),
+      // The plugin whose kind of this name it stands in for (a repository's `fix` replaces the built-in); absent otherwise.
+      replaces: flume.kinds.replaced(kind.name),
       branch: kind.branch ?? `${kind.name}/{name}`,
       stages: kind.stages.map((stage) => ({ name: stage.name, deliverable: deliverableOf(stage).type, agent: stage.agent ?? flume.config.agent?.driver ?? 'claude-code' })),
     }));
@@ -22,7 +24,9 @@ export const kindsCommand: Command = {
       return;
     }
     for (const kind of kinds) {
-      context.io.stdout(`${kind.name}${kind.description ? ` — ${kind.description}` : ''}\n`);
+      const builtIn = kind.replaces?.startsWith('flume:') ? 'built-in ' : '';
+      const replaces = kind.replaces ? ` (replaces the ${builtIn}kind ${kind.name} of ${kind.replaces})` : '';
+      context.io.stdout(`${kind.name}${kind.description ? ` — ${kind.description}` : ''}${replaces}\n`);
       kind.stages.forEach((stage, i) => context.io.stdout(`  ${i + 1}. ${stage.name} → ${stage.deliverable}\n`));
     }
   },

@@ -5,6 +5,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { FlumeError } from '../errors.js';
 import { configSchema, type FlumeConfig } from './schema.js';
+import { findControl } from '../text.js';
 
 /** One problem in a config: where, what, and the fix. */
 export interface ConfigProblem {
@@ -67,6 +68,13 @@ function senseProblems(config: unknown): ConfigProblem[] {
         problems.push({ path: `kinds[${k}].stages[${s}].name`, message: `the stage "${stage.name}" appears twice in "${String(kind.name)}"`, fix: 'give each stage of a kind its own name' });
       }
       stages.add(stage.name);
+      // A stage's prompt is typed to its agent like a brief: the same control characters are refused.
+      for (const key of ['prompt', 'fixPrompt']) {
+        const control = typeof stage[key] === 'string' ? findControl(stage[key] as string) : undefined;
+        if (control) {
+          problems.push({ path: `kinds[${k}].stages[${s}].${key}`, message: `holds the control character ${control.name} at line ${control.line}, column ${control.column}`, fix: 'remove it; only newlines and tabs may stand in text sent to an agent' });
+        }
+      }
     });
   });
   (Array.isArray(plugins) ? plugins : []).forEach((plugin, p) => {

@@ -3,20 +3,23 @@
  * then the record is written as `making` (the intent), the worktree is added, and the record is
  * marked `made`. A crash between any two of these leaves something `recover` puts right.
  */
-import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { lstatSync, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { FlumeError } from '../errors.js';
 import { crashPoint } from '../crash.js';
+import { checkText } from '../text.js';
 import { kindOf, type Repository } from '../context.js';
-import { addWorktree, excludePath, isValidBranchName, readRepository, resolveRevision } from '../git.js';
+import { addWorktree, createBranch, excludePath, isValidBranchName, readRepository, resolveRevision, trackedUnder } from '../git.js';
 import { checkName, nameFromBrief, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../place.js';
 import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import { rememberRepository } from '../state/host.js';
 import { withLock } from '../state/lock.js';
 import type { PlaceRecord } from '../types.js';
 import { readyPlace } from './ready.js';
-import { recoverPlace } from './recover.js';
+import { launchMessage, recoverPlace } from './recover.js';
+import { launchTarget } from './target.js';
 
 /** What a launch names. */
 export interface LaunchRequest {
@@ -45,8 +48,8 @@ export async function readBrief(request: Pick<LaunchRequest, 'brief' | 'briefFil
   if (!brief || !brief.trim()) {
     throw new FlumeError('BRIEF_MISSING', 'The launch has no brief.', { fix: 'Say what the work is with --brief TEXT or --brief-file FILE.' });
   }
-  if (brief.includes('\0')) throw new FlumeError('BAD_USAGE', 'The brief holds a NUL character.', { fix: 'Remove it.' });
-  return brief;
+  // Every launch path (CLI, MCP server, herdr) reads its brief here, so this one check covers them all.
+  return checkText(brief, request.briefFile !== undefined ? `The brief file ${request.briefFile}` : 'The brief');
 }
 
 /** Makes the place of a launch and readies it; returns its record. Refuses, changing nothing, on any bad input. */
@@ -86,7 +89,8 @@ async function makeNamedPlace(repository: Repository, request: LaunchRequest & {
       details: { from: fromRef },
     });
   }
-  const target = flume.config.target ?? info.mainBranch ?? (request.from && !/^[0-9a-f]{7,40}$/.test(request.from) ? request.from : 'main');
+  await refuseUnsafePlaces(info.root);
+  const target = await launchTarget(info, flume.config.target, request.from);
   const branch = placeBranch(kind, request.name);
   if (!(await isValidBranchName(info.root, branch))) {
     throw new FlumeError('BAD_NAME', `The branch ${JSON.stringify(branch)} is not a valid branch name.`, {
@@ -113,6 +117,7 @@ async function makeNamedPlace(repository: Repository, request: LaunchRequest & {
       base,
       brief,
       createdAt: new Date().toISOString(),
+      launch: randomUUID(),
       phase: 'making',
       ready: { state: 'none', at: new Date().toISOString() },
       history: [],
@@ -125,8 +130,22 @@ async function makeNamedPlace(repository: Repository, request: LaunchRequest & {
     await rememberRepository({ root: info.root, commonDir: info.commonDir });
     crashPoint('launch:recorded');
     onProgress?.(`making ${path} on ${branch}`);
-    await addWorktree(info.root, path, branch, base).catch(async (error) => {
-      // A launch that failed changes nothing: undo what the add left (a branch at base) and the record.
+    // The branch is made apart from the worktree, only if absent, its reflog naming this launch: a
+    // rollback then removes it only if this launch made it, never a branch of the name made elsewhere.
+    const made = await createBranch(info.root, branch, base, launchMessage(record)).catch(async (error) => {
+      await recoverPlace(repository, key).catch(() => undefined);
+      throw error;
+    });
+    if (!made) {
+      await recoverPlace(repository, key);
+      throw new FlumeError('BRANCH_EXISTS', `The branch ${branch} exists already.`, {
+        fix: 'Choose another name; flume never adopts a branch it did not make.',
+        details: { branch },
+      });
+    }
+    crashPoint('launch:branch-made');
+    await addWorktree(info.root, path, branch).catch(async (error) => {
+      // A launch that failed changes nothing: undo what it made (its branch, still at base) and the record.
       await recoverPlace(repository, key).catch(() => undefined);
       throw error;
     });
@@ -167,8 +186,9 @@ async function refuseExisting(repository: Repository, key: string, path: string,
       details: { path },
     });
   }
-  if (existsSync(path)) {
-    throw new FlumeError('PLACE_EXISTS', `The folder ${path} exists already.`, {
+  // lstat, not exists: a symlink at the place's path (even a dangling one) is something there.
+  if (lstatOrUndefined(path)) {
+    throw new FlumeError('PLACE_EXISTS', `${lstatOrUndefined(path)!.isSymbolicLink() ? 'A symlink' : 'The folder'} ${path} exists already.`, {
       fix: 'Choose another name; flume never adopts a folder it did not make.',
       details: { path },
     });
@@ -178,5 +198,36 @@ async function refuseExisting(repository: Repository, key: string, path: string,
       fix: 'Choose another name; flume never adopts a branch it did not make.',
       details: { branch },
     });
+  }
+}
+
+/**
+ * Refuses a repository whose `places` is not flume's to use: a symlink (the worktree would land
+ * wherever it points, perhaps inside another repository), or a folder the repository tracks (the
+ * `/places/` line flume adds to info/exclude would hide the repository's own new files there).
+ */
+async function refuseUnsafePlaces(root: string): Promise<void> {
+  const places = join(root, PLACES_DIR);
+  const stat = lstatOrUndefined(places);
+  if (stat?.isSymbolicLink()) {
+    throw new FlumeError('PLACES_UNSAFE', `${places} is a symlink; flume would make the place wherever it points, perhaps in another repository.`, {
+      fix: `Remove the symlink (git rm ${PLACES_DIR} if it is committed), so flume can make its own ${PLACES_DIR}/ folder, then launch again.`,
+      details: { path: places, found: 'symlink' },
+    });
+  }
+  const tracked = await trackedUnder(root, PLACES_DIR);
+  if (tracked.length) {
+    throw new FlumeError('PLACES_UNSAFE', `The repository tracks files under ${PLACES_DIR}/ (${tracked.join(', ')}); flume's /${PLACES_DIR}/ line in info/exclude would hide new files there from git status.`, {
+      fix: `Move those files out of ${PLACES_DIR}/ (git mv) and commit, so the folder is flume's alone, then launch again.`,
+      details: { path: places, found: 'tracked', tracked },
+    });
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
   }
 }

@@ -4,6 +4,7 @@
  * supervisor never acts in between; each refusal leaves nothing typed.
  */
 import { FlumeError } from '../errors.js';
+import { checkText } from '../text.js';
 import { kindOf, type Repository } from '../context.js';
 import type { AgentDriver } from '../agent.js';
 import { appendEvent, readRecord, withPlaceLock } from '../state/store.js';
@@ -12,8 +13,9 @@ import { awaitPrompt } from './deliver.js';
 import { limitsOf, startStage } from './step.js';
 
 /** Tells the place's agent `text`: confirmed in its transcript as a prompt, or refused with nothing typed. */
-export async function tell(repository: Repository, key: string, text: string): Promise<{ record: PlaceRecord; sends: number }> {
-  if (!text.trim()) throw new FlumeError('BAD_USAGE', 'The tell is empty.', { fix: 'Give the text to tell, or --file with it.' });
+export async function tell(repository: Repository, key: string, typed: string): Promise<{ record: PlaceRecord; sends: number }> {
+  if (!typed.trim()) throw new FlumeError('BAD_USAGE', 'The tell is empty.', { fix: 'Give the text to tell, or --file with it.' });
+  const text = checkText(typed, 'The tell');
   return withPlaceLock(repository.info.commonDir, key, async () => {
     const record = await placeRecord(repository, key);
     const { handle, driver } = agentOf(repository, record);
@@ -87,6 +89,7 @@ export async function restartStage(
   key: string,
   options: { stage?: string; note?: string; goOn?: boolean },
 ): Promise<PlaceRecord> {
+  const note = options.note === undefined ? undefined : checkText(options.note, 'The note');
   return withPlaceLock(repository.info.commonDir, key, async () => {
     const record = await placeRecord(repository, key);
     if (record.dropped || record.phase !== 'made') {
@@ -121,7 +124,7 @@ export async function restartStage(
       }
       if (state !== 'exited' && state !== 'not-up') await driver.stop(handle);
     }
-    if (options.note) record.brief = `${record.brief.trimEnd()}\n\nThe operator's notes for this round:\n${options.note}`;
+    if (note) record.brief = `${record.brief.trimEnd()}\n\nThe operator's notes for this round:\n${note}`;
     await startStage(repository, record, kind, index);
     const after = await placeRecord(repository, key);
     if (after.held) {

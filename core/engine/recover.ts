@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import type { Repository } from '../context.js';
-import { deleteBranch, readRepository, removeWorktree, worktreeChanges } from '../git.js';
+import { branchCreation, deleteBranch, readRepository, removeWorktree, worktreeChanges } from '../git.js';
 import { appendEvent, readRecord, removeRecord, writeRecord } from '../state/store.js';
 import type { PlaceRecord } from '../types.js';
 
@@ -25,8 +25,11 @@ async function rollBackLaunch(repository: Repository, record: PlaceRecord): Prom
   const key = `${record.kind}--${record.name}`;
   const reading = await readRepository(info.root);
   const worktree = reading.worktrees.find((w) => resolve(w.path) === record.path);
-  const branch = reading.branches.get(record.branch);
-  if (worktree && worktree.branch !== record.branch) {
+  const found = reading.branches.get(record.branch);
+  // Only a branch this launch made is its to keep or remove; one of the name made elsewhere (by hand,
+  // by another launch) is not its own, whatever commit it stands at.
+  const branch = found && (await madeBy(repository, record)) ? found : undefined;
+  if (worktree && (worktree.branch !== record.branch || (found && !branch))) {
     // Something else stands at the place's path: not ours to touch. Forget the unfinished launch.
     await removeRecord(info.commonDir, key);
     return 'rolled-back';
@@ -40,6 +43,20 @@ async function rollBackLaunch(repository: Repository, record: PlaceRecord): Prom
   if (branch) await deleteBranch(info.root, record.branch, record.base);
   await removeRecord(info.commonDir, key);
   return 'rolled-back';
+}
+
+/** The reflog message a launch gives the branch it makes: it names the place and the launch. */
+export function launchMessage(record: Pick<PlaceRecord, 'id' | 'launch'>): string {
+  return `flume: launch ${record.id} ${record.launch}`;
+}
+
+/**
+ * True when the place's branch was made by the launch of `record`: its reflog's first entry is that
+ * launch's message. A record written before launches named themselves (no `launch`) is judged as then.
+ */
+async function madeBy(repository: Repository, record: PlaceRecord): Promise<boolean> {
+  if (record.launch === undefined) return true;
+  return (await branchCreation(repository.info.root, record.branch)) === launchMessage(record);
 }
 
 async function rollForward(repository: Repository, record: PlaceRecord): Promise<Recovery> {
