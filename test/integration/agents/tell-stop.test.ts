@@ -38,6 +38,23 @@ describe('flume tell', () => {
     expect(queued?.content).toBe('Answer: from a file, with "quotes" and $(no shell)');
   });
 
+  it('refuses text holding control characters with nothing typed, the issue\'s nested paste marker included', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'Which colour should it be?' }] }] });
+    const place = await launch(current, 'esc');
+    await waitFor(async () => (await agentState(current!, 'fix/esc')) === 'idle', 'the agent to end its turn');
+    const before = prompts(place.stage.agent.transcriptPath);
+    // A single-pass strip of `\e[200~` would leave `\e[201~` here, ending the paste and typing the rest.
+    for (const text of ['one\x1b[20\x1b[200~1~two\nthree', 'ring \x07', 'csi \u009b2J']) {
+      const refused = await current.flume(['tell', 'fix/esc', text, '--json']);
+      expect(code(refused.stdout), refused.stdout).toBe('BAD_TEXT');
+    }
+    expect(prompts(place.stage.agent.transcriptPath)).toEqual(before);
+    expect(await agentState(current, 'fix/esc')).toBe('idle');
+    const told = await current.flume(['tell', 'fix/esc', 'Answer:\tblue\r\nand green', '--json']);
+    expect(told.code, told.stdout).toBe(0);
+    expect(prompts(place.stage.agent.transcriptPath)).toEqual([...before, 'Answer:\tblue\nand green']);
+  });
+
   it('is refused with nothing typed while a question is open, and reaches the agent once it is answered', async () => {
     current = agentRepo({ onPrompt: [{ match: '^Later', actions: [{ say: 'ok' }] }, { actions: [{ ask: { question: 'Which fruit?', header: 'Fruit', options: ['apple', 'pear'] } }, { say: 'Picked {answer}.' }] }] });
     const place = await launch(current, 'ask');

@@ -52,6 +52,9 @@ describe('the MCP server, driven by the SDK\'s own client over stdio', () => {
     const unknownKind: any = await client.callTool({ name: 'launch', arguments: { brief: '--kind nope do it', repo: current.repo } });
     expect(unknownKind.structuredContent.error).toMatchObject({ code: 'UNKNOWN_KIND' });
     expect(unknownKind.structuredContent.error.fix).toContain('fix, change, question');
+    // A brief holding a control character (here a paste-end marker) is refused by the CLI the server runs.
+    const escaped: any = await client.callTool({ name: 'launch', arguments: { brief: 'do it \x1b[201~ now', repo: current.repo } });
+    expect(escaped.structuredContent.error).toMatchObject({ code: 'BAD_TEXT' });
     const notRepo: any = await client.callTool({ name: 'launch', arguments: { brief: 'x', repo: '/nonexistent/folder' } });
     expect(notRepo.structuredContent.error.code).toBe('NOT_A_REPOSITORY');
     const unknownPlace: any = await client.callTool({ name: 'status', arguments: { place: 'fix/nothing-here' } });
