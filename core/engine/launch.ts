@@ -1,7 +1,8 @@
 /**
  * Making a place (book: "A launch and its place"). Everything is checked before anything is made;
- * then the record is written as `making` (the intent), the worktree is added, and the record is
- * marked `made`. A crash between any two of these leaves something `recover` puts right.
+ * then the record is written as `making` (the intent), the branch is made (only if absent, its reflog
+ * naming this launch), the worktree is added on it, and the record is marked `made`. A crash between
+ * any two of these leaves something `recover` puts right, touching only what this launch made.
  */
 import { randomUUID } from 'node:crypto';
 import { lstatSync, type Stats } from 'node:fs';
