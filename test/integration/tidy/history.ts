@@ -77,10 +77,13 @@ const LANDINGS: Landing[] = ['none', 'none', 'cherry-pick', 'cherry-pick-keep-em
 const STATES: WorktreeState[] = ['clean', 'clean', 'clean', 'clean', 'clean', 'ignored', 'modified', 'staged', 'untracked', 'locked', 'other-branch', 'moved', 'folder-deleted'];
 const MAIN: MainCommit[] = ['edit', 'edit-renamed', 'add', 'empty'];
 const EDGES: Edge[] = [
-  ...Array<Edge>(9).fill('none'),
+  ...Array<Edge>(7).fill('none'),
   'nested-ignored',
   'nested',
+  // Twice: a submodule's commit leaves the branch unlanded, so only a dropped place reaches the rule.
   'submodule',
+  'submodule',
+  'submodule-pushed',
   'submodule-pushed',
   'stash',
   'lookalike-tag',
