@@ -113,12 +113,15 @@ export async function findRepository(dir: string): Promise<RepositoryInfo> {
 export async function readRepository(root: string): Promise<RepositoryReading> {
   const [worktreeText, refText] = await Promise.all([
     raw(root, ['worktree', 'list', '--porcelain']),
-    raw(root, ['for-each-ref', '--format=%(refname:short)%00%(objectname)%00%(committerdate:iso-strict)', 'refs/heads/']),
+    // The full ref name, never `%(refname:short)`: git shortens a branch beside a tag of its name to
+    // `heads/<name>`, and the branch would read as gone.
+    raw(root, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(committerdate:iso-strict)', 'refs/heads/']),
   ]);
   const branches = new Map<string, Branch>();
   for (const line of refText.split('\n')) {
     if (!line) continue;
-    const [name, head, time] = line.split('\0');
+    const [ref, head, time] = line.split('\0');
+    const name = ref.slice(HEADS.length);
     branches.set(name, { name, head, time });
   }
   return { worktrees: parseWorktrees(worktreeText), branches };
@@ -168,10 +171,17 @@ export async function cherry(root: string, target: string, branch: string): Prom
     .map((line) => ({ sign: line[0] as '+' | '-', commit: line.slice(2).trim() }));
 }
 
-/** The object id a revision names, or undefined when it names none. */
+/**
+ * The commit a revision names, or undefined when it names none. A name that is a branch means the
+ * branch (as `git switch` reads it), never a tag or other ref git would rank before it.
+ */
 export async function resolveRevision(root: string, revision: string): Promise<string | undefined> {
-  const out = await run('git', ['rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`], { cwd: root });
-  return out.exitCode === 0 ? out.stdout.trim() : undefined;
+  const candidates = revision.startsWith('refs/') ? [revision] : [`${HEADS}${revision}`, revision];
+  for (const candidate of candidates) {
+    const out = await run('git', ['rev-parse', '--verify', '--quiet', '--end-of-options', `${candidate}^{commit}`], { cwd: root });
+    if (out.exitCode === 0) return out.stdout.trim();
+  }
+  return undefined;
 }
 
 /** True when `name` is a valid branch name to git itself. */
@@ -259,22 +269,74 @@ export async function deleteBranch(root: string, branch: string, head: string): 
   await raw(root, ['update-ref', '-d', `refs/heads/${branch}`, head]);
 }
 
-/** What in a worktree is not committed: modified and untracked files that are not ignored. */
-export async function worktreeChanges(path: string): Promise<{ modified: string[]; untracked: string[] }> {
-  const out = await raw(path, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none']);
+/** What in a worktree is not committed. */
+export interface WorktreeChanges {
+  /** Tracked files changed, staged or not. */
+  modified: string[];
+  /** Untracked files that are not ignored. */
+  untracked: string[];
+  /**
+   * Folders holding a repository of their own (a `.git` folder or file, or a bare repository),
+   * ignored or not: their commits are in no object store of this repository. Found among ignored
+   * folders too only when asked (`nested: true`).
+   */
+  nested: string[];
+}
+
+/**
+ * What in a worktree is not committed: modified and untracked files that are not ignored, and with
+ * `nested` the repositories inside it, ignored ones too. git itself walks the ignored folders
+ * (`--ignored` with every untracked file): it never follows a symlink and stops at a nested
+ * repository, which it names as a folder.
+ */
+export async function worktreeChanges(path: string, options: { nested?: boolean } = {}): Promise<WorktreeChanges> {
+  const ignored = options.nested ? ['--ignored=traditional'] : [];
+  const out = await raw(path, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none', ...ignored]);
   const modified: string[] = [];
   const untracked: string[] = [];
+  const nested = new Set<string>();
   const entries = out.split('\0');
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i];
     if (!entry) continue;
     const code = entry.slice(0, 2);
     const file = entry.slice(3);
-    if (code === '??') untracked.push(file);
-    else modified.push(file);
+    if (code === '??' || code === '!!') {
+      if (code === '??') untracked.push(file);
+      const repository = nestedRepository(path, file);
+      if (repository !== undefined) nested.add(repository);
+    } else modified.push(file);
     if (code[0] === 'R' || code[0] === 'C') i++;
   }
-  return { modified, untracked };
+  return { modified, untracked, nested: [...nested] };
+}
+
+/** The populated submodules of a worktree (gitlinks whose folder holds a repository): `git worktree remove` refuses these. */
+export async function populatedSubmodules(path: string): Promise<string[]> {
+  const out = await raw(path, ['ls-files', '--stage', '-z']);
+  return out
+    .split('\0')
+    .filter((entry) => entry.startsWith('160000 '))
+    .map((entry) => entry.slice(entry.indexOf('\t') + 1))
+    .filter((file) => existsSync(resolve(path, file, '.git')));
+}
+
+/** How many commits of the repository at `path` none of its remote-tracking refs reach; undefined when unreadable. */
+export async function commitsRemotesLack(path: string): Promise<number | undefined> {
+  const out = await run('git', ['rev-list', '--count', '--all', '--not', '--remotes', '--'], { cwd: path });
+  return out.exitCode === 0 ? Number(out.stdout.trim()) : undefined;
+}
+
+/** The repository's stash entries, newest first: `stash@{n}` and its subject (`WIP on <branch>: …`, `On <branch>: …`). */
+export async function stashEntries(root: string): Promise<Array<{ ref: string; subject: string }>> {
+  const out = await raw(root, ['stash', 'list', '--format=%gd%x00%gs']);
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [ref, subject] = line.split('\0');
+      return { ref, subject: subject ?? '' };
+    });
 }
 
 /**
@@ -349,6 +411,22 @@ export function parseWorktrees(text: string): Worktree[] {
     } else if (line === 'prunable' || line.startsWith('prunable ')) current.prunable = true;
   }
   return worktrees;
+}
+
+const HEADS = 'refs/heads/';
+
+/**
+ * The nested repository a status entry shows, if any: a folder entry (git names a nested repository
+ * as a folder and does not enter it), a `.git` git did not take for a repository, or a bare
+ * repository's `HEAD` beside its `objects/` and `refs/`.
+ */
+function nestedRepository(root: string, file: string): string | undefined {
+  if (file.endsWith('/')) return file.slice(0, -1);
+  const name = file.slice(file.lastIndexOf('/') + 1);
+  const folder = file.slice(0, Math.max(0, file.lastIndexOf('/')));
+  if (name === '.git') return folder || '.';
+  if (name === 'HEAD' && existsSync(resolve(root, folder, 'objects')) && existsSync(resolve(root, folder, 'refs'))) return folder || '.';
+  return undefined;
 }
 
 async function readHeads(root: string, refs: string[]): Promise<Map<string, string>> {

@@ -3,13 +3,14 @@
  * repository's own worktree tool, then judges the branch with `git cherry` and keeps it when the
  * target lacks any of its patches. When anything cannot be read, nothing is removed.
  */
-import { dirname, join, resolve } from 'node:path';
+import { lstat, realpath } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { callHook } from '../hooks.js';
 import { crashPoint } from '../crash.js';
 import { FlumeError } from '../errors.js';
 import { run } from '../exec.js';
 import type { Repository } from '../context.js';
-import { cherry, deleteBranch, readRepository, removeWorktree, worktreeChanges } from '../git.js';
+import { cherry, commitsRemotesLack, deleteBranch, populatedSubmodules, readRepository, removeWorktree, stashEntries, worktreeChanges } from '../git.js';
 import { placeKey, placePath, PLACES_DIR } from '../place.js';
 import { appendEvent, keyOf, readRecord, readRecords, removeRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import { forgetRepository } from '../state/host.js';
@@ -98,6 +99,11 @@ async function tidyOne(repository: Repository, place: PlaceReading, reading: Awa
       }
     }, { timeoutMs: 0 });
   } catch (error) {
+    // The place's lock is held: a launch or another tidy is at work on it. Not kept: it is tidied
+    // on a later run, once that work ends.
+    if (error instanceof FlumeError && error.code === 'PLACE_BUSY') {
+      return { ...base, action: 'skipped', reason: 'it is busy (a launch or a tidy of it is under way): tidy again when that ends' };
+    }
     return { ...base, action: 'kept', reason: cannotRead(error) };
   }
 }
@@ -115,13 +121,23 @@ async function reasonToKeep(repository: Repository, place: PlaceReading, reading
   if (record.path !== expected || dirname(record.path) !== join(info.root, PLACES_DIR) || resolve(record.path) === resolve(info.root)) {
     return `its folder ${record.path} is not ${expected}: flume removes only places it made under ${PLACES_DIR}/`;
   }
+  const link = await throughLink(info.root, record.path);
+  if (link) return link;
   if (worktree) {
     if (worktree.branch !== record.branch) return `the worktree at ${record.path} is on ${worktree.branch ?? 'a detached HEAD'}, not ${record.branch}: flume did not make it`;
     if (worktree.locked) return `the worktree is locked${worktree.lockReason ? ` (${worktree.lockReason})` : ''}: unlock it with git worktree unlock when it may go`;
-    const changes = await worktreeChanges(record.path);
+    // What git's status does not show comes first: removing the folder would take it, commits and all.
+    const changes = await worktreeChanges(record.path, { nested: true });
+    if (changes.nested.length) {
+      return `it holds a repository of its own (${sample(changes.nested)}), whose commits are not in ${info.root}: move it out of the place, or remove it when it may go`;
+    }
+    const submodules = await populatedSubmodules(record.path);
+    if (submodules.length) return await submoduleReason(record.path, submodules);
     if (changes.modified.length) return `it has modified files (${sample(changes.modified)}): commit or stash them`;
     if (changes.untracked.length) return `it has untracked files (${sample(changes.untracked)}): commit, ignore or remove them`;
   }
+  const stash = (await stashEntries(info.root)).find((entry) => stashedOn(entry.subject, record.branch));
+  if (stash) return `a stash was made in it (${stash.ref}: ${stash.subject}): apply or drop it (git stash list shows it)`;
   // The branch is judged against its target once the worktree is gone: a target that cannot be read
   // now would leave that judgement unmade, so nothing is removed.
   if (place.branch && !reading.repository.branches.has(record.target)) {
@@ -187,6 +203,44 @@ async function markKept(repository: Repository, record: PlaceRecord, reason: str
   record.kept = { at: new Date().toISOString(), reason, ...(branchKept ? { branchKept } : {}) };
   await writeRecord(repository.info.commonDir, record);
   await appendEvent(repository.info.commonDir, keyOf(record), { event: 'kept', reason });
+}
+
+/**
+ * Why a place reached through a symlink is kept: its `places` folder, or the place's own folder, is
+ * (or became) a link, so removing it would remove what the link points at.
+ */
+async function throughLink(root: string, path: string): Promise<string | undefined> {
+  const places = dirname(path);
+  for (const folder of [places, path]) {
+    const stat = await lstat(folder).catch(() => undefined);
+    if (stat?.isSymbolicLink()) {
+      const target = await realpath(folder).catch(() => 'a missing folder');
+      return `${folder} is a symlink to ${target}: flume removes nothing through a link; remove the place by hand if it may go`;
+    }
+  }
+  // A link higher up (in the repository's own path) moves root and place alike; only a place that
+  // resolves outside the repository's places folder is refused.
+  const [realRoot, realPlace] = await Promise.all([realpath(root).catch(() => root), realpath(path).catch(() => undefined)]);
+  const expected = join(realRoot, PLACES_DIR, basename(path));
+  if (realPlace && realPlace !== expected) {
+    return `${path} resolves to ${realPlace}, not ${expected}: flume removes nothing through a link; remove the place by hand if it may go`;
+  }
+  return undefined;
+}
+
+/** A populated submodule keeps a place (`git worktree remove` refuses it, and its commits may be only here); the reason names it. */
+async function submoduleReason(path: string, submodules: string[]): Promise<string> {
+  for (const submodule of submodules) {
+    const lacking = await commitsRemotesLack(join(path, submodule));
+    if (lacking === undefined) return `its submodule ${submodule} cannot be read, so nothing was removed`;
+    if (lacking > 0) return `its submodule ${submodule} holds ${lacking} commit${lacking === 1 ? '' : 's'} its remotes lack: push them, then remove the place by hand (git worktree remove --force)`;
+  }
+  return `it holds the submodule${submodules.length === 1 ? '' : 's'} ${sample(submodules)}, which git worktree remove does not remove: remove the place by hand (git worktree remove --force) when it may go`;
+}
+
+/** True when a stash subject says it was made on `branch` (`WIP on <branch>: …` or `On <branch>: …`). */
+function stashedOn(subject: string, branch: string): boolean {
+  return subject.startsWith(`WIP on ${branch}: `) || subject.startsWith(`On ${branch}: `);
 }
 
 function sample(files: string[]): string {

@@ -31,6 +31,14 @@ export type WorktreeState = 'clean' | 'modified' | 'staged' | 'untracked' | 'ign
 /** A commit on main that has nothing to do with any place. */
 export type MainCommit = 'edit' | 'edit-renamed' | 'add' | 'empty';
 
+/**
+ * An edge a place is left at (issue 8), beside its worktree state: a repository nested in it (in
+ * an ignored folder or not), a submodule (with commits its remote lacks, or all pushed), a stash
+ * made in it, a ref named like its branch (a tag, a remote-tracking ref, a ref straight under
+ * `refs/`), or its own folder moved elsewhere and linked back.
+ */
+export type Edge = 'none' | 'nested-ignored' | 'nested' | 'submodule' | 'submodule-pushed' | 'stash' | 'lookalike-tag' | 'lookalike-remote' | 'lookalike-ref' | 'link-place';
+
 /** One place of a history. */
 export interface PlacePlan {
   name: string;
@@ -40,6 +48,7 @@ export interface PlacePlan {
   picked: number[];
   state: WorktreeState;
   drop: boolean;
+  edge: Edge;
 }
 
 /** One history: its places, main's own commits around them, and hand-made worktrees. */
@@ -59,16 +68,34 @@ export interface HistoryPlan {
   handElsewhereGone: boolean;
   /** Run launch, drop, tidy and status through the built CLI instead of the engine in-process. */
   cli: boolean;
+  /** The repository's `places/` folder is moved elsewhere and linked back before tidying. */
+  placesLinked: boolean;
 }
 
 const COMMITS: CommitKind[] = ['add', 'add', 'add', 'edit', 'edit', 'empty', 'rename', 'mode', 'merge-side', 'merge-main'];
 const LANDINGS: Landing[] = ['none', 'none', 'cherry-pick', 'cherry-pick-keep-empty', 'partial', 'rebase-ff', 'rebase-copy', 'merge', 'ff', 'squash', 'squash'];
 const STATES: WorktreeState[] = ['clean', 'clean', 'clean', 'clean', 'clean', 'ignored', 'modified', 'staged', 'untracked', 'locked', 'other-branch', 'moved', 'folder-deleted'];
 const MAIN: MainCommit[] = ['edit', 'edit-renamed', 'add', 'empty'];
+const EDGES: Edge[] = [
+  ...Array<Edge>(7).fill('none'),
+  'nested-ignored',
+  'nested',
+  // Twice: a submodule's commit leaves the branch unlanded, so only a dropped place reaches the rule.
+  'submodule',
+  'submodule',
+  'submodule-pushed',
+  'submodule-pushed',
+  'stash',
+  'lookalike-tag',
+  'lookalike-remote',
+  'lookalike-ref',
+  'link-place',
+];
 
 /** Every way of landing and every worktree state a plan draws, for the coverage check. */
 export const ALL_LANDINGS = [...new Set(LANDINGS)];
 export const ALL_STATES = [...new Set(STATES)];
+export const ALL_EDGES = [...new Set(EDGES)].filter((edge) => edge !== 'none');
 
 /** Draws history `index` from `seed`. */
 export function planHistory(seed: number, index: number, options: { cliEvery?: number } = {}): HistoryPlan {
@@ -79,9 +106,12 @@ export function planHistory(seed: number, index: number, options: { cliEvery?: n
   for (let i = 0, n = 1 + count(2); i < n; i++) {
     const commits = random() < 0.15 ? [] : Array.from({ length: 1 + count(2) }, () => pick(COMMITS));
     const picked = commits.map((_, k) => k).filter(() => random() < 0.5);
-    places.push({ name: `p${i}`, commits, landing: pick(LANDINGS), picked, state: pick(STATES), drop: random() < 0.35 });
+    places.push({ name: `p${i}`, commits, landing: pick(LANDINGS), picked, state: pick(STATES), drop: random() < 0.35, edge: 'none' });
   }
   const landingOrder = places.map((_, i) => i).sort(() => random() - 0.5);
+  // The edges come from a stream of their own, so a seed draws the same histories as before them.
+  const edgy = prng(seed ^ 0x3d9e);
+  for (const place of places) place.edge = EDGES[Math.floor(edgy() * EDGES.length)];
   return {
     index,
     seed,
@@ -93,6 +123,7 @@ export function planHistory(seed: number, index: number, options: { cliEvery?: n
     handElsewhere: random() < 0.2,
     handElsewhereGone: random() < 0.5,
     cli: options.cliEvery ? index % options.cliEvery === options.cliEvery - 1 : false,
+    placesLinked: edgy() < 0.05,
   };
 }
 
@@ -100,6 +131,7 @@ const SHARED_LINES = 80;
 const lines = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
 
 let template: Promise<string> | undefined;
+let library: Promise<string> | undefined;
 
 /**
  * A repository on main with the files histories edit, `*.log` ignored by a committed .gitignore.
@@ -116,7 +148,9 @@ export async function makeHistoryRepo(): Promise<string> {
 /** Removes the template repository (call once, after the last history). */
 export async function removeTemplate(): Promise<void> {
   if (template) rmSync(await template, { recursive: true, force: true });
+  if (library) rmSync(await library, { recursive: true, force: true });
   template = undefined;
+  library = undefined;
 }
 
 async function initRepo(root: string): Promise<string> {
@@ -290,4 +324,60 @@ async function leaveUncommitted(root: string, place: string, i: number, state: E
       await git(place, 'commit', '-q', '-m', `other work of p${i}`);
       return {};
   }
+}
+
+/**
+ * Leaves place `i` at a folder edge (before its worktree state is made, with the place clean);
+ * returns the repositories nested in it, whose folders and commits must survive tidying.
+ */
+export async function leaveFolderEdge(place: string, i: number, edge: Edge, tag: string): Promise<string[]> {
+  switch (edge) {
+    case 'nested-ignored':
+    case 'nested': {
+      // `*.log` is ignored: a folder so named is an ignored folder.
+      const folder = join(place, `p${i}`, edge === 'nested' ? 'tool' : 'out.log', 'tool');
+      await git(place, 'init', '-q', '-b', 'main', folder);
+      write(folder, 'tool.txt', `${tag} nested in p${i}\n`);
+      await git(folder, 'add', '-A');
+      await git(folder, 'commit', '-q', '-m', `nested work of p${i}`);
+      return [folder];
+    }
+    case 'submodule':
+    case 'submodule-pushed': {
+      library ??= initLibrary(tempDir('flume-tidy-library-'));
+      const path = `p${i}/lib`;
+      await git(place, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', await library, path);
+      await git(place, 'commit', '-q', '-m', `p${i}: add lib`);
+      const folder = join(place, path);
+      if (edge === 'submodule') {
+        write(folder, 'unpushed.txt', `${tag} unpushed in p${i}\n`);
+        await git(folder, 'add', '-A');
+        await git(folder, 'commit', '-q', '-m', `unpushed work of p${i}`);
+      }
+      return [folder];
+    }
+    case 'stash':
+      write(place, 'README.md', `stashed by p${i} ${tag}\n`);
+      await git(place, 'stash', 'push', '-q', '-m', `half done p${i}`);
+      return [];
+    default:
+      return [];
+  }
+}
+
+/** Makes a ref named like the place's branch (`fix/p<i>`) outside `refs/heads/`, at main. */
+export async function leaveLookalike(root: string, i: number, edge: Edge): Promise<string | undefined> {
+  const prefix = { 'lookalike-tag': 'refs/tags/', 'lookalike-remote': 'refs/remotes/', 'lookalike-ref': 'refs/' }[edge as string];
+  if (!prefix) return undefined;
+  const ref = `${prefix}fix/p${i}`;
+  await git(root, 'update-ref', ref, 'refs/heads/main');
+  return ref;
+}
+
+async function initLibrary(root: string): Promise<string> {
+  await git(root, 'init', '-q', '-b', 'main');
+  writeFileSync(join(root, 'lib.txt'), 'library\n');
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'library');
+  return root;
 }

@@ -2,16 +2,22 @@
  * Tidy loses nothing, over a few hundred random histories (book: "Tidying"). Each history is a real
  * repository with 1–3 places whose work lands on main in one of the ways teams land it (or not at
  * all), worktrees left clean, dirty, locked, on another branch, moved elsewhere by hand or with
- * their folder deleted, and hand-made worktrees beside them (under places/ and elsewhere). Before tidying, `git cherry main <branch>` names every commit whose patch main lacks; after
- * it, each of them is still reachable, nothing flume did not make is touched, what tidy did matches
- * an oracle written from the rules, and every place left shows in status with its reason. The
- * batched landing judgement (`unlandedCounts`) is checked against `git cherry` on every branch.
+ * their folder deleted, and hand-made worktrees beside them (under places/ and elsewhere). Places
+ * are also left at the edges of issue 8: a repository nested in them (ignored or not), a submodule
+ * (pushed or not), a stash made in them, refs named like their branch (tag, remote-tracking ref,
+ * `refs/<name>`), their folder or the whole `places/` moved elsewhere and linked back. Before
+ * tidying, `git cherry main <branch>` names every commit whose patch main lacks; after it, each of
+ * them is still reachable, every commit that existed (in the repository and in every nested one)
+ * is still there, no ref but a deleted place branch moved, nothing flume did not make is touched,
+ * what tidy did matches an oracle written from the rules, and every place left shows in status with
+ * its reason. The batched landing judgement (`unlandedCounts`) is checked against `git cherry` on
+ * every branch.
  *
  * FLUME_TIDY_SEED=<n> (or `random`) picks the histories; FLUME_TIDY_HISTORIES=<n> how many;
  * FLUME_TIDY_HISTORY=<i> runs only history i of the seed. The seed is printed on every run.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { unlandedCounts } from '../../../core/git.js';
 import type { PlaceRecord } from '../../../core/types.js';
@@ -19,18 +25,22 @@ import type { TidyOutcome } from '../../../core/engine/tidy.js';
 import { remove, tempDir } from '../../helpers/repo.js';
 import { cliDriver, engineDriver, type Driver } from './driver.js';
 import {
+  ALL_EDGES,
   ALL_LANDINGS,
   ALL_STATES,
   land,
+  leaveFolderEdge,
+  leaveLookalike,
   leaveWorktree,
   mainCommit,
   makeHistoryRepo,
   placeCommit,
   planHistory,
   removeTemplate,
+  type Edge,
   type HistoryPlan,
 } from './history.js';
-import { branchHeads, cherryPlus, git, worktrees } from './support.js';
+import { allRefs, branchHeads, cherryPlus, everyCommit, git, missingCommits, worktrees } from './support.js';
 
 const DEFAULT_SEED = 0x71d7;
 const SEED = process.env.FLUME_TIDY_SEED === 'random' ? Math.floor(Math.random() * 2 ** 32) : Number(process.env.FLUME_TIDY_SEED ?? DEFAULT_SEED);
@@ -41,6 +51,10 @@ const CONCURRENCY = Number(process.env.FLUME_TIDY_CONCURRENCY ?? 2);
 const CLI_EVERY = 50;
 /** Worktree states that keep a place whose work is over (a deleted folder cannot be read). */
 const BLOCKING = new Set(['modified', 'staged', 'untracked', 'locked', 'other-branch', 'folder-deleted']);
+/** Edges that keep a place whose work is over, once made (git's status does not show what they hold). */
+const KEEPING: Set<Edge> = new Set(['nested-ignored', 'nested', 'submodule', 'submodule-pushed', 'stash', 'link-place']);
+/** Worktree states whose place folder is not there to hold a folder edge (or, for `other-branch`, a stash on the place's branch). */
+const NO_FOLDER = new Set(['moved', 'folder-deleted']);
 
 let stateDir: string;
 beforeAll(() => {
@@ -88,13 +102,25 @@ describe('tidy over random histories', () => {
     expect(failures, failures.join('\n\n')).toEqual([]);
     if (ONLY === undefined && COUNT >= 200) {
       // The histories must reach every outcome the rules name, or the test proves less than it says.
-      const drawn = [...ALL_LANDINGS.map((l) => `landing ${l}`), ...ALL_STATES.map((s) => `state ${s}`)];
-      for (const key of ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked', ...drawn]) {
+      const drawn = [...ALL_LANDINGS.map((l) => `landing ${l}`), ...ALL_STATES.map((s) => `state ${s}`), ...ALL_EDGES.map((e) => `edge ${e}`)];
+      const edges = [...KEEPING].map((e) => `kept by edge ${e}`);
+      const keys = ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked', 'places linked', 'kept by places linked', 'lookalike beside a deleted branch', 'lookalike beside a kept branch', ...edges, ...drawn];
+      for (const key of keys) {
         expect(tally[key] ?? 0, key).toBeGreaterThan(0);
       }
     }
   }, 600_000);
 });
+
+/** What a kept place's reason names for each edge that keeps it. */
+const NAMED: Partial<Record<Edge, string>> = {
+  'nested-ignored': 'repository of its own',
+  nested: 'repository of its own',
+  submodule: 'submodule',
+  'submodule-pushed': 'submodule',
+  stash: 'stash',
+  'link-place': 'symlink',
+};
 
 function historySeed(seed: number, index: number): number {
   return (seed ^ Math.imul(index + 1, 0x9e3779b1)) >>> 0;
@@ -105,6 +131,8 @@ interface Expected {
   action: 'removed' | 'kept' | 'skipped';
   branchDeleted?: boolean;
   missing: number;
+  /** What the kept place's reason must name (an edge that keeps it, when no worktree state does). */
+  named?: string;
 }
 
 async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
@@ -130,6 +158,15 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       if (place.landing === 'squash') squashes.set(i, { squashed: before !== (await git(root, 'rev-parse', 'refs/heads/main')), nonEmpty });
     }
     for (const [j, kind] of plan.mainAfter.entries()) await mainCommit(root, 10 + j, kind, tag);
+    // Folder edges and stashes, made while every place is clean (before the worktree states).
+    const nested: string[] = [];
+    const made = plan.places.map(() => false);
+    for (const [i, place] of plan.places.entries()) {
+      if (place.edge === 'none' || NO_FOLDER.has(place.state) || (place.edge === 'stash' && place.state === 'other-branch')) continue;
+      const folders = await leaveFolderEdge(records[i].path, i, place.edge, tag);
+      nested.push(...folders);
+      made[i] = folders.length > 0 || place.edge === 'stash';
+    }
     const hand: string[] = [];
     if (plan.handUnder) hand.push(await handWorktree(root, join(root, 'places', 'fix--hand'), 'hand/under'));
     if (plan.handElsewhere) hand.push(await handWorktree(root, join(elsewhere, 'wt'), 'hand/elsewhere'));
@@ -141,8 +178,28 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       if (place.state === 'moved') hand.push(kept.path);
     }
     for (const place of plan.places) if (place.drop) await driver.drop(place.name);
+    const lookalikes = new Map<number, string>();
+    for (const [i, place] of plan.places.entries()) {
+      const ref = await leaveLookalike(root, i, place.edge);
+      if (ref) lookalikes.set(i, ref);
+      if (place.edge === 'link-place' && !NO_FOLDER.has(place.state)) {
+        renameSync(records[i].path, join(elsewhere, `linked-p${i}`));
+        symlinkSync(join(elsewhere, `linked-p${i}`), records[i].path);
+        made[i] = true;
+      }
+    }
+    const placesLinked = plan.placesLinked && existsSync(join(root, 'places'));
+    if (placesLinked) {
+      count('places linked');
+      renameSync(join(root, 'places'), join(elsewhere, 'places'));
+      symlinkSync(join(elsewhere, 'places'), join(root, 'places'));
+    }
 
-    // Facts before tidying: every branch's head, and the commits whose patch main lacks.
+    // Facts before tidying: every ref, every commit (here and in each nested repository), every
+    // branch's head, and the commits whose patch main lacks.
+    const refs = await allRefs(root);
+    const commits = new Map<string, string[]>();
+    for (const dir of [root, ...nested]) commits.set(dir, await everyCommit(dir));
     const heads = await branchHeads(root);
     const plus = new Map<string, string[]>();
     for (const branch of heads.keys()) if (branch !== 'main') plus.set(branch, await cherryPlus(root, 'main', branch));
@@ -160,13 +217,26 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       const over = place.drop || (heads.get(record.branch) !== record.base && missing === 0);
       if (!over) return { action: 'skipped', missing };
       if (BLOCKING.has(place.state)) return { action: 'kept', missing };
+      if (placesLinked) return { action: 'kept', missing, named: 'symlink' };
+      if (made[i] && KEEPING.has(place.edge)) return { action: 'kept', missing, named: NAMED[place.edge] };
       // A branch checked out in a worktree (one made by hand elsewhere) is never deleted.
       return { action: 'removed', branchDeleted: missing === 0 && place.state !== 'moved', missing };
     });
 
     const outcomes = await driver.tidy();
 
-    const after = { heads: await branchHeads(root), worktrees: await worktrees(root), all: new Set((await git(root, 'rev-list', '--all')).split('\n')) };
+    const after = { heads: await branchHeads(root), worktrees: await worktrees(root), all: new Set((await git(root, 'rev-list', '--all')).split('\n')), refs: await allRefs(root) };
+    // (a) every commit that existed is still there, in the repository and in every nested one.
+    for (const [dir, list] of commits) {
+      if (!existsSync(dir)) throw new Error(`the repository at ${dir}, nested in a place, went`);
+      const lost = await missingCommits(dir, list);
+      if (lost.length) throw new Error(`${lost.length} commits of ${dir} are gone: ${lost.slice(0, 3).join(', ')}`);
+    }
+    // No ref moved or went but the branch of a place whose branch tidy may delete.
+    for (const [ref, head] of refs) {
+      const mayGo = records.some((record, i) => ref === `refs/heads/${record.branch}` && expected[i].branchDeleted);
+      if (!mayGo && after.refs.get(ref) !== head) throw new Error(`the ref ${ref} moved or went (${head} → ${after.refs.get(ref)})`);
+    }
     // (a) no commit whose patch main lacks became unreachable.
     for (const [branch, commits] of plus) {
       for (const commit of commits) if (!after.all.has(commit)) throw new Error(`${commit} of ${branch}, whose patch main lacks, is no longer reachable`);
@@ -185,7 +255,7 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       const record = records[i];
       const want = expected[i];
       const outcome = outcomes.find((o) => o.id === record.id);
-      const what = `${record.id} (${place.state}, ${place.drop ? 'dropped' : 'not dropped'}, landing ${place.landing}, ${want.missing} missing)`;
+      const what = `${record.id} (${place.state}, edge ${place.edge}, ${place.drop ? 'dropped' : 'not dropped'}, landing ${place.landing}, ${want.missing} missing)`;
       if (!outcome) throw new Error(`tidy said nothing of ${what}`);
       checkOutcome(what, want, outcome);
       const registered = after.worktrees.has(record.path);
@@ -201,6 +271,10 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       count(want.action === 'removed' ? `removed, branch ${want.branchDeleted ? 'deleted' : 'kept'}` : want.action);
       count(`landing ${place.landing}`);
       count(`state ${place.state}`);
+      count(`edge ${place.edge}`);
+      if (want.action === 'kept' && want.named) count(placesLinked ? 'kept by places linked' : `kept by edge ${place.edge}`);
+      if (want.named && !outcome.reason?.includes(want.named)) throw new Error(`${what}: kept, but the reason does not name ${want.named}: ${outcome.reason}`);
+      if (lookalikes.has(i)) count(`lookalike beside a ${want.branchDeleted ? 'deleted' : 'kept'} branch`);
       // (d) a squash of several commits is not landed to git cherry: the branch is kept and named.
       const squash = squashes.get(i);
       if (squash?.squashed && squash.nonEmpty >= 2) {

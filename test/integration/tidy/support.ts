@@ -42,15 +42,44 @@ export function tryGit(cwd: string, ...args: string[]): Promise<boolean> {
   );
 }
 
-/** Every local branch and its head. */
+/** Runs git with `input` on its standard input; resolves with its stdout. */
+export function gitInput(cwd: string, input: string, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: GIT_ENV, maxBuffer: 64 << 20, timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`git ${args.join(' ')} (in ${cwd}) failed: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+    child.stdin?.end(input);
+  });
+}
+
+/** Every local branch (by its name under refs/heads/, never git's shortened name) and its head. */
 export async function branchHeads(root: string): Promise<Map<string, string>> {
-  const out = await git(root, 'for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/');
+  const refs = await allRefs(root);
+  return new Map([...refs].filter(([ref]) => ref.startsWith('refs/heads/')).map(([ref, head]) => [ref.slice('refs/heads/'.length), head]));
+}
+
+/** Every ref (full name) and the object it points at. */
+export async function allRefs(root: string): Promise<Map<string, string>> {
+  const out = await git(root, 'for-each-ref', '--format=%(refname) %(objectname)');
   return new Map(out.split('\n').filter(Boolean).map((line) => line.split(' ') as [string, string]));
 }
 
-/** `git cherry <target> <branch>`: the commits whose patch the target lacks. */
+/** Every commit a repository holds: reachable from a ref, a worktree's HEAD or a reflog (stashes included). */
+export async function everyCommit(dir: string): Promise<string[]> {
+  return (await git(dir, 'rev-list', '--all', '--reflog')).split('\n').filter(Boolean);
+}
+
+/** The commits of `commits` whose object the repository at `dir` no longer has (`git cat-file -e`, batched). */
+export async function missingCommits(dir: string, commits: string[]): Promise<string[]> {
+  if (commits.length === 0) return [];
+  const out = await gitInput(dir, commits.join('\n') + '\n', 'cat-file', '--batch-check=%(objectname) %(objecttype)');
+  return out.split('\n').filter((line) => line && !line.endsWith(' commit')).map((line) => line.split(' ')[0]);
+}
+
+/** `git cherry <target> <branch>`: the commits whose patch the target lacks (branches by full ref name). */
 export async function cherryPlus(root: string, target: string, branch: string): Promise<string[]> {
-  const out = await git(root, 'cherry', target, branch);
+  const out = await git(root, 'cherry', `refs/heads/${target}`, `refs/heads/${branch}`);
   return out.split('\n').filter((line) => line.startsWith('+ ')).map((line) => line.slice(2));
 }
 
@@ -95,7 +124,7 @@ export function tidyFixture(stateDir: string) {
 /** What tidy said of one place. */
 export const outcomeOf = (outcomes: TidyOutcome[], id: string) => outcomes.find((o) => o.id === id);
 /** The repository's local branches, sorted. */
-export const branches = (root: string) => gitSync(root, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/').split('\n');
+export const branches = (root: string) => gitSync(root, 'for-each-ref', '--format=%(refname)', 'refs/heads/').split('\n').map((ref) => ref.slice('refs/heads/'.length));
 /** The repository's registered worktrees, main checkout first. */
 export const worktreePaths = (root: string) => gitSync(root, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).map((l) => l.slice(9));
 /** One place as status shows it. */
