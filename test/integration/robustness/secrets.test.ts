@@ -19,6 +19,7 @@ import { appendEvent, placesStateDir, withPlaceLock } from '../../../core/state/
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
+import { launchLine, launchScript } from '../../../plugins/herdr/launch-script.js';
 import { git, makeRepo, remove } from '../../helpers/repo.js';
 
 const hasTmux = which('tmux') !== undefined;
@@ -48,6 +49,16 @@ function everyArgv(): Array<{ pid: number; argv: string }> {
 /** The processes whose argv holds any of the values. */
 function leaks(values: string[]): Array<{ pid: number; argv: string }> {
   return everyArgv().filter(({ argv }) => values.some((value) => argv.includes(value)));
+}
+
+/** Samples every argv until stopped (a leak may last only while a process starts); returns the leaks seen. */
+function watchArgv(values: string[]): () => Array<{ pid: number; argv: string }> {
+  const seen: Array<{ pid: number; argv: string }> = [];
+  const timer = setInterval(() => seen.push(...leaks(values)), 20);
+  return () => {
+    clearInterval(timer);
+    return [...seen, ...leaks(values)];
+  };
 }
 
 /** A process's environment, as the kernel holds it. */
@@ -128,8 +139,11 @@ async function launchWithSecrets(config: Record<string, unknown> = {}, options: 
   return { repo, secret, claudeJson };
 }
 
-async function launched(repo: AgentRepo, name: string) {
+/** Launches the fix `name`, watching every argv on the machine while it does. */
+async function launched(repo: AgentRepo, name: string, secret: Record<string, string>) {
+  const stop = watchArgv(Object.values(secret));
   const result = await repo.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Work ${name}.`, '--no-watch', '--json']);
+  expect(stop()).toEqual([]);
   expect(result.code, result.stdout + result.stderr).toBe(0);
   return JSON.parse(result.stdout).place;
 }
@@ -151,7 +165,7 @@ function expectNoSecretLeft(repo: AgentRepo, secret: Record<string, string>) {
 describe.skipIf(!hasTmux)('a launch on the tmux host', () => {
   it('hands the agent its secrets in its environment only: not in any argv, state file or event log', async () => {
     const { repo, secret, claudeJson } = await launchWithSecrets();
-    const place = await launched(repo, 'secret');
+    const place = await launched(repo, 'secret', secret);
     const agent = place.stage.agent;
     expect(agent.pid).toBeGreaterThan(0);
     const environ = environOf(agent.pid);
@@ -173,7 +187,7 @@ describe.skipIf(!hasTmux)('a launch on the printed host', () => {
   it('prints a secret the config sets as a reference to the variable, never its value', async () => {
     const configSecret = `sk-ant-config-secret-${randomBytes(8).toString('hex')}`;
     const { repo, secret } = await launchWithSecrets({ agent: { host: 'printed' } }, { env: { ANTHROPIC_API_KEY: configSecret, FLUME_PLAIN: 'shown' } });
-    const place = await launched(repo, 'printed');
+    const place = await launched(repo, 'printed', { ...secret, configSecret });
     const command: string[] = place.stage.agent.command;
     expect(command).toContain('ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY"');
     expect(command).toContain('FLUME_PLAIN=shown');
@@ -184,13 +198,25 @@ describe.skipIf(!hasTmux)('a launch on the printed host', () => {
   });
 });
 
+describe('the herdr launch script', () => {
+  it('holds the values only in its exports: not in the line typed into the shell, nor in the exec that starts the agent', () => {
+    const secret = secrets();
+    const script = launchScript({ title: 't', cwd: '/tmp', argv: ['/usr/bin/claude', '--session-id', 'x'], env: { PATH: '/usr/bin', ...secret } });
+    const lines = script.split('\n');
+    const holding = lines.filter((line) => Object.values(secret).some((value) => line.includes(value)));
+    expect(holding).toEqual(Object.entries(secret).map(([name, value]) => `export ${name}=${value}`));
+    expect(lines.filter((line) => line.startsWith('exec '))).toEqual(["exec /usr/bin/claude --session-id x"]);
+    expect(launchLine('/state/herdr/launch-1.sh')).toBe(" exec env -i /bin/sh '/state/herdr/launch-1.sh'");
+  });
+});
+
 describe.skipIf(!hasTmux)('a launch on the herdr host', () => {
   it('hands the agent its secrets through the launch script only, which is gone once the agent runs', async () => {
     const herdr: FakeHerdr = fakeHerdr({ running: true });
     cleanups.push(() => herdr.cleanup());
     const { repo, secret } = await launchWithSecrets({ agent: { host: 'auto' }, plugins: [HERDR_PLUGIN_JS] });
     Object.assign(repo.env, herdr.env);
-    const place = await launched(repo, 'herdr');
+    const place = await launched(repo, 'herdr', secret);
     expect(place.stage.agent.host).toBe('herdr');
     const pid = await waitFor(() => readdirSync(join(repo.configDir, 'sessions')).map((name) => Number(name.replace('.json', '')))[0], 'the fake agent state file');
     const environ = environOf(pid);
