@@ -7,7 +7,7 @@
  * state folders are 700 (narrowed from an older flume's 755), its files 600.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,6 +21,7 @@ import { waitFor } from '../../helpers/fake-claude/index.js';
 import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
 import { launchLine, launchScript } from '../../../plugins/herdr/launch-script.js';
 import { git, makeRepo, remove } from '../../helpers/repo.js';
+import { environOf, everyArgv, filesHolding, leaks, mode, watchArgv } from '../../helpers/proc.js';
 
 const hasTmux = which('tmux') !== undefined;
 
@@ -32,59 +33,6 @@ function secrets(): Record<string, string> {
   };
 }
 
-/** Every process's argv on the machine, as `ps` shows it to any user. */
-function everyArgv(): Array<{ pid: number; argv: string }> {
-  const out: Array<{ pid: number; argv: string }> = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      out.push({ pid: Number(name), argv: readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ') });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-/** The processes whose argv holds any of the values. */
-function leaks(values: string[]): Array<{ pid: number; argv: string }> {
-  return everyArgv().filter(({ argv }) => values.some((value) => argv.includes(value)));
-}
-
-/** Samples every argv until stopped (a leak may last only while a process starts); returns the leaks seen. */
-function watchArgv(values: string[]): () => Array<{ pid: number; argv: string }> {
-  const seen: Array<{ pid: number; argv: string }> = [];
-  const timer = setInterval(() => seen.push(...leaks(values)), 20);
-  return () => {
-    clearInterval(timer);
-    return [...seen, ...leaks(values)];
-  };
-}
-
-/** A process's environment, as the kernel holds it. */
-function environOf(pid: number): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)) {
-    const at = entry.indexOf('=');
-    env[entry.slice(0, at)] = entry.slice(at + 1);
-  }
-  return env;
-}
-
-/** Every file under `dir` whose text holds any of the values. */
-function filesHolding(dir: string, values: string[]): string[] {
-  if (!existsSync(dir)) return [];
-  const found: string[] = [];
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const file = join(entry.parentPath, entry.name);
-    const text = readFileSync(file, 'utf8');
-    if (values.some((value) => text.includes(value))) found.push(file);
-  }
-  return found;
-}
-
-const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 const commonDir = (repo: string) => git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
 
 let cleanups: Array<() => unknown> = [];
