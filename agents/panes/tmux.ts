@@ -35,7 +35,7 @@ export interface TmuxHostOptions {
   socket: string;
   /** The session that holds the agents' windows (default `flume`). */
   session?: string;
-  /** How long `open` waits for a new pane to take its environment script (default 10 s). */
+  /** How long `open` waits for a new pane to take its environment script (default 30 s). */
   startTimeoutMs?: number;
 }
 
@@ -115,18 +115,21 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       }
       const [pane, pid] = result.stdout.trim().split(' ');
       // The script deletes itself as the pane's shell starts: once it is gone, no copy of the
-      // environment is left on disk. A pane that never gets that far is closed and its script removed.
-      const until = Date.now() + (options.startTimeoutMs ?? 10_000);
-      while (existsSync(script)) {
+      // environment is left on disk. A pane whose program died first leaves its screen to read, as
+      // any dead pane; one that never gets that far is closed.
+      const until = Date.now() + (options.startTimeoutMs ?? 30_000);
+      for (let polls = 1; existsSync(script); polls++) {
+        const dead = polls % 25 === 0 && (await paneInfo(pane))?.dead !== false;
+        if (dead || Date.now() >= until) await rm(script, { force: true });
+        if (dead) break;
         if (Date.now() >= until) {
-          await rm(script, { force: true });
           await tmux([['kill-pane', '-t', pane]]);
           throw new FlumeError('AGENT_START_FAILED', `tmux pane ${pane} did not start its program in ${spec.cwd}.`, {
             fix: 'Check that /bin/sh runs here and that the machine is not overloaded, then start the agent again.',
             details: { pane, socket: options.socket },
           });
         }
-        await sleep(10);
+        await sleep(20);
       }
       return { pane, pid: Number(pid) };
     },
