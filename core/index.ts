@@ -31,5 +31,5 @@ export type {
 } from './types.js';
 export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';
 export type { StageView } from './engine/stage-view.js';
-export { paneEnvScript, shellQuote } from './pane-env.js';
+export { paneEnvScript, shellQuote, withoutPasteMarkers } from './pane-env.js';
 export { privateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './state/private.js';

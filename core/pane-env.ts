@@ -5,6 +5,8 @@
  * starts `env -i /bin/sh SCRIPT`: `env -i` drops everything of the host's own (tmux's server
  * environment, a user's shell), and the script removes itself, exports exactly flume's variables and
  * `exec`s the program, so the program keeps the pane's pid and no value ever stands in an argv.
+ *
+ * Also here, for every host that pastes: the text of a bracketed paste without its markers.
  */
 import { checkPaneSpec, type PaneSpec } from './agent.js';
 
@@ -36,4 +38,17 @@ export function paneEnvScript(spec: PaneSpec, options: { cd?: boolean } = {}): s
 /** A word for sh: single-quoted unless it is plainly safe. */
 export function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The text without bracketed-paste markers. One pass is not enough: removing the inner marker of
+ * `ESC[20ESC[200~1~` joins its halves into a closing marker, which would end the paste early and let
+ * the rest arrive as typed keys (a newline among them submitting). So it strips until nothing changes.
+ */
+export function withoutPasteMarkers(text: string): string {
+  for (let before = ''; before !== text; ) {
+    before = text;
+    text = text.replace(/\u001b\[20[01]~/g, '');
+  }
+  return text;
 }

@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { definePaneHost, type PaneHost } from '../../core/agent.js';
 import { FlumeError } from '../../core/errors.js';
 import { run, which, type RunResult } from '../../core/exec.js';
-import { paneEnvScript } from '../../core/pane-env.js';
+import { paneEnvScript, withoutPasteMarkers } from '../../core/pane-env.js';
 import { privateDir, PRIVATE_FILE_MODE } from '../../core/state/private.js';
 
 /** Where the host's tmux server lives. */
@@ -206,19 +206,6 @@ function tmuxRun(socket: string, commands: string[][], input?: string): Promise<
     input,
     timeoutMs: 15_000,
   });
-}
-
-/**
- * The text without bracketed-paste markers. One pass is not enough: removing the inner marker of
- * `ESC[20ESC[200~1~` joins its halves into a closing marker, which would end the paste early and let
- * the rest arrive as typed keys (a newline among them submitting). So it strips until nothing changes.
- */
-export function withoutPasteMarkers(text: string): string {
-  for (let before = ''; before !== text; ) {
-    before = text;
-    text = text.replace(/\u001b\[20[01]~/g, '');
-  }
-  return text;
 }
 
 /** Removes environment scripts a flume that died while opening a pane left behind. */

@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, FlumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, which, type PaneHost } from '../../core/index.js';
+import { definePaneHost, FlumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
 import { herdrBinary, herdrCli, herdrKey, pick, str, type Herdr, type HerdrReply } from './herdr.js';
 import { launchLine, launchScript } from './launch-script.js';
 import { processRunning, signalQuietly, waitGone } from './process.js';
@@ -151,15 +151,6 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
       });
     },
   });
-}
-
-/** The text without bracketed-paste markers, stripped until none is left (one pass can join two halves into one). */
-export function withoutPasteMarkers(text: string): string {
-  for (let before = ''; before !== text; ) {
-    before = text;
-    text = text.replace(/\u001b\[20[01]~/g, '');
-  }
-  return text;
 }
 
 /** Splits text into bursts of at most `size` characters, never inside a surrogate pair. */
