@@ -1,8 +1,30 @@
 /**
  * The printed host: no pane. flume hands the operator the exact command (with its session id and its
  * prompt) to run where they like, then confirms and reads the transcript exactly as for a pane.
+ *
+ * The command is printed, shown by `flume status` and kept in the place's record, so it never holds
+ * a secret's value: a variable whose name says it is a secret (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`,
+ * `…_SECRET`, `…_PASSWORD`) is written as a reference, `NAME="$NAME"`, for the operator's shell to fill.
  */
 import { definePaneHost, definePlugin, FlumeError } from '../core/index.js';
+
+/** Names of variables whose values are secrets: never printed or stored, only referred to. */
+export const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|COOKIE|PRIVATE)(_|$)|TOKEN$|SECRET$|KEY$/i;
+
+/**
+ * `env [-u NAME]… [NAME=value]… argv`: the variables of `env` that differ from `base` (the caller's,
+ * which the operator's shell supplies) and the unset ones, secrets written as references.
+ */
+export function printedCommand(env: Record<string, string>, argv: string[], options: { unset?: string[]; base?: NodeJS.ProcessEnv } = {}): string[] {
+  const base = options.base ?? process.env;
+  const words: string[] = [];
+  for (const name of options.unset ?? []) if (base[name] !== undefined && env[name] === undefined) words.push('-u', name);
+  for (const [name, value] of Object.entries(env)) {
+    if (base[name] === value) continue;
+    words.push(SECRET_NAME.test(name) ? `${name}="$${name}"` : `${name}=${value}`);
+  }
+  return ['env', ...words, ...argv];
+}
 
 /** A pane host that runs nothing: the command is shown, and the operator runs it. */
 export const printedHost = definePaneHost({

@@ -14,7 +14,7 @@ export { configSchema } from './config/schema.js';
 export type { FlumeConfig, KindDef, StageDef, ReadyStep, Limits } from './config/schema.js';
 export { run, which } from './exec.js';
 export type { RunResult, RunOptions } from './exec.js';
-export { hostStateDir } from './state/host.js';
+export { ensureHostStateDir, hostStateDir } from './state/host.js';
 export { withLock } from './state/lock.js';
 export { toMs } from './duration.js';
 export type {
@@ -31,3 +31,5 @@ export type {
 } from './types.js';
 export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';
 export type { StageView } from './engine/stage-view.js';
+export { paneEnvScript, shellQuote, withoutPasteMarkers } from './pane-env.js';
+export { privateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './state/private.js';

@@ -10,6 +10,7 @@ import { configDir as defaultConfigDir, findTranscript, transcriptPath } from '.
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
 import { preseed } from './preseed.js';
+import { printedCommand } from '../printed.js';
 import { claudeCodePatterns } from './patterns.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
@@ -64,7 +65,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         ...(opened.pane ? { pane: opened.pane } : {}),
         ...(opened.pid ? { pid: opened.pid } : {}),
         transcriptPath: transcriptPath(configDir, request.place.path, sessionId),
-        command: host.key === 'printed' ? ['env', ...changedVariables(env), ...argv] : argv,
+        command: host.key === 'printed' ? printedCommand(env, argv, { unset: CHILD_VARIABLES }) : argv,
         cwd: request.place.path,
         startedAt: new Date().toISOString(),
         data: { configDir },
@@ -211,13 +212,6 @@ export function agentEnvironment(options: ClaudeCodeOptions, base: NodeJS.Proces
   Object.assign(env, options.env ?? {});
   env.HOME ??= homedir();
   return env;
-}
-
-function changedVariables(env: Record<string, string>): string[] {
-  const out: string[] = [];
-  for (const name of CHILD_VARIABLES) if (process.env[name] !== undefined) out.push('-u', name);
-  for (const [name, value] of Object.entries(env)) if (process.env[name] !== value) out.push(`${name}=${value}`);
-  return out;
 }
 
 /** True when a draft on screen is the text flume typed (the screen wraps and trims lines). */

@@ -2,9 +2,13 @@
  * Pre-seeds the keys Claude Code would otherwise ask for in dialogs (onboarding, folder trust, an API
  * key's approval) by merging them into its config file. Never rewrites it: every other key, and any
  * key Claude Code set itself, stays as it was. Pressing keys through a trust dialog is never done.
+ *
+ * The file can hold an API key or an OAuth account: the merged copy keeps the file's mode and owner
+ * (the temp file is made with its mode before a byte is written, and given its owner when flume runs
+ * as root), and a file flume creates is 600.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { withLock } from '../../core/index.js';
@@ -27,13 +31,14 @@ export function claudeJsonPath(configDir: string, explicit: boolean): string {
 /** Merges the keys in; leaves the file untouched when they are all there already. */
 export async function preseed(configDir: string, options: PreseedOptions): Promise<void> {
   const file = claudeJsonPath(configDir, options.explicit);
-  await mkdir(dirname(file), { recursive: true });
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   // Launches at once each merge their keys: one at a time, or one's write loses another's.
   await withLock(`${file}.flume.lock`, () => merge(file, options), { what: `Claude Code's config ${file}` });
 }
 
 async function merge(file: string, options: PreseedOptions): Promise<void> {
   let text: string | undefined;
+  const before = await stat(file).catch(() => undefined);
   try {
     text = await readFile(file, 'utf8');
   } catch {
@@ -45,7 +50,7 @@ async function merge(file: string, options: PreseedOptions): Promise<void> {
   } catch {
     return; // a file Claude Code is writing this moment, or not JSON: never overwrite it
   }
-  const before = JSON.stringify(config);
+  const seen = JSON.stringify(config);
   config.hasCompletedOnboarding = true;
   const projects = (config.projects ??= {}) as Record<string, Record<string, unknown>>;
   for (const folder of options.trust) {
@@ -58,9 +63,31 @@ async function merge(file: string, options: PreseedOptions): Promise<void> {
     responses.approved ??= [];
     if (!responses.approved.includes(tail)) responses.approved.push(tail);
   }
-  if (JSON.stringify(config) === before) return;
+  if (JSON.stringify(config) === seen) return;
   await mkdir(dirname(file), { recursive: true });
+  await replaceFile(file, JSON.stringify(config, null, 2), before);
+}
+
+/** Writes `text` over `file` through a temp file and a rename, keeping the old file's mode and owner. */
+async function replaceFile(file: string, text: string, old: { mode: number; uid: number; gid: number } | undefined): Promise<void> {
+  const mode = old ? old.mode & 0o7777 : 0o600;
   const temp = `${file}.${randomUUID()}.tmp`;
-  await writeFile(temp, JSON.stringify(config, null, 2));
-  await rename(temp, file);
+  // Made 600, then given the old file's mode and owner before a byte is written: the key is never readable by others.
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    try {
+      await handle.chmod(mode);
+      if (old && process.getuid?.() === 0) {
+        const mine = await handle.stat();
+        if (mine.uid !== old.uid || mine.gid !== old.gid) await handle.chown(old.uid, old.gid);
+      }
+      await handle.writeFile(text);
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
 }

@@ -3,22 +3,31 @@
  * caller names (flume uses `<state dir>/tmux.sock`), never the user's default server. The server is
  * started with no config file, so a user's tmux.conf changes nothing here.
  *
- * - The program runs as `env -i KEY=VAL … argv`: tmux's server environment (and the TMUX variables
- *   tmux adds to a pane) would leak into it otherwise. tmux adds nothing, so the caller passes TERM.
+ * - The program runs as `env -i /bin/sh SCRIPT` (core/pane-env.ts): tmux's server environment (and
+ *   the TMUX variables tmux adds to a pane) would leak into it otherwise, and the values travel in
+ *   the script (mode 600, in the socket's folder, mode 700), never in an argv: the tmux server keeps
+ *   the argv of the client that started it for its whole life, readable by every user in `ps`. The
+ *   script deletes itself as the pane starts; `open` waits for that. tmux adds nothing, so the
+ *   caller passes TERM.
  * - `remain-on-exit` is on, so a crashed agent's last screen can still be captured; `alive` reads
  *   `#{pane_dead}` and the pane's pid, so such a pane is not alive.
  * - Text goes as literal keys (`send-keys -l`) in bursts of at most 200 characters, 100 ms apart,
  *   which an agent takes as typing. Text holding a newline or any other control character goes as
  *   one bracketed paste instead (`load-buffer` from stdin, `paste-buffer -p -d`): inside a paste a
- *   newline is text, where a typed one would submit. Pressing Enter is the caller's separate step.
+ *   newline is text, where a typed one would submit. The paste markers are stripped from the text
+ *   until none is left, so no marker hidden inside another can end the paste early. Pressing Enter
+ *   is the caller's separate step.
  */
-import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkPaneSpec, definePaneHost, type PaneHost, type PaneSpec } from '../../core/agent.js';
+import { definePaneHost, type PaneHost } from '../../core/agent.js';
 import { FlumeError } from '../../core/errors.js';
 import { run, which, type RunResult } from '../../core/exec.js';
+import { paneEnvScript, withoutPasteMarkers } from '../../core/pane-env.js';
+import { privateDir, PRIVATE_FILE_MODE } from '../../core/state/private.js';
 
 /** Where the host's tmux server lives. */
 export interface TmuxHostOptions {
@@ -26,6 +35,8 @@ export interface TmuxHostOptions {
   socket: string;
   /** The session that holds the agents' windows (default `flume`). */
   session?: string;
+  /** How long `open` waits for a new pane to take its environment script (default 30 s). */
+  startTimeoutMs?: number;
 }
 
 /** The most characters sent in one `send-keys -l`. */
@@ -34,6 +45,8 @@ export const TMUX_BURST_CHARS = 200;
 export const TMUX_BURST_GAP_MS = 100;
 /** The pause between two named keys, so each reaches the program in a read of its own. */
 export const TMUX_KEY_GAP_MS = 40;
+/** An environment script older than this was left by a flume that died while opening a pane. */
+const STALE_SCRIPT_MS = 60_000;
 
 /** A pane host on a tmux server of flume's own; key `tmux`. */
 export function tmuxHost(options: TmuxHostOptions): PaneHost {
@@ -76,20 +89,48 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       return which('tmux') !== undefined;
     },
     async open(spec) {
-      const command = paneCommand(spec);
-      await mkdir(dirname(options.socket), { recursive: true });
+      // The script is written before anything else is made, so a refused spec leaves nothing behind.
+      const text = paneEnvScript(spec);
+      const dir = dirname(options.socket);
+      await privateDir(dir);
+      await sweepScripts(dir);
+      const script = join(dir, `env-${randomUUID()}.sh`);
+      await writeFile(script, text, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+      const command = [which('env') ?? 'env', '-i', '/bin/sh', script];
       const common = ['-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-n', formatLiteral(spec.title), '-c', formatLiteral(spec.cwd)];
       // Set before the pane exists: a program that dies at once still leaves its screen to read.
       const setup = ['set-option', '-g', 'remain-on-exit', 'on'];
       const window = () => tmux([setup, ['new-window', ...common, '-t', `=${session}:`, '--', ...command]]);
       let result: RunResult;
-      if ((await tmux([['has-session', '-t', `=${session}`]])).exitCode === 0) result = await window();
-      else {
-        result = await tmux([setup, ['new-session', ...common, '-s', session, '-x', '200', '-y', '50', '--', ...command]]);
-        if (result.exitCode !== 0 && /duplicate session/.test(result.stderr)) result = await window();
+      try {
+        if ((await tmux([['has-session', '-t', `=${session}`]])).exitCode === 0) result = await window();
+        else {
+          result = await tmux([setup, ['new-session', ...common, '-s', session, '-x', '200', '-y', '50', '--', ...command]]);
+          if (result.exitCode !== 0 && /duplicate session/.test(result.stderr)) result = await window();
+        }
+        await check(result, `open a pane in ${spec.cwd}`);
+      } catch (error) {
+        await rm(script, { force: true });
+        throw error;
       }
-      await check(result, `open a pane in ${spec.cwd}`);
       const [pane, pid] = result.stdout.trim().split(' ');
+      // The script deletes itself as the pane's shell starts: once it is gone, no copy of the
+      // environment is left on disk. A pane whose program died first leaves its screen to read, as
+      // any dead pane; one that never gets that far is closed.
+      const until = Date.now() + (options.startTimeoutMs ?? 30_000);
+      for (let polls = 1; existsSync(script); polls++) {
+        const dead = polls % 25 === 0 && (await paneInfo(pane))?.dead !== false;
+        if (dead || Date.now() >= until) await rm(script, { force: true });
+        if (dead) break;
+        if (Date.now() >= until) {
+          await tmux([['kill-pane', '-t', pane]]);
+          throw new FlumeError('AGENT_START_FAILED', `tmux pane ${pane} did not start its program in ${spec.cwd}.`, {
+            fix: 'Check that /bin/sh runs here and that the machine is not overloaded, then start the agent again.',
+            details: { pane, socket: options.socket },
+          });
+        }
+        await sleep(20);
+      }
       return { pane, pid: Number(pid) };
     },
     async capture(pane) {
@@ -101,7 +142,7 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       await livePane(pane);
       if (/[\u0000-\u001f\u007f]/.test(text)) {
         const buffer = `flume-${process.pid}-${++pastes}`;
-        const clean = text.replace(/\u001b\[20[01]~/g, '');
+        const clean = withoutPasteMarkers(text);
         const result = await tmux([['load-buffer', '-b', buffer, '-'], ['paste-buffer', '-p', '-d', '-b', buffer, '-t', pane]], clean);
         return check(result, `paste into ${pane}`, pane);
       }
@@ -167,11 +208,14 @@ function tmuxRun(socket: string, commands: string[][], input?: string): Promise<
   });
 }
 
-/** `env -i KEY=VAL … argv`: the program gets exactly the environment flume built. */
-function paneCommand(spec: PaneSpec): string[] {
-  checkPaneSpec(spec);
-  const vars = Object.entries(spec.env).map(([key, value]) => `${key}=${value}`);
-  return [which('env') ?? 'env', '-i', ...vars, ...spec.argv];
+/** Removes environment scripts a flume that died while opening a pane left behind. */
+async function sweepScripts(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => /^env-[0-9a-f-]{36}\.sh$/.test(n))) {
+    const file = join(dir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > STALE_SCRIPT_MS) await rm(file, { force: true });
+  }
 }
 
 /** tmux expands formats in window names and start folders: a literal '#' is written '##'. */

@@ -43,7 +43,9 @@ export function asFlumeError(error: unknown): FlumeError {
 
 /** A command as one shell line, each word quoted where it needs it (for the operator to paste). */
 export function shellLine(argv: string[]): string {
-  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
+  // `NAME="$NAME"` is how a printed command refers to a secret it must not show: the shell fills it.
+  const reference = (word: string) => /^([A-Za-z_]\w*)="\$\1"$/.test(word);
+  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) || reference(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
 /**

@@ -7,14 +7,13 @@
  */
 import { existsSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlumeError } from '../errors.js';
 import { openRepository, type Repository } from '../context.js';
 import type { FlumePlugin } from '../plugin.js';
 import type { KindDef } from '../types.js';
 import { acquireLock } from '../state/lock.js';
-import { hostStateDir, knownRepositories } from '../state/host.js';
+import { ensureHostStateDir, hostStateDir, knownRepositories } from '../state/host.js';
 import { keyOf, placesStateDir, readRecords } from '../state/store.js';
 import { decide, type Facts } from './decide.js';
 import { readPlaces, type PlaceReading, type Reading } from './reading.js';
@@ -41,7 +40,7 @@ export function supervisorLock(): string {
 
 /** Runs the supervisor until aborted, or until the host has had no place for `lingerMs`. */
 export async function supervise(preset: () => Promise<FlumePlugin[]>, options: SupervisorOptions = {}): Promise<void> {
-  await mkdir(hostStateDir(), { recursive: true });
+  await ensureHostStateDir();
   const lock = await acquireLock(supervisorLock(), { timeoutMs: 0, what: 'The supervisor of this host' }).catch((error) => {
     if (error instanceof FlumeError && error.code === 'PLACE_BUSY') {
       throw new FlumeError('WATCH_RUNNING', 'A flume watch already runs on this host.', {

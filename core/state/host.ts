@@ -1,15 +1,17 @@
 /**
  * The host's own state: the list of repositories that have places (so `flume status` with no
  * `--repo` reports every place on the host), and the folder for flume's tmux socket and supervisor.
- * `FLUME_STATE_DIR` overrides the folder (tests give each run its own).
+ * `FLUME_STATE_DIR` overrides the folder (tests give each run its own). The folder is the user's
+ * alone (700, see private.ts): panes' environment scripts and the supervisor's log pass through it.
  */
 import { homedir } from 'node:os';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { withLock } from './lock.js';
 import { FlumeError } from '../errors.js';
 import { readRecords } from './store.js';
+import { privateDir, PRIVATE_FILE_MODE } from './private.js';
 
 /** A repository the host knows has places. */
 export interface KnownRepository {
@@ -22,6 +24,13 @@ export function hostStateDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.FLUME_STATE_DIR) return env.FLUME_STATE_DIR;
   const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
   return join(base, 'flume');
+}
+
+/** Makes the host's state folder, or narrows it to 700 when an older flume made it open to others. */
+export async function ensureHostStateDir(): Promise<string> {
+  const dir = hostStateDir();
+  await privateDir(dir);
+  return dir;
 }
 
 function listFile(): string {
@@ -67,14 +76,13 @@ export async function forgetRepository(commonDir: string): Promise<void> {
 }
 
 async function updateList(change: (list: KnownRepository[]) => KnownRepository[] | Promise<KnownRepository[]>): Promise<void> {
-  const dir = hostStateDir();
-  await mkdir(dir, { recursive: true });
+  const dir = await ensureHostStateDir();
   await withLock(join(dir, 'repositories.lock'), async () => {
     const before = await knownRepositories();
     const after = await change(before);
     if (after === before || JSON.stringify(after) === JSON.stringify(before)) return;
     const temp = join(dir, `.repositories.${randomUUID()}.tmp`);
-    await writeFile(temp, JSON.stringify({ repositories: after }, null, 2) + '\n');
+    await writeFile(temp, JSON.stringify({ repositories: after }, null, 2) + '\n', { mode: PRIVATE_FILE_MODE });
     await rename(temp, listFile());
   }, { what: 'The host list of repositories' });
 }

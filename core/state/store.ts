@@ -1,18 +1,29 @@
 /**
  * Live state of places, in the repository's git common dir (`<common>/flume/places/`): one JSON file
  * per place written atomically (temp file + rename), a lock per place, and an append-only event log.
- * It survives a crash of flume, never enters a commit, and goes when the place is tidied.
+ * It survives a crash of flume, never enters a commit, and goes when the place is tidied. Records
+ * and logs hold briefs and prompts: `<common>/flume/` and its `places/` are 700, the files 600, and
+ * a folder an older flume made open to others is narrowed the next time flume writes there.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { FlumeError } from '../errors.js';
 import type { PlaceRecord } from '../types.js';
 import { withLock, type LockOptions } from './lock.js';
+import { privateDir, PRIVATE_FILE_MODE } from './private.js';
 
 /** The folder of a repository's place records. */
 export function placesStateDir(commonDir: string): string {
   return join(commonDir, 'flume', 'places');
+}
+
+/** Makes the repository's state folders (`<common>/flume/places/`), each 700; returns the places folder. */
+export async function ensurePlacesStateDir(commonDir: string): Promise<string> {
+  const dir = placesStateDir(commonDir);
+  await privateDir(dirname(dir));
+  await privateDir(dir);
+  return dir;
 }
 
 function recordFile(commonDir: string, key: string): string {
@@ -65,11 +76,10 @@ export async function readRecords(commonDir: string): Promise<{ records: PlaceRe
 
 /** Writes a place's record atomically: readers see the old one or the new one, never half of either. */
 export async function writeRecord(commonDir: string, record: PlaceRecord): Promise<void> {
-  const dir = placesStateDir(commonDir);
-  await mkdir(dir, { recursive: true });
+  const dir = await ensurePlacesStateDir(commonDir);
   const file = recordFile(commonDir, keyOf(record));
   const temp = join(dir, `.${keyOf(record)}.${randomUUID()}.tmp`);
-  await writeFile(temp, JSON.stringify(record, null, 2) + '\n');
+  await writeFile(temp, JSON.stringify(record, null, 2) + '\n', { mode: PRIVATE_FILE_MODE });
   await rename(temp, file);
 }
 
@@ -82,15 +92,13 @@ export async function removeRecord(commonDir: string, key: string): Promise<void
 
 /** Appends one event to the place's log: what flume did, for status and for recovery. */
 export async function appendEvent(commonDir: string, key: string, event: Record<string, unknown>): Promise<void> {
-  const dir = placesStateDir(commonDir);
-  await mkdir(dir, { recursive: true });
-  await appendFile(join(dir, `${key}.events.jsonl`), JSON.stringify({ at: new Date().toISOString(), ...event }) + '\n');
+  const dir = await ensurePlacesStateDir(commonDir);
+  await appendFile(join(dir, `${key}.events.jsonl`), JSON.stringify({ at: new Date().toISOString(), ...event }) + '\n', { mode: PRIVATE_FILE_MODE });
 }
 
 /** Runs `fn` holding the place's lock; a crashed holder's lock is taken over. */
 export async function withPlaceLock<T>(commonDir: string, key: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  const dir = placesStateDir(commonDir);
-  await mkdir(dir, { recursive: true });
+  const dir = await ensurePlacesStateDir(commonDir);
   return withLock(join(dir, `${key}.lock`), fn, { what: `The place ${key.replace('--', '/')}`, ...options });
 }
 

@@ -13,10 +13,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, FlumeError, hostStateDir, which, type PaneHost } from '../../core/index.js';
+import { definePaneHost, FlumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
 import { herdrBinary, herdrCli, herdrKey, pick, str, type Herdr, type HerdrReply } from './herdr.js';
 import { launchLine, launchScript } from './launch-script.js';
 import { processRunning, signalQuietly, waitGone } from './process.js';
@@ -82,12 +82,13 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
     },
     async open(spec) {
       // Both refusals (a bad spec, an unsayable path) come before anything is made.
-      const text = launchScript(spec, which('env') ?? 'env');
+      const text = launchScript(spec);
       const dir = options.stateDir ?? join(hostStateDir(), 'herdr');
       const script = join(dir, `launch-${randomUUID()}.sh`);
       const line = launchLine(script);
-      await mkdir(dir, { recursive: true });
-      await writeFile(script, text, { mode: 0o700 });
+      // The script holds the agent's environment (API keys among it): a private file in a private folder.
+      await privateDir(dir);
+      await writeFile(script, text, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
       const made = await herdr(['workspace', 'create', '--cwd', spec.cwd, '--label', spec.title, '--no-focus']);
       const pane = str(made.result, 'root_pane', 'pane_id');
       const fail = async (why: string, code?: string) => {
@@ -118,7 +119,7 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
       if (text === '') return;
       await livePane(pane);
       if (/[\u0000-\u001f\u007f]/.test(text)) {
-        const clean = text.replace(/\u001b\[20[01]~/g, '');
+        const clean = withoutPasteMarkers(text);
         return check(await herdr(['pane', 'send-text', pane, `\u001b[200~${clean}\u001b[201~`]), `paste into ${pane}`, pane);
       }
       for (const [index, burst] of splitBursts(text, HERDR_BURST_CHARS).entries()) {

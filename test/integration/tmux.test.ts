@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer, splitBursts, tmuxHost } from '../../agents/panes/tmux.js';
 import { isFlumeError } from '../../core/errors.js';
 import { run, which } from '../../core/exec.js';
-import { waitFor } from '../helpers/fake-claude/index.js';
+import { fakeClaude, readRecords, waitFor } from '../helpers/fake-claude/index.js';
 
 const hasTmux = which('tmux') !== undefined;
 
@@ -99,6 +99,25 @@ describe.skipIf(!hasTmux)('tmux pane host', () => {
     await host.type(pane, 'line one\nline two\x1b[201~\tend');
     await waitFor(() => input().includes('\x1b[201~'), 'paste');
     expect(input()).toBe('\x1b[200~line one\rline two\tend\x1b[201~');
+  });
+
+  it('strips paste markers hidden inside one another, so the fake agent takes one prompt, not three', async () => {
+    // One pass over ESC[20 ESC[200~ 1~ would leave ESC[201~, ending the paste early: the rest would
+    // arrive typed, its newline submitting a prompt of its own.
+    const cwd = join(dir, 'nested-markers');
+    mkdirSync(cwd);
+    const session = fakeClaude({ configDir: join(dir, 'nested-config'), cwd, script: { onPrompt: [{ actions: [{ say: 'ok' }] }] } });
+    const { pane } = await host.open(session.spec);
+    await waitFor(async () => (await host.capture(pane!))?.includes('❯'), 'the input box');
+    const text = 'first\x1b[20\x1b[200~1~\nsecond\x1b[20\x1b[20\x1b[200~0~1~\nthird';
+    await host.type(pane!, text);
+    await new Promise((done) => setTimeout(done, 300));
+    await host.keys(pane!, ['Enter']);
+    const prompts = () => readRecords(session.transcriptPath).filter((r) => r.type === 'user' && typeof r.message?.content === 'string').map((r) => r.message.content);
+    await waitFor(() => prompts().length > 0, 'a prompt');
+    await new Promise((done) => setTimeout(done, 500));
+    expect(prompts()).toEqual(['first\nsecond\nthird']);
+    await host.close(pane!);
   });
 
   it("keeps a dead program's screen readable, reports it not alive, and refuses to type into it", async () => {

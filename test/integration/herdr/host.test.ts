@@ -95,7 +95,7 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
     expect(created.argv).toEqual(['workspace', 'create', '--cwd', cwd, '--label', 'fix/t:env', '--no-focus']);
     const typed = herdr.callsOf('pane', 'run')[0].argv;
     expect(typed[2]).toBe(pane);
-    expect(typed[3]).toMatch(/^ exec \/bin\/sh '[^']+\.sh'$/);
+    expect(typed[3]).toMatch(/^ exec env -i \/bin\/sh '[^']+\.sh'$/);
     // Nothing of the env or argv was typed into herdr's shell, and the launch script is gone.
     expect(typed.join(' ')).not.toContain('FLUME_ODD');
     expect(readdirSync(join(dir, 'state'))).toEqual([]);
