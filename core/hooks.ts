@@ -64,6 +64,11 @@ export interface DeliverableReading {
   progress?: { done: number; total: number };
   /** Reader-specific facts, e.g. a report's verdict. */
   facts?: Record<string, unknown>;
+  /**
+   * Why it is absent though something stands in its place, in a person's words (a report whose
+   * verdict line cannot be read). Status shows it beside the stage, so a stage does not stall unexplained.
+   */
+  problem?: string;
 }
 
 /** What `beforeTidy` taps get: a place tidying is about to remove. */

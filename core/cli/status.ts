@@ -51,6 +51,7 @@ export function describePlace(p: PlaceStatus): string {
     const agent = s.agent ? `, agent ${s.agent.driver} ${s.agent.state}${s.agent.pane ? ` in ${s.agent.host} ${s.agent.pane}` : ` (${s.agent.host})`}` : '';
     lines.push(`  stage ${s.index + 1}/${s.of} ${s.name}: ${s.state} (prompt ${s.delivery}${progress}${agent})`);
     if (s.agent?.command) lines.push(`  run: ${shellLine(s.agent.command)}`);
+    if (s.deliverableProblem) lines.push(`  deliverable: ${s.deliverableProblem}`);
     if (s.needs) lines.push(`  needs: ${s.needs}`);
     if (s.stuckSince) lines.push(`  stuck since ${s.stuckSince}`);
   } else {

@@ -23,8 +23,18 @@ describe('report', () => {
     const place = await makePlace(repo, 'change', 'verified', 'verify');
     const path = report('verified');
     expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({ present: false, facts: { path, problem: 'missing' } });
+    await repo.commit(place.path, { [path]: '# Verify\n\nNothing yet.\n' });
+    expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({
+      present: false,
+      problem: expect.stringMatching(/^verify\.md has no verdict .*"Verdict: pass" or "Verdict: fix"/),
+      facts: { path, problem: 'no-verdict' },
+    });
     await repo.commit(place.path, { [path]: '# Verify\n\nVerdict: pass | fix\n' });
-    expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({ present: false, facts: { path, problem: 'no-verdict' } });
+    expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({
+      present: false,
+      problem: expect.stringContaining('"Verdict: pass | fix" names both pass and fix'),
+      facts: { path, problem: 'ambiguous-verdict', line: 'Verdict: pass | fix' },
+    });
     await repo.commit(place.path, { [path]: '# Verify\n\nAll tasks checked.\n\n**Verdict:** PASS\n' });
     expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({
       present: true,
@@ -39,13 +49,10 @@ describe('report', () => {
     expect(await read(await deliverableRequest(place, { type: 'report' }))).toMatchObject({ present: true, what: 'verify.md: fix', facts: { verdict: 'fix' } });
   });
 
-  it('is absent when its verdicts disagree', async () => {
+  it('gives the last verdict line when earlier ones disagree', async () => {
     const place = await makePlace(repo, 'change', 'torn', 'verify');
     await repo.commit(place.path, { [report('torn')]: 'Verdict: pass\n\nVerdict: fix\n' });
-    expect(await read(await deliverableRequest(place, { type: 'report' }))).toMatchObject({
-      present: false,
-      facts: { problem: 'verdicts-disagree', verdicts: ['pass', 'fix'] },
-    });
+    expect(await read(await deliverableRequest(place, { type: 'report' }))).toMatchObject({ present: true, facts: { verdict: 'fix' } });
   });
 
   it('does not read a report written but not committed', async () => {
