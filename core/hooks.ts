@@ -49,6 +49,11 @@ export interface DeliverableRequest {
   list(path: string): Promise<string[] | undefined>;
   /** A file in the place's working tree (not committed), or undefined. */
   workingFile(path: string): Promise<string | undefined>;
+  /**
+   * When a file in the place's working tree was last written (its mtime, ISO), or undefined: a file
+   * written again with the same content is still a new write, which a digest cannot tell.
+   */
+  workingFileWritten(path: string): Promise<string | undefined>;
   /** Landing: the branch's patches missing from its target, from the reading's one `git cherry` pass. */
   unlanded(): Promise<number | undefined>;
   /** The committer time (ISO) of `head`. */

@@ -1,5 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fingerprint } from '../../../core/engine/decide.js';
 import { join } from 'node:path';
 import { createFlume, type Flume } from '../../../core/plugin.js';
 import type { DeliverableRequest } from '../../../core/hooks.js';
@@ -94,8 +96,27 @@ describe('conclusion', () => {
     expect(await read(await deliverableRequest(place, { type: 'conclusion' }))).toEqual({
       present: true,
       what: 'conclusion.md',
-      facts: { path: 'conclusion.md', committed: false, digest: expect.stringMatching(/^[0-9a-f]{40}$/) },
+      facts: { path: 'conclusion.md', committed: false, digest: expect.stringMatching(/^[0-9a-f]{40}$/), written: expect.any(String) },
     });
+  });
+
+  it('tells a conclusion written again with the same words from the one that stood (a next round that agrees)', async () => {
+    const place = await makePlace(repo, 'question', 'again', 'session');
+    await writeFile(join(place.path, 'conclusion.md'), 'Use x.\n');
+    const first = await read(await deliverableRequest(place, { type: 'conclusion' }));
+    expect(await read(await deliverableRequest(place, { type: 'conclusion' }))).toEqual(first);
+    await sleep(20);
+    await writeFile(join(place.path, 'conclusion.md'), 'Use x.\n');
+    const second = await read(await deliverableRequest(place, { type: 'conclusion' }));
+    expect(second.facts!.digest).toBe(first.facts!.digest);
+    expect(fingerprint(second)).not.toBe(fingerprint(first));
+    // Committed, the same: the working file that holds the committed words dates them.
+    await repo.commit(place.path, { 'conclusion.md': 'Use x.\n' });
+    const committed = await read(await deliverableRequest(place, { type: 'conclusion' }));
+    expect(committed.facts).toMatchObject({ committed: true, written: expect.any(String) });
+    await sleep(20);
+    await writeFile(join(place.path, 'conclusion.md'), 'Use x.\n');
+    expect(fingerprint(await read(await deliverableRequest(place, { type: 'conclusion' })))).not.toBe(fingerprint(committed));
   });
 
   it('reads the committed file first, and the working one when the committed one is empty', async () => {
