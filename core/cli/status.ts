@@ -58,7 +58,7 @@ export function describePlace(p: PlaceStatus): string {
     lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started`);
   }
   if (p.ready.state === 'failed') lines.push(`  ready: failed at ${p.ready.failed?.step} (exit ${p.ready.failed?.exitCode}): ${p.ready.failed?.tail.split('\n').slice(-2).join(' / ')}`);
-  lines.push(`  landing: ${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} patches not on ${p.target})` : ''}`);
+  lines.push(`  landing: ${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} ${p.landing.missing === 1 ? 'patch' : 'patches'} not on ${p.target})` : ''}`);
   if (p.dropped) lines.push(`  dropped ${p.dropped.at}${p.dropped.reason ? `: ${p.dropped.reason}` : ''}`);
   if (p.kept) lines.push(`  kept: ${p.kept.reason}`);
   for (const problem of p.problems) lines.push(`  problem: ${problem}`);

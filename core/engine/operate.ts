@@ -25,7 +25,7 @@ export async function tell(repository: Repository, key: string, text: string): P
       });
     }
     if (reading.state === 'asking') {
-      throw new FlumeError('AGENT_ASKING', `The agent of ${record.id} has a ${reading.dialog ?? 'question'} open${reading.needs ? ` (${reading.needs})` : ''}; text typed now would go into the dialog, so nothing was typed.`, {
+      throw new FlumeError('AGENT_ASKING', `The agent of ${record.id} has a ${reading.dialog === 'permission' ? 'permission prompt' : 'question'} open${reading.needs ? ` (${reading.needs})` : ''}; text typed now would go into the dialog, so nothing was typed.`, {
         fix: 'Answer the dialog in its pane, then tell again.',
         details: { place: record.id, dialog: reading.dialog, needs: reading.needs },
       });
