@@ -196,7 +196,15 @@ export async function startStage(
   await writeRecord(commonDir, record);
   await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, sessionId, host: host.key });
   const startHook = flume.hooks.startAgent.get(driverKey);
-  const handle = startHook?.isUsed() ? await callHook(`startAgent(${driverKey})`, startHook, { place: record, stage: def, sessionId, prompt, host: host.key }) : undefined;
+  const handle = startHook?.isUsed()
+    ? await callHook(`startAgent(${driverKey})`, startHook, { place: record, stage: def, sessionId, prompt, host: host.key }).catch(async (error) => {
+        // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
+        record.stage!.delivery = 'never-started';
+        record.stage!.waiting = { needs: `its agent could not start: ${error instanceof Error ? error.message : String(error)}`, at: new Date().toISOString() };
+        await writeRecord(commonDir, record);
+        throw error;
+      })
+    : undefined;
   if (!handle) throw new FlumeError('AGENT_START_FAILED', `The agent "${driverKey}" did not start.`, { fix: 'Check the agent driver plugin; flume status shows the stage.' });
   record.stage.agent = handle;
   if (handle.host === 'printed') {
