@@ -70,6 +70,14 @@ export const launchCommand: Command = {
         nameAgent(stage.agent);
         say(`prompt: ${stage.delivery}`);
       } else if (record.held) say(`held: ${record.held.reason}`);
+      // An agent that exited before it took input never will: the launch failed, and says why.
+      if (stage?.delivery === 'never-started' && stage.waiting) {
+        steps.done();
+        throw new FlumeError('AGENT_START_FAILED', `The agent of ${record.id} did not start: ${stage.waiting.needs}.`, {
+          fix: `Mend what it says, then start the stage again with flume retry ${record.id}.`,
+          details: { place: record.id, needs: stage.waiting.needs },
+        });
+      }
     }
     steps.done();
     if (args.watch !== false && args.start !== false) await ensureSupervisor(context);

@@ -1,7 +1,8 @@
 import { describe, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { remove, tempDir } from '../../helpers/repo.js';
 import { agentRepo } from '../../helpers/agent-repo.js';
 import { LONG } from './helpers.js';
 
@@ -34,4 +35,25 @@ describe('an agent whose program is missing', { timeout: LONG }, () => {
     const text = await t.flume(['status', 'fix/nobin']);
     expect(text.stdout).toContain('needs: its agent could not start');
   });
+
+  it('fails launch (exit 1) with the last words of a program that exits at once, and closes its dead pane so no tmux server stays', async ({ expect, onTestFinished }) => {
+    const bin = join(tempDir('flume-bin-'), 'claude');
+    writeFileSync(bin, '#!/bin/sh\necho "claude: this build needs a newer node" >&2\nexit 3\n');
+    chmodSync(bin, 0o755);
+    const t = agentRepo({}, {}, { binary: bin });
+    onTestFinished(async () => {
+      await t.cleanup();
+      remove(dirname(bin));
+    });
+    const result = await t.flume(['launch', '--kind', 'fix', '--name', 'dies', '--brief', 'Do it.', '--no-watch', '--json']);
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    const error = JSON.parse(result.stdout).error;
+    expect(error.code).toBe('AGENT_START_FAILED');
+    expect(error.message).toContain(`its agent's program ${bin} exited before it took input; its last words: claude: this build needs a newer node`);
+    const socket = join(t.state, 'tmux', 'flume.sock');
+    expect(existsSync(socket) && serverUp(socket)).toBe(false);
+    const place = await t.place('fix/dies');
+    expect(place.stage).toMatchObject({ state: 'never-started', needs: expect.stringContaining('this build needs a newer node') });
+  });
 });
+
