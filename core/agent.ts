@@ -24,8 +24,8 @@ export interface PaneHost {
   available(): Promise<boolean>;
   /** Opens a pane running the program; returns its id and pid where the host knows them. */
   open(spec: PaneSpec): Promise<{ pane?: string; pid?: number }>;
-  /** The pane's screen as text, or undefined when the host cannot read screens. */
-  capture(pane: string): Promise<string | undefined>;
+  /** The pane's screen as text (`history`: with what scrolled off, where the host keeps it), or undefined when the host cannot read screens. */
+  capture(pane: string, options?: { history?: boolean }): Promise<string | undefined>;
   /** Types literal text into the pane; no key is interpreted and nothing is submitted. */
   type(pane: string, text: string): Promise<void>;
   /** Presses named keys (`Enter`, `Escape`, `C-c`, `C-u`). */

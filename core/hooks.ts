@@ -49,6 +49,11 @@ export interface DeliverableRequest {
   list(path: string): Promise<string[] | undefined>;
   /** A file in the place's working tree (not committed), or undefined. */
   workingFile(path: string): Promise<string | undefined>;
+  /**
+   * When a file in the place's working tree was last written (its mtime, ISO), or undefined: a file
+   * written again with the same content is still a new write, which a digest cannot tell.
+   */
+  workingFileWritten(path: string): Promise<string | undefined>;
   /** Landing: the branch's patches missing from its target, from the reading's one `git cherry` pass. */
   unlanded(): Promise<number | undefined>;
   /** The committer time (ISO) of `head`. */
@@ -64,6 +69,11 @@ export interface DeliverableReading {
   progress?: { done: number; total: number };
   /** Reader-specific facts, e.g. a report's verdict. */
   facts?: Record<string, unknown>;
+  /**
+   * Why it is absent though something stands in its place, in a person's words (a report whose
+   * verdict line cannot be read). Status shows it beside the stage, so a stage does not stall unexplained.
+   */
+  problem?: string;
 }
 
 /** What `beforeTidy` taps get: a place tidying is about to remove. */

@@ -13,7 +13,10 @@ const NAME = 'flume:deliverable:conclusion';
  * file), present when it holds more than whitespace. The committed file at the head is read first;
  * `sounding conclude` writes the file without necessarily committing it, so the working tree is read
  * when the head has none. That is the one reading off the head, and it can only find a file that
- * is there now. Facts: `path`, `committed` (whether the file read was the committed one), `digest` (of its content).
+ * is there now. Facts: `path`, `committed` (whether the file read was the committed one), `digest` (of
+ * its content) and `written` (when the working tree's file holding that content was last written).
+ * `written` is what tells a new round's conclusion from the last round's when both say the same: a
+ * round that writes the file again has concluded, though its digest is the same.
  */
 export function conclusionDeliverable(): FlumePlugin {
   return definePlugin({
@@ -21,12 +24,21 @@ export function conclusionDeliverable(): FlumePlugin {
     apply(flume) {
       flume.hooks.readDeliverable.for('conclusion').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
         const path = fileOption(request, NAME, () => 'conclusion.md');
-        const committed = await request.file(path);
-        if (hasText(committed)) return { present: true, what: `${path} (committed)`, facts: { path, committed: true, digest: digest(committed) } };
-        const working = await request.workingFile(path);
-        if (hasText(working)) return { present: true, what: path, facts: { path, committed: false, digest: digest(working) } };
-        const empty = committed !== undefined || working !== undefined;
-        return { present: false, facts: { path, ...(empty ? { problem: 'empty' } : {}) } };
+        const [committed, working] = await Promise.all([request.file(path), request.workingFile(path)]);
+        const read = hasText(committed) ? committed : hasText(working) ? working : undefined;
+        if (read === undefined) {
+          const empty = committed !== undefined || working !== undefined;
+          return { present: false, facts: { path, ...(empty ? { problem: 'empty' } : {}) } };
+        }
+        // The working file is the one a round writes (committed or not); it dates the content read
+        // only while it holds that content.
+        const written = working === read ? await request.workingFileWritten(path) : undefined;
+        const isCommitted = read === committed;
+        return {
+          present: true,
+          what: isCommitted ? `${path} (committed)` : path,
+          facts: { path, committed: isCommitted, digest: digest(read), ...(written ? { written } : {}) },
+        };
       });
     },
   });

@@ -44,7 +44,15 @@ export const CHANGE_VERIFY = `${PLACE}
 The brief:
 {brief}
 
-Every task of openspec/changes/{change}/ is ticked ({previous}). Check the code against the change as it was written: each requirement and scenario in its specs, each task. Write your report to openspec/changes/{change}/verify.md: what you checked, what you found, and a last line "Verdict: pass" when the code does what the change says, or "Verdict: fix" with the findings code must mend. Commit the report. Change no code in this stage.`;
+Every task of openspec/changes/{change}/ is ticked ({previous}). Check the code against the change as it was written: each requirement and scenario in its specs, each task. Write your report to openspec/changes/{change}/verify.md: what you checked, and what you found, with the findings code must mend. End it with one line that is exactly
+
+Verdict: pass
+
+when the code does what the change says, or exactly
+
+Verdict: fix
+
+when code must mend the findings. Nothing else on that line, and no other line that starts with "Verdict:". Commit the report. Change no code in this stage.`;
 
 /** A change's code stage when verify sent it back. */
 export const CHANGE_FIX = `${PLACE}

@@ -43,6 +43,9 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     key,
     async start(request, host) {
       const env = agentEnvironment(options);
+      // A pane whose program cannot start dies at once, and the dead pane keeps its host alive: find
+      // the program first (the printed host's command runs in the operator's own shell).
+      if (host.key !== 'printed') await requireProgram(options.binary ?? 'claude', env);
       const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
       await preseed(configDir, { trust: [request.place.repo, request.place.path], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) });
       const { stage, sessionId } = request;
@@ -201,6 +204,33 @@ async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: 
 async function paneIsOurs(host: PaneHost, handle: AgentHandle): Promise<boolean> {
   if (handle.pid === undefined || running(handle.pid)) return true;
   return !(await host.alive(handle.pane!));
+}
+
+/**
+ * Throws AGENT_START_FAILED, naming the program and why, unless `program` is an executable file: a
+ * path as given, or a bare name found on the agent's PATH.
+ */
+export async function requireProgram(program: string, env: Record<string, string>): Promise<string> {
+  const { access, stat } = await import('node:fs/promises');
+  const { constants } = await import('node:fs');
+  const { delimiter, resolve } = await import('node:path');
+  const executable = async (path: string) => (await stat(path).then((s) => s.isFile(), () => false)) && (await access(path, constants.X_OK).then(() => true, () => false));
+  const fix = `Install Claude Code (npm install -g @anthropic-ai/claude-code) so ${program} is on PATH, or name its program in the config (agents.claude-code.binary); then flume retry the place.`;
+  if (program.includes('/')) {
+    const path = resolve(program);
+    if (await executable(path)) return path;
+    const there = await stat(path).then(() => true, () => false);
+    throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: ${there ? 'it is not an executable file' : 'there is no such file'}.`, { fix, details: { program } });
+  }
+  const folders = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  for (const folder of folders) {
+    const path = join(folder, program);
+    if (await executable(path)) return path;
+  }
+  throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: it is not on the agent's PATH (${folders.length} folder${folders.length === 1 ? '' : 's'} searched).`, {
+    fix,
+    details: { program, path: env.PATH ?? '' },
+  });
 }
 
 /** The agent's environment: the caller's, child-session variables unset, persistence forced, the config's added. */

@@ -133,8 +133,9 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       }
       return { pane, pid: Number(pid) };
     },
-    async capture(pane) {
-      const result = await tmux([['capture-pane', '-p', '-J', '-t', pane]]);
+    async capture(pane, options = {}) {
+      // With history: what scrolled off too, as a dead pane's notice pushes its program's last words up.
+      const result = await tmux([['capture-pane', '-p', '-J', ...(options.history ? ['-S', '-'] : []), '-t', pane]]);
       return result.exitCode === 0 ? result.stdout : undefined;
     },
     async type(pane, text) {

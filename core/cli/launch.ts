@@ -8,6 +8,7 @@ import { ensureSupervisor } from './watch.js';
 import { keyOf } from '../state/store.js';
 import { hostNote } from '../engine/hosts.js';
 import type { Action } from '../engine/decide.js';
+import type { AgentHandle, PlaceRecord } from '../types.js';
 
 /** `flume launch`: make a place for a launch, ready it, and start its first stage. */
 export const launchCommand: Command = {
@@ -50,14 +51,33 @@ export const launchCommand: Command = {
     if (record.ready.state === 'failed') say(`ready: FAILED at ${record.ready.failed?.step} (exit ${record.ready.failed?.exitCode})\n${indent(record.ready.failed?.tail ?? '')}`);
     else say(`ready: ${record.ready.state === 'none' ? 'nothing declared' : 'done'}`);
     if (args.start !== false) {
-      const result = await advance(repository, keyOf(record), { justReadied: true, onAction: (action) => say(describe(action)) });
+      // The agent is named as soon as a step sees it, so what it does next reads after who it is.
+      let named = false;
+      const nameAgent = (agent: AgentHandle | undefined) => {
+        if (named || !agent) return;
+        named = true;
+        say(`agent: ${agent.driver} session ${agent.sessionId}${agent.pane ? ` in pane ${agent.pane}` : ''} (${hostNote(agent.host)})`);
+        if (agent.host === 'printed' && agent.command) say(`run: ${shellLine(agent.command)}`);
+      };
+      const onAction = (action: Action, before: PlaceRecord) => {
+        if (action.type !== 'start-stage') nameAgent(before.stage?.agent);
+        say(describe(action));
+      };
+      const result = await advance(repository, keyOf(record), { justReadied: true, onAction });
       record = result.record ?? record;
       const stage = record.stage;
       if (stage?.agent) {
-        say(`agent: ${stage.agent.driver} session ${stage.agent.sessionId}${stage.agent.pane ? ` in pane ${stage.agent.pane}` : ''} (${hostNote(stage.agent.host)})`);
-        if (stage.agent.host === 'printed' && stage.agent.command) say(`run: ${shellLine(stage.agent.command)}`);
+        nameAgent(stage.agent);
         say(`prompt: ${stage.delivery}`);
       } else if (record.held) say(`held: ${record.held.reason}`);
+      // An agent that exited before it took input never will: the launch failed, and says why.
+      if (stage?.delivery === 'never-started' && stage.waiting) {
+        steps.done();
+        throw new FlumeError('AGENT_START_FAILED', `The agent of ${record.id} did not start: ${stage.waiting.needs}.`, {
+          fix: `Mend what it says, then start the stage again with flume retry ${record.id}.`,
+          details: { place: record.id, needs: stage.waiting.needs },
+        });
+      }
     }
     steps.done();
     if (args.watch !== false && args.start !== false) await ensureSupervisor(context);
@@ -65,19 +85,41 @@ export const launchCommand: Command = {
   },
 };
 
-function describe(action: Action): string {
+/** An action as a person reads it in launch's progress: what happened, not the action's name. */
+export function describe(action: Action): string {
   switch (action.type) {
     case 'start-stage':
-      return `starting stage ${action.index + 1}`;
+      return `starting stage ${action.index + 1}${action.fixRound ? ' again, for a fix round' : ''}`;
     case 'send-again':
       return 'prompt not taken yet: sending it once more';
     case 'mark-taken':
       return 'prompt taken';
     case 'mark-delivery':
-      return `prompt ${action.delivery}`;
+      return action.delivery === 'never-started' ? 'prompt never taken: the agent cannot take it now' : 'prompt not confirmed yet: no transcript to read';
+    case 'mark-waiting':
+      return `the stage waits on you: ${action.needs}`;
+    case 'clear-waiting':
+      return 'the agent is working again';
+    case 'mark-stuck':
+      return `the agent has been quiet since ${action.since}`;
+    case 'mark-not-ready':
+      return 'not started: the place is not ready';
+    case 'mark-delivered':
+      return `delivered: ${action.what}`;
+    case 'stop-agent':
+      return `stopping the agent: ${action.reason}`;
+    case 'finish':
+      return 'every stage delivered';
+    case 'wait':
+      return `nothing to do now: ${action.reason}`;
     default:
-      return action.type;
+      return unreachable(action);
   }
+}
+
+/** A new action fails to compile here until it has words of its own. */
+function unreachable(action: never): string {
+  return (action as Action).type;
 }
 
 function indent(text: string): string {

@@ -51,13 +51,14 @@ export function describePlace(p: PlaceStatus): string {
     const agent = s.agent ? `, agent ${s.agent.driver} ${s.agent.state}${s.agent.pane ? ` in ${s.agent.host} ${s.agent.pane}` : ` (${s.agent.host})`}` : '';
     lines.push(`  stage ${s.index + 1}/${s.of} ${s.name}: ${s.state} (prompt ${s.delivery}${progress}${agent})`);
     if (s.agent?.command) lines.push(`  run: ${shellLine(s.agent.command)}`);
+    if (s.deliverableProblem) lines.push(`  deliverable: ${s.deliverableProblem}`);
     if (s.needs) lines.push(`  needs: ${s.needs}`);
     if (s.stuckSince) lines.push(`  stuck since ${s.stuckSince}`);
   } else {
     lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started`);
   }
   if (p.ready.state === 'failed') lines.push(`  ready: failed at ${p.ready.failed?.step} (exit ${p.ready.failed?.exitCode}): ${p.ready.failed?.tail.split('\n').slice(-2).join(' / ')}`);
-  lines.push(`  landing: ${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} patches not on ${p.target})` : ''}`);
+  lines.push(`  landing: ${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} ${p.landing.missing === 1 ? 'patch' : 'patches'} not on ${p.target})` : ''}`);
   if (p.dropped) lines.push(`  dropped ${p.dropped.at}${p.dropped.reason ? `: ${p.dropped.reason}` : ''}`);
   if (p.kept) lines.push(`  kept: ${p.kept.reason}`);
   for (const problem of p.problems) lines.push(`  problem: ${problem}`);

@@ -5,10 +5,10 @@
  */
 import { FlumeError } from '../errors.js';
 import { checkText } from '../text.js';
-import { kindOf, type Repository } from '../context.js';
+import { deliverableOf, kindOf, type Repository } from '../context.js';
 import type { AgentDriver } from '../agent.js';
 import { appendEvent, readRecord, withPlaceLock } from '../state/store.js';
-import type { AgentHandle, PlaceRecord } from '../types.js';
+import type { AgentHandle, KindDef, PlaceRecord } from '../types.js';
 import { awaitPrompt } from './deliver.js';
 import { limitsOf, startStage } from './step.js';
 
@@ -27,7 +27,7 @@ export async function tell(repository: Repository, key: string, typed: string): 
       });
     }
     if (reading.state === 'asking') {
-      throw new FlumeError('AGENT_ASKING', `The agent of ${record.id} has a ${reading.dialog ?? 'question'} open${reading.needs ? ` (${reading.needs})` : ''}; text typed now would go into the dialog, so nothing was typed.`, {
+      throw new FlumeError('AGENT_ASKING', `The agent of ${record.id} has a ${reading.dialog === 'permission' ? 'permission prompt' : 'question'} open${reading.needs ? ` (${reading.needs})` : ''}; text typed now would go into the dialog, so nothing was typed.`, {
         fix: 'Answer the dialog in its pane, then tell again.',
         details: { place: record.id, dialog: reading.dialog, needs: reading.needs },
       });
@@ -107,6 +107,7 @@ export async function restartStage(
         details: { stage: options.stage, stages: kind.stages.map((s) => s.name) },
       });
     }
+    if (options.goOn) refuseGoOn(record, kind.stages[index]);
     if (options.goOn && !record.stage?.delivered && !record.stage?.waiting) {
       throw new FlumeError('AGENT_WORKING', `${record.id}'s ${record.stage?.name ?? 'stage'} has neither concluded nor stopped short.`, {
         fix: 'Wait for its conclusion or its note, then go on.',
@@ -134,6 +135,20 @@ export async function restartStage(
       });
     }
     return after;
+  });
+}
+
+/**
+ * Go-on is a question's: another round of a stage that ends on a conclusion (a question's session, or
+ * a declared kind's stage that ends on one). Any other stage would run its work again — a fix's
+ * submission submitting twice — so it is refused; retry and stage say plainly that they start afresh.
+ */
+function refuseGoOn(record: PlaceRecord, stage: KindDef['stages'][number]): void {
+  const type = record.stage?.deliverable?.type ?? deliverableOf(stage).type;
+  if (type === 'conclusion') return;
+  throw new FlumeError('CANNOT_GO_ON', `${record.id}'s ${stage.name} ends on ${type}, not a conclusion; go-on runs another round only of a question's session.`, {
+    fix: 'Give its agent notes with flume tell, or start the stage afresh with flume retry (or another with flume stage).',
+    details: { place: record.id, stage: stage.name, deliverable: type },
   });
 }
 

@@ -3,7 +3,7 @@
  * and branches read once, files at each place's head fetched in one batch, and landing judged for
  * every place in one pass. The number of git processes does not grow with the number of places.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { DeliverableRequest } from '../hooks.js';
 import { readObjects, readRepository, treeNames, unlandedCounts, type Branch, type RepositoryReading, type Worktree } from '../git.js';
@@ -70,6 +70,9 @@ export function deliverableRequest(reading: Reading, place: PlaceReading, stage:
     },
     async workingFile(path) {
       return readFile(join(place.record.path, path), 'utf8').catch(() => undefined);
+    },
+    async workingFileWritten(path) {
+      return stat(join(place.record.path, path)).then((s) => s.mtime.toISOString(), () => undefined);
     },
     unlanded: () => reading.unlanded(place.record),
   };

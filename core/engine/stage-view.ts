@@ -23,6 +23,8 @@ export interface StageView {
   stuckSince?: string;
   delivered?: { at: string; what: string };
   progress?: { done: number; total: number };
+  /** Why the deliverable is not there though something stands in its place, as its reader says. */
+  deliverableProblem?: string;
   agent?: {
     driver: string;
     host: string;
@@ -59,6 +61,7 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
   if (request && hook) {
     const result = await callHook(`readDeliverable(${options.type})`, hook, request).catch(() => undefined);
     if (result?.progress) view.progress = result.progress;
+    if (!record.delivered && result && !result.present && result.problem) view.deliverableProblem = result.problem;
     // What the reading shows now, though no step has recorded it yet: the deliverable and its stage's
     // end are seen in the same reading, with or without a supervisor.
     if (!record.delivered && result?.present && fingerprint(result) !== record.presentAtStart) {

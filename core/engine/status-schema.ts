@@ -36,6 +36,7 @@ const stageSchema = {
     stuckSince: { type: 'string' },
     delivered: { type: 'object', required: ['at', 'what'], properties: { at: { type: 'string' }, what: { type: 'string' } }, additionalProperties: false },
     progress: { type: 'object', required: ['done', 'total'], properties: { done: { type: 'integer' }, total: { type: 'integer' } }, additionalProperties: false },
+    deliverableProblem: { type: 'string', description: 'Why the deliverable is not there though something stands in its place (a report whose verdict cannot be read), as its reader says.' },
     agent: agentSchema,
   },
   additionalProperties: false,

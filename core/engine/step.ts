@@ -11,7 +11,8 @@ import { toMs } from '../duration.js';
 import { deliverableOf, driverOf, type Repository } from '../context.js';
 import type { AgentDriver } from '../agent.js';
 import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
-import type { KindDef, PlaceRecord, StageDef } from '../types.js';
+import type { AgentHandle, KindDef, PlaceRecord, StageDef } from '../types.js';
+import type { Flume } from '../plugin.js';
 import { decide, fingerprint, type Action, type DecideLimits, type Facts } from './decide.js';
 import { readPlaces, deliverableRequest, type PlaceReading, type Reading } from './reading.js';
 import { readyPlace } from './ready.js';
@@ -196,7 +197,15 @@ export async function startStage(
   await writeRecord(commonDir, record);
   await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, sessionId, host: host.key });
   const startHook = flume.hooks.startAgent.get(driverKey);
-  const handle = startHook?.isUsed() ? await callHook(`startAgent(${driverKey})`, startHook, { place: record, stage: def, sessionId, prompt, host: host.key }) : undefined;
+  const handle = startHook?.isUsed()
+    ? await callHook(`startAgent(${driverKey})`, startHook, { place: record, stage: def, sessionId, prompt, host: host.key }).catch(async (error) => {
+        // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
+        record.stage!.delivery = 'never-started';
+        record.stage!.waiting = { needs: `its agent could not start: ${error instanceof Error ? error.message : String(error)}`, at: new Date().toISOString() };
+        await writeRecord(commonDir, record);
+        throw error;
+      })
+    : undefined;
   if (!handle) throw new FlumeError('AGENT_START_FAILED', `The agent "${driverKey}" did not start.`, { fix: 'Check the agent driver plugin; flume status shows the stage.' });
   record.stage.agent = handle;
   if (handle.host === 'printed') {
@@ -211,10 +220,23 @@ export async function startStage(
   const ready = await driver.waitForInput(handle, limits.startTimeoutMs);
   if (ready !== 'ready') {
     record.stage.delivery = ready === 'exited' ? 'never-started' : 'unknown';
+    if (ready === 'exited') record.stage.waiting = { needs: await exitedAtStart(flume, handle), at: new Date().toISOString() };
     await writeRecord(commonDir, record);
     return;
   }
   await sendPrompt(repository, record, driver);
+}
+
+/**
+ * Why an agent exited before it took input, from its pane's last lines; the dead pane is closed
+ * then, since a pane kept after its program exits keeps its host's server alive.
+ */
+async function exitedAtStart(flume: Flume, handle: AgentHandle): Promise<string> {
+  const host = flume.hosts.get(handle.host);
+  const screen = host && handle.pane ? await host.capture(handle.pane, { history: true }).catch(() => undefined) : undefined;
+  if (host && handle.pane) await host.close(handle.pane).catch(() => undefined);
+  const last = (screen ?? '').split('\n').map((line) => line.trim()).filter((line) => line && !/^Pane is dead/.test(line)).slice(-3).join(' / ');
+  return `its agent's program ${handle.command?.[0] ?? handle.driver} exited before it took input${last ? `; its last words: ${last}` : ''}`;
 }
 
 async function sendPrompt(repository: Repository, record: PlaceRecord, driver: AgentDriver, again = false): Promise<void> {

@@ -4,7 +4,7 @@
  * `git cat-file --batch` (batched per tick, as the engine's reading batches them), landing by the
  * core's `unlandedCounts`. No git is mocked.
  */
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { run } from '../../core/exec.js';
@@ -104,6 +104,7 @@ export async function deliverableRequest(
       return object?.type === 'tree' ? treeNames(object.content) : undefined;
     },
     workingFile: (path) => readFile(join(place.path, path), 'utf8').catch(() => undefined),
+    workingFileWritten: (path) => stat(join(place.path, path)).then((s) => s.mtime.toISOString(), () => undefined),
     // core's unlandedCounts throws when a branch or target is gone; to a reader that is "cannot tell".
     unlanded: () =>
       unlandedCounts(root, [{ branch: place.branch, target: place.target }]).then(

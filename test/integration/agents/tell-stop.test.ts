@@ -80,6 +80,7 @@ describe('flume tell', () => {
     const refused = await current.flume(['tell', 'fix/perm', 'go ahead', '--json']);
     expect(code(refused.stdout)).toBe('AGENT_ASKING');
     expect(JSON.parse(refused.stdout).error.details.dialog).toBe('permission');
+    expect(JSON.parse(refused.stdout).error.message).toContain('has a permission prompt open');
   });
 
   it('never submits a draft someone left in the input box', async () => {

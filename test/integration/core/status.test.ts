@@ -49,6 +49,10 @@ describe('status', () => {
     expect(one.places.map((p: { id: string }) => p.id)).toEqual(['change/c']);
     const text = await flume(['status', '--repo', repo], { env });
     expect(text.stdout).toContain('fix/a  landed');
+    commit(join(repo, 'places', 'change--c'), 'c.txt', 'c');
+    expect((await flume(['status', 'change/c', '--repo', repo], { env })).stdout).toContain('landing: not-landed (1 patch not on main)\n');
+    commit(join(repo, 'places', 'change--c'), 'd.txt', 'd');
+    expect((await flume(['status', 'change/c', '--repo', repo], { env })).stdout).toContain('landing: not-landed (2 patches not on main)\n');
     remove(repo);
   });
 

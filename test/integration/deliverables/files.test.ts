@@ -1,5 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fingerprint } from '../../../core/engine/decide.js';
 import { join } from 'node:path';
 import { createFlume, type Flume } from '../../../core/plugin.js';
 import type { DeliverableRequest } from '../../../core/hooks.js';
@@ -23,8 +25,18 @@ describe('report', () => {
     const place = await makePlace(repo, 'change', 'verified', 'verify');
     const path = report('verified');
     expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({ present: false, facts: { path, problem: 'missing' } });
+    await repo.commit(place.path, { [path]: '# Verify\n\nNothing yet.\n' });
+    expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({
+      present: false,
+      problem: expect.stringMatching(/^verify\.md has no verdict .*"Verdict: pass" or "Verdict: fix"/),
+      facts: { path, problem: 'no-verdict' },
+    });
     await repo.commit(place.path, { [path]: '# Verify\n\nVerdict: pass | fix\n' });
-    expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({ present: false, facts: { path, problem: 'no-verdict' } });
+    expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({
+      present: false,
+      problem: expect.stringContaining('"Verdict: pass | fix" names both pass and fix'),
+      facts: { path, problem: 'ambiguous-verdict', line: 'Verdict: pass | fix' },
+    });
     await repo.commit(place.path, { [path]: '# Verify\n\nAll tasks checked.\n\n**Verdict:** PASS\n' });
     expect(await read(await deliverableRequest(place, { type: 'report' }))).toEqual({
       present: true,
@@ -39,13 +51,10 @@ describe('report', () => {
     expect(await read(await deliverableRequest(place, { type: 'report' }))).toMatchObject({ present: true, what: 'verify.md: fix', facts: { verdict: 'fix' } });
   });
 
-  it('is absent when its verdicts disagree', async () => {
+  it('gives the last verdict line when earlier ones disagree', async () => {
     const place = await makePlace(repo, 'change', 'torn', 'verify');
     await repo.commit(place.path, { [report('torn')]: 'Verdict: pass\n\nVerdict: fix\n' });
-    expect(await read(await deliverableRequest(place, { type: 'report' }))).toMatchObject({
-      present: false,
-      facts: { problem: 'verdicts-disagree', verdicts: ['pass', 'fix'] },
-    });
+    expect(await read(await deliverableRequest(place, { type: 'report' }))).toMatchObject({ present: true, facts: { verdict: 'fix' } });
   });
 
   it('does not read a report written but not committed', async () => {
@@ -87,8 +96,27 @@ describe('conclusion', () => {
     expect(await read(await deliverableRequest(place, { type: 'conclusion' }))).toEqual({
       present: true,
       what: 'conclusion.md',
-      facts: { path: 'conclusion.md', committed: false, digest: expect.stringMatching(/^[0-9a-f]{40}$/) },
+      facts: { path: 'conclusion.md', committed: false, digest: expect.stringMatching(/^[0-9a-f]{40}$/), written: expect.any(String) },
     });
+  });
+
+  it('tells a conclusion written again with the same words from the one that stood (a next round that agrees)', async () => {
+    const place = await makePlace(repo, 'question', 'again', 'session');
+    await writeFile(join(place.path, 'conclusion.md'), 'Use x.\n');
+    const first = await read(await deliverableRequest(place, { type: 'conclusion' }));
+    expect(await read(await deliverableRequest(place, { type: 'conclusion' }))).toEqual(first);
+    await sleep(20);
+    await writeFile(join(place.path, 'conclusion.md'), 'Use x.\n');
+    const second = await read(await deliverableRequest(place, { type: 'conclusion' }));
+    expect(second.facts!.digest).toBe(first.facts!.digest);
+    expect(fingerprint(second)).not.toBe(fingerprint(first));
+    // Committed, the same: the working file that holds the committed words dates them.
+    await repo.commit(place.path, { 'conclusion.md': 'Use x.\n' });
+    const committed = await read(await deliverableRequest(place, { type: 'conclusion' }));
+    expect(committed.facts).toMatchObject({ committed: true, written: expect.any(String) });
+    await sleep(20);
+    await writeFile(join(place.path, 'conclusion.md'), 'Use x.\n');
+    expect(fingerprint(await read(await deliverableRequest(place, { type: 'conclusion' })))).not.toBe(fingerprint(committed));
   });
 
   it('reads the committed file first, and the working one when the committed one is empty', async () => {

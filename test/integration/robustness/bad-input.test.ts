@@ -209,7 +209,7 @@ describe('bad flags', () => {
       usage('retry: an unknown flag', ['retry', '--repo', repo, 'fix/live', '--force']),
       { what: 'retry: a dropped place', args: ['retry', '--repo', repo, 'fix/over'], exit: 1, codes: ['PLACE_OVER'] },
       usage('go-on: --note missing its value', ['go-on', '--repo', repo, 'fix/live', '--note']),
-      { what: 'go-on: a stage that has not ended', args: ['go-on', '--repo', repo, 'fix/live', '--note', 'more'], exit: 1, codes: ['AGENT_WORKING'] },
+      { what: 'go-on: a fix (go-on is a question\'s)', args: ['go-on', '--repo', repo, 'fix/live', '--note', 'more'], exit: 1, codes: ['CANNOT_GO_ON'] },
       usage('stage: no stage', ['stage', '--repo', repo, 'fix/live']),
       { what: 'stage: an unknown stage', args: ['stage', '--repo', repo, 'fix/live', 'nope'], exit: 1, codes: ['UNKNOWN_STAGE'] },
       { what: 'stage: a stage named like a path', args: ['stage', '--repo', repo, 'fix/live', '../code'], exit: 1, codes: ['UNKNOWN_STAGE'] },

@@ -56,6 +56,11 @@ echo "mended" >> widget.txt
 git rm -q "openspec/changes/$1/verify.md"
 git add -A
 git commit -qm "Mend the findings of verify"`),
+    // Writes verify.md with the line "$2" as its verdict, as an agent wrote it, once the gate "$3" (if named) opens.
+    report: t.bin('report.sh', `if [ -n "$3" ]; then ${t.gate('$3')}; fi
+printf 'Checked every task and scenario.\\n\\n%s\\n' "$2" > "openspec/changes/$1/verify.md"
+git add -A
+git commit -qm "Verify $1"`),
     submit: t.bin('submit.sh', `OPENSPEC_TELEMETRY=0 ${OPENSPEC} archive "$1" --yes >/dev/null
 git add -A
 git commit -qm "Archive $1"
@@ -188,5 +193,49 @@ describe.concurrent('a change, driven by the supervisor', { timeout: LONG }, () 
     expect(records.find((r) => r.stage?.name === 'verify' && r.stage.fixRounds === 1)?.stage.attempt).toBe(2);
     expect(t.livePanes()).toHaveLength(1);
     expect(running(round.stage.agent.pid)).toBe(false);
+  });
+
+  it('shows why a verify report it cannot read does not end verify, and reads one with trailing words and emoji', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
+    const s = changeScripts(t);
+    t.script({
+      onPrompt: [
+        { match: 'Write an OpenSpec change', actions: [{ run: [s.construct, 'report'] }, { say: 'Committed.' }] },
+        { match: 'Work its tasks in order', actions: [{ run: ['sh', '-c', `sed -i 's/- \\[ \\]/- [x]/' openspec/changes/report/tasks.md && git commit -qam 'All tasks'`] }, { say: 'Done.' }] },
+        {
+          match: 'Check the code against the change',
+          actions: [{ run: [s.report, 'report', 'Verdict: passed'] }, { run: [s.report, 'report', '**Verdict: PASS** ✅ (3 of 3 tasks verified)', 'reworded'] }, { say: 'Verified.' }],
+        },
+        { match: 'First archive the change', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
+      ],
+    });
+    await t.launch('change', 'report', 'Add a report.');
+    t.watch();
+    const stuck = await t.until(
+      'change/report',
+      (p) => {
+        if (p?.stage?.name === 'construct' && p.stage.state === 'working') t.open('construct');
+        return p?.stage?.name === 'verify' && p.stage.deliverableProblem ? p : undefined;
+      },
+      'verify to show why its report is no verdict',
+      { timeoutMs: 60_000 },
+    );
+    // The verify prompt showed the exact line to write.
+    expect(promptsOf(stuck.stage.agent.transcript)[0]).toMatch(/\nVerdict: pass\n[^]*\nVerdict: fix\n/);
+    expect(stuck.stage).toMatchObject({ state: 'working' });
+    expect(stuck.stage.deliverableProblem).toBe(
+      'verify.md has no verdict flume can read: its last verdict line "Verdict: passed" says neither pass nor fix; write "Verdict: pass" or "Verdict: fix"',
+    );
+    const text = await t.flume(['status', '--repo', t.repo, 'change/report']);
+    expect(text.stdout).toContain('  deliverable: verify.md has no verdict flume can read: its last verdict line "Verdict: passed"');
+
+    t.open('reworded');
+    const next = await t.until('change/report', (p) => (p?.stage?.name === 'submission' ? p : undefined), 'submission to start', { timeoutMs: 60_000 });
+    expect(next.stage.deliverableProblem).toBeUndefined();
+    expect(t.record('change--report').history.map((h: any) => [h.name, h.delivered])).toEqual([
+      ['construct', 'change report (3 tasks)'],
+      ['code', '3 of 3 tasks'],
+      ['verify', 'verify.md: pass'],
+    ]);
   });
 });

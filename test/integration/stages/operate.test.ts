@@ -42,6 +42,24 @@ describe.concurrent('flume retry', { timeout: LONG }, () => {
   });
 });
 
+describe.concurrent('flume go-on', { timeout: LONG }, () => {
+  it('is refused on a fix (go-on is a question\'s), and nothing is stopped or started', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, { onPrompt: [{ actions: [{ say: 'I need the API key.' }] }] });
+    const place = await t.launch('fix', 'on', 'Call the API.');
+    t.watch();
+    // Waiting is what go-on once took for a question's stopping short: it ran the fix's stage again.
+    await t.until('fix/on', (p) => p?.stage?.state === 'waiting', 'the stage to wait');
+    const before = t.record('fix--on');
+    const result = await t.flume(['go-on', 'fix/on', '--note', 'here is the key', '--json']);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'CANNOT_GO_ON', details: { stage: 'code', deliverable: 'commit' } });
+    expect(t.record('fix--on')).toEqual(before);
+    expect(t.events('fix--on').filter((e) => e.event === 'stage-started')).toHaveLength(1);
+    expect(running(place.stage.agent.pid)).toBe(true);
+    expect(t.sessions(place.path)).toEqual([place.stage.agent.sessionId]);
+  });
+});
+
 describe.concurrent('a kind the repository declares', { timeout: LONG }, () => {
   it('runs stage by stage like the built-ins; flume stage starts a named stage again', async ({ expect, onTestFinished }) => {
     const t = repoFor({ onTestFinished }, {}, { kinds: [UNIT] });

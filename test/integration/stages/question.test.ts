@@ -51,4 +51,30 @@ describe('a question, driven by the supervisor', { timeout: LONG }, () => {
     expect(conclusion()).toBe('Use y: it is faster.\n');
     expect(t.events('question--x').filter((e) => e.event === 'stage-started')).toHaveLength(2);
   });
+
+  it('ends a next round that writes the same conclusion as the last: a new write, not a stop short', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
+    const conclude = t.bin('conclude.sh', `${t.gate('$2')}\nprintf "%s\\n" "$1" > conclusion.md`);
+    t.script({
+      onPrompt: [
+        { match: 'check again', actions: [{ run: [conclude, 'Use x.', 'round-2'] }, { say: 'Still x.' }] },
+        { match: 'Work the question in this place', actions: [{ run: [conclude, 'Use x.', 'round-1'] }, { say: 'Concluded.' }] },
+      ],
+    });
+    await t.launch('question', 'same', 'Which parser should we use?');
+    t.watch();
+    t.open('round-1');
+    await t.until('question/same', (p) => p?.stage?.agent?.state === 'exited' && t.events('question--same').some((e) => e.event === 'agent-stopped'), 'the first round to conclude and end');
+    const goOn = await t.flume(['go-on', 'question/same', '--note', 'check again', '--json']);
+    expect(goOn.code, goOn.stdout + goOn.stderr).toBe(0);
+    // The old conclusion stands while the round works; then it is written again, word for word.
+    await sleep(300);
+    expect((await t.view('question/same')).stage).toMatchObject({ attempt: 2, state: 'working' });
+    t.open('round-2');
+    const seen: any[] = [];
+    const ended = await t.until('question/same', (p) => p?.stage?.attempt === 2 && t.record('question--same')?.stage?.delivered && p.stage, 'the second round to be recorded as delivered', { seen });
+    expect(ended.delivered.what).toBe('conclusion.md');
+    expect(seen.filter((p) => p?.stage?.attempt === 2).map((p) => p.stage.state)).not.toContain('waiting');
+    expect(readFileSync(join(t.repo, 'places', 'question--same', 'conclusion.md'), 'utf8')).toBe('Use x.\n');
+  });
 });

@@ -37,4 +37,19 @@ describe('launch progress', () => {
     const json = await current.flume(['launch', '--kind', 'fix', '--name', 'json', '--brief', 'go', '--no-watch', '--json']);
     expect(JSON.parse(json.stdout).place.stage.delivery).toBe('taken');
   });
+
+  it('names the agent before what it did, and says in words what the stage waits on', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'I need the API key.' }] }] });
+    const result = await current.flume(['launch', '--kind', 'fix', '--name', 'asks', '--brief', 'Call the API.', '--no-watch']);
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.split('\n');
+    const agent = lines.findIndex((line) => line.startsWith('agent: claude-code session '));
+    const waits = lines.indexOf('the stage waits on you: I need the API key.');
+    expect(agent, result.stdout).toBeGreaterThan(lines.indexOf('starting stage 1'));
+    expect(waits, result.stdout).toBeGreaterThan(agent);
+    expect(lines.filter((line) => line.startsWith('agent: '))).toHaveLength(1);
+    // No line is an action's name (mark-waiting, stop-agent, finish, …).
+    expect(result.stdout).not.toMatch(/^(?:[a-z]+-)+[a-z]+$|^finish$/m);
+  });
 });
+
