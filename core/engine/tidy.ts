@@ -184,9 +184,20 @@ async function finishBranch(repository: Repository, record: PlaceRecord, dryRun:
 }
 
 async function markKept(repository: Repository, record: PlaceRecord, reason: string, branchKept = false): Promise<void> {
+  // Kept again for the same reason, the record otherwise as stored: nothing new to say. Writing would
+  // wake every watcher of the record (the supervisor's next pass judges it again, without end).
+  const stored = await readRecord(repository.info.commonDir, keyOf(record)).catch(() => undefined);
+  if (stored?.kept && stored.kept.reason === reason && Boolean(stored.kept.branchKept) === branchKept && sameBesidesKept(stored, record)) {
+    record.kept = stored.kept;
+    return;
+  }
   record.kept = { at: new Date().toISOString(), reason, ...(branchKept ? { branchKept } : {}) };
   await writeRecord(repository.info.commonDir, record);
   await appendEvent(repository.info.commonDir, keyOf(record), { event: 'kept', reason });
+}
+
+function sameBesidesKept(a: PlaceRecord, b: PlaceRecord): boolean {
+  return JSON.stringify({ ...a, kept: undefined }) === JSON.stringify({ ...b, kept: undefined });
 }
 
 function sample(files: string[]): string {

@@ -91,7 +91,12 @@ export async function appendEvent(commonDir: string, key: string, event: Record<
 export async function withPlaceLock<T>(commonDir: string, key: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
   const dir = placesStateDir(commonDir);
   await mkdir(dir, { recursive: true });
-  return withLock(join(dir, `${key}.lock`), fn, { what: `The place ${key.replace('--', '/')}`, ...options });
+  return withLock(placeLockFile(commonDir, key), fn, { what: `The place ${key.replace('--', '/')}`, ...options });
+}
+
+/** The place's lock file: status reads its holder to tell a live launch or tidy from an interrupted one. */
+export function placeLockFile(commonDir: string, key: string): string {
+  return join(placesStateDir(commonDir), `${key}.lock`);
 }
 
 /** The record's file key: `<kind>--<name>`. */
