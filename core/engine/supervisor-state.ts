@@ -22,6 +22,8 @@ export const PASS_NOTE = 'watch.json';
 export interface PassNote {
   pid: number;
   passes: number;
+  /** How many times tidying judged a place whose work is over (a kept place judged again counts). */
+  judged: number;
   at: string;
 }
 

@@ -65,6 +65,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   options.signal?.addEventListener('abort', poke);
   let emptySince = Date.now();
   let passes = 0;
+  const judged = { count: 0 };
   try {
     while (!options.signal?.aborted) {
       dirty = false;
@@ -73,14 +74,14 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       for (const known of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
         try {
           const entry = await repositoryFor(preset, repositories, known.root);
-          places += await pass(entry, paths, log, pollMs);
+          places += await pass(entry, paths, log, pollMs, judged);
         } catch (error) {
           log(`${known.root}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
       rewatch(watchers, paths, poke);
       // Status reads when the last pass ended; tests wait on passes rather than on the clock.
-      await writePassNote({ pid: process.pid, passes: ++passes, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
+      await writePassNote({ pid: process.pid, passes: ++passes, judged: judged.count, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
       if (places > 0) emptySince = Date.now();
       else if (lingerMs > 0 && Date.now() - emptySince >= lingerMs) break;
       if (!dirty) await new Promise<void>((done) => {
@@ -100,7 +101,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
 }
 
 /** One pass over a repository: decide for every place from one reading; step those with work. */
-async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: string) => void, pollMs: number): Promise<number> {
+async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: string) => void, pollMs: number, judged: { count: number }): Promise<number> {
   const { repository } = entry;
   const { info } = repository;
   const { records } = await readRecords(info.commonDir);
@@ -142,6 +143,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: stri
     const last = entry.judged.get(key);
     if (last && last.stamp === stamp && now - last.at < pollMs) continue;
     entry.judged.set(key, { stamp, at: now });
+    judged.count++;
     try {
       for (const outcome of await tidy(repository, { only: key })) {
         if (outcome.action === 'removed' || (outcome.action === 'kept' && outcome.reason !== last?.reason)) log(`${outcome.id}: tidy ${outcome.action}${outcome.reason ? `: ${outcome.reason}` : ''}`);

@@ -63,6 +63,8 @@ export interface StageRepo extends AgentRepo {
   livePanes(): Array<{ pane: string; pid: number }>;
   /** How many passes the host's supervisor has finished (its note, `<state>/watch.json`); 0 before any. */
   passes(): number;
+  /** How many times the supervisor's tidying judged a place whose work is over (from the same note). */
+  judged(): number;
   /**
    * Waits until the supervisor finishes `n` more passes than it had when called: what a test that
    * asserts "nothing happened" waits on, never a fixed sleep.
@@ -188,6 +190,9 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     passes() {
       return passesIn(base.state);
     },
+    judged() {
+      return noteOf(base.state).judged ?? 0;
+    },
     async afterPasses(n, timeoutMs = 60_000) {
       const goal = passesIn(base.state) + n;
       const deadline = Date.now() + timeoutMs;
@@ -231,10 +236,15 @@ function changeStamp(commonDir: string, key: string): string {
 
 /** The supervisor's count of finished passes, from its note in the state folder. */
 function passesIn(state: string): number {
+  return noteOf(state).passes ?? 0;
+}
+
+/** The note the supervisor writes after each pass; {} before any. */
+function noteOf(state: string): { passes?: number; judged?: number } {
   try {
-    return JSON.parse(readFileSync(join(state, 'watch.json'), 'utf8')).passes ?? 0;
+    return JSON.parse(readFileSync(join(state, 'watch.json'), 'utf8'));
   } catch {
-    return 0;
+    return {};
   }
 }
 
