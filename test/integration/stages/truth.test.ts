@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { flume } from '../../helpers/repo.js';
+import { flume, git } from '../../helpers/repo.js';
 import { LONG, repoFor, running } from './helpers.js';
 
 // Issue 9, "truth at the edges": status says only what the agent's own record shows. Each test has
@@ -202,5 +202,29 @@ describe.concurrent('a stage start that is slow', { timeout: LONG }, () => {
     const slow = t.record('fix--slow').stage;
     expect(slow.lastSentAt).toBeUndefined();
     expect(slow.delivery).toBe('sending');
+  });
+});
+
+describe.concurrent('a place landed while its agent runs', { timeout: LONG }, () => {
+  it('is never kept for its running agent: the landing is read in the pass that sees it, the agent stopped, then the place tidied', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
+    t.script({
+      onPrompt: [
+        { match: 'Make the change', actions: [{ run: [t.commit] }, { say: 'Committed.' }] },
+        { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { hang: true }] },
+      ],
+    });
+    await t.launch('fix', 'land', 'Work.');
+    const watch = t.watch();
+    await t.until('fix/land', (p) => p?.stage?.name === 'submission' && p.stage.delivery === 'taken', 'the submission stage to take its prompt');
+    // The supervisor has read the working agent (its memo of the place): two passes, then the operator
+    // lands the branch. Only the target's head moves: no file of the place, its record or transcript.
+    await t.afterPasses(2);
+    git(t.repo, 'merge', '-q', '--no-edit', 'fix/land');
+    const seen: any[] = [];
+    await t.until('fix/land', (p) => p === undefined, 'the landed place to be tidied', { seen });
+    expect(seen.filter((p) => p?.kept || p?.state === 'kept')).toEqual([]);
+    expect(watch.output()).not.toContain('tidy kept');
+    expect(watch.output()).toContain('fix/land: tidy removed');
   });
 });
