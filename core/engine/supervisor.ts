@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { FlumeError } from '../errors.js';
 import { openRepository, type Repository } from '../context.js';
 import type { FlumePlugin } from '../plugin.js';
-import type { KindDef, PlaceRecord } from '../types.js';
+import type { KindDef } from '../types.js';
 import { acquireLock } from '../state/lock.js';
 import { hostStateDir, knownRepositories } from '../state/host.js';
 import { keyOf, placesStateDir, readRecords } from '../state/store.js';
@@ -65,7 +65,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   options.signal?.addEventListener('abort', poke);
   let emptySince = Date.now();
   let passes = 0;
-  const run: PassContext = { log, pollMs, judged: 0, steps: new Map(), poke: () => poke() };
+  const judged = { count: 0 };
   try {
     while (!options.signal?.aborted) {
       dirty = false;
@@ -74,14 +74,14 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       for (const known of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
         try {
           const entry = await repositoryFor(preset, repositories, known.root);
-          places += await pass(entry, paths, run);
+          places += await pass(entry, paths, log, pollMs, judged);
         } catch (error) {
           log(`${known.root}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
       rewatch(watchers, paths, poke);
       // Status reads when the last pass ended; tests wait on passes rather than on the clock.
-      await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
+      await writePassNote({ pid: process.pid, passes: ++passes, judged: judged.count, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
       if (places > 0) emptySince = Date.now();
       else if (lingerMs > 0 && Date.now() - emptySince >= lingerMs) break;
       if (!dirty) await new Promise<void>((done) => {
@@ -96,31 +96,12 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
     }
   } finally {
     for (const watcher of watchers.values()) watcher.close();
-    // Steps under way end before the lock goes: a new supervisor never starts beside them.
-    await Promise.allSettled(run.steps.values());
     await lock.release();
   }
 }
 
-/** What the passes of one supervisor share. */
-interface PassContext {
-  log: (line: string) => void;
-  pollMs: number;
-  /** How many times tidying judged a place whose work is over. */
-  judged: number;
-  /** The steps under way, by place lock file: a pass starts them and does not wait for them. */
-  steps: Map<string, Promise<void>>;
-  /** Wakes the next pass (when a step ends: what it did may call for more). */
-  poke: () => void;
-}
-
-/**
- * One pass over a repository: decide for every place from one reading; step those with work. A step
- * runs on its own (a stage start can wait a minute for the agent's input box): the pass does not wait
- * for it, so a slow start holds only its own place, and the pass skips a place whose step runs.
- */
-async function pass(entry: RepositoryEntry, paths: Set<string>, context: PassContext): Promise<number> {
-  const { log, pollMs, steps } = context;
+/** One pass over a repository: decide for every place from one reading; step those with work. */
+async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: string) => void, pollMs: number, judged: { count: number }): Promise<number> {
   const { repository } = entry;
   const { info } = repository;
   const { records } = await readRecords(info.commonDir);
@@ -142,23 +123,16 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, context: PassCon
       if ((record.dropped && record.phase !== 'gone') || (place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0)) {
         over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
       }
-      if (!kind || steps.has(stepKey(info.commonDir, record))) return;
+      if (!kind) return;
       const facts = await factsOf(entry.memo, repository, reading, place, kind);
       const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
       if (action.type === 'wait') return;
-      const key = stepKey(info.commonDir, record);
-      const step = advance(repository, keyOf(record), { lockTimeoutMs: 0 })
-        .then((result) => {
-          for (const done of result.actions) log(`${record.id}: ${done.type}${'reason' in done ? ` (${done.reason})` : ''}`);
-        })
-        .catch((error) => {
-          if (!(error instanceof FlumeError && error.code === 'PLACE_BUSY')) log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
-        })
-        .finally(() => {
-          steps.delete(key);
-          context.poke();
-        });
-      steps.set(key, step);
+      try {
+        const result = await advance(repository, keyOf(record), { lockTimeoutMs: 0 });
+        for (const done of result.actions) log(`${record.id}: ${done.type}${'reason' in done ? ` (${done.reason})` : ''}`);
+      } catch (error) {
+        if (!(error instanceof FlumeError && error.code === 'PLACE_BUSY')) log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
+      }
     }),
   );
   // A place tidying kept is judged again only when what it was judged on changed, or at the slow
@@ -166,12 +140,10 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, context: PassCon
   const now = Date.now();
   for (const key of entry.judged.keys()) if (!over.some((o) => o.key === key)) entry.judged.delete(key);
   for (const { key, stamp } of over) {
-    // A place whose step runs is judged once the step ends (its end wakes a pass).
-    if (steps.has(join(info.commonDir, key))) continue;
     const last = entry.judged.get(key);
     if (last && last.stamp === stamp && now - last.at < pollMs) continue;
     entry.judged.set(key, { stamp, at: now });
-    context.judged++;
+    judged.count++;
     try {
       for (const outcome of await tidy(repository, { only: key })) {
         if (outcome.action === 'removed' || (outcome.action === 'kept' && outcome.reason !== last?.reason)) log(`${outcome.id}: tidy ${outcome.action}${outcome.reason ? `: ${outcome.reason}` : ''}`);
@@ -182,11 +154,6 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, context: PassCon
     }
   }
   return records.length;
-}
-
-/** A step's key among those under way: the place, in its repository. */
-function stepKey(commonDir: string, record: PlaceRecord): string {
-  return join(commonDir, keyOf(record));
 }
 
 async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<string, RepositoryEntry>, root: string) {

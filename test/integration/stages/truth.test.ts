@@ -182,29 +182,6 @@ describe.concurrent('a dropped place tidying keeps', { timeout: LONG }, () => {
   });
 });
 
-describe.concurrent('a stage start that is slow', { timeout: LONG }, () => {
-  it('holds only its own place: another place\'s delivery is recorded while it starts', async ({ expect, onTestFinished }) => {
-    const t = repoFor({ onTestFinished }, {}, { limits: { startTimeout: '90s' } });
-    // Every agent takes 30 s to show its input box; the first prompt commits once the test opens its gate.
-    t.script({ startDelayMs: 30_000, onPrompt: [{ match: 'Make the change', actions: [{ run: [t.commit, 'work.txt', 'go'] }, { say: 'Committed.' }] }, { actions: [{ hang: true }] }] });
-    await t.launch('fix', 'quick', 'Work.');
-    // A launch cut short once its place was made and readied: the supervisor starts its stage (the slow start).
-    const cut = await flume(['launch', '--kind', 'fix', '--name', 'slow', '--brief', 'Work.', '--no-watch'], { env: { ...t.env, FLUME_CRASH_AT: 'launch:readied' }, cwd: t.repo });
-    expect(cut.code).not.toBe(0);
-    expect(t.record('fix--slow')).toMatchObject({ phase: 'made' });
-    t.watch();
-    await t.until('fix/slow', (p) => p?.stage?.state === 'starting', 'the supervisor to start the slow stage');
-    t.open('go');
-    // The quick place's commit is recorded, its agent stopped and its next stage begun while the slow
-    // agent still has no input box (its prompt not yet sent).
-    const quick = await t.until('fix/quick', (p) => p?.stage?.name === 'submission' && p, 'the quick place to move on', { timeoutMs: 25_000 });
-    expect(quick.stage.name).toBe('submission');
-    const slow = t.record('fix--slow').stage;
-    expect(slow.lastSentAt).toBeUndefined();
-    expect(slow.delivery).toBe('sending');
-  });
-});
-
 describe.concurrent('a place landed while its agent runs', { timeout: LONG }, () => {
   it('is never kept for its running agent: the landing is read in the pass that sees it, the agent stopped, then the place tidied', async ({ expect, onTestFinished }) => {
     const t = repoFor({ onTestFinished }, {});
