@@ -135,6 +135,12 @@ export interface PlaceRecord {
   dropped?: { at: string; reason?: string };
   /** Set when tidying kept the place or its branch, with why. */
   kept?: { at: string; reason: string; branchKept?: boolean };
+  /**
+   * How it was launched: `start: false` (--no-start) starts no stage until `flume stage` or `flume
+   * retry`; `watch: false` (--no-watch) is stepped by its caller, so commands on it start no
+   * supervisor. A record without it was launched with both.
+   */
+  launched?: { start: boolean; watch: boolean };
   /** Set when a stage is refused because readying failed; `flume retry` readies again. */
   held?: { at: string; reason: string };
   /** Set when the work is over because the last stage delivered. */

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Command } from './command.js';
 import { jsonOption, placeFrom, repoOption } from './command.js';
 import { printJson } from './output.js';
+import { superviseAfter, watchOption } from './watch.js';
 import { FlumeError } from '../errors.js';
 import { restartStage, stopAgent, tell } from '../engine/operate.js';
 import type { PlaceRecord } from '../types.js';
@@ -15,7 +16,7 @@ export const tellCommand: Command = {
   command: 'tell <place> [text]',
   describe: 'Tell the place\'s agent more text: confirmed in its transcript as a prompt, or refused with nothing typed.',
   builder: (yargs) =>
-    jsonOption(repoOption(yargs))
+    watchOption(jsonOption(repoOption(yargs)))
       .positional('place', placeArg)
       .positional('text', { type: 'string', describe: 'What to tell it.' })
       .option('file', { type: 'string', requiresArg: true, describe: 'A file holding what to tell it.' }),
@@ -26,6 +27,7 @@ export const tellCommand: Command = {
     const text = args.file !== undefined ? await readText(String(args.file)) : String(args.text);
     const { repository, key } = await placeFrom(args, context);
     const { record, sends } = await tell(repository, key, text);
+    await superviseAfter(args, context, record);
     if (args.json) printJson(context.io, { place: record.id, taken: true, sends });
     else context.io.stdout(`told ${record.id}: taken${sends > 1 ? ' (sent twice)' : ''}\n`);
   },
@@ -36,12 +38,13 @@ export const stopCommand: Command = {
   command: 'stop <place>',
   describe: 'End the place\'s agent; refuses a working one without --force, and fails if it did not exit.',
   builder: (yargs) =>
-    jsonOption(repoOption(yargs))
+    watchOption(jsonOption(repoOption(yargs)))
       .positional('place', placeArg)
       .option('force', { type: 'boolean', describe: 'End it even while it works (what it is doing is lost).' }),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
     const { record, already } = await stopAgent(repository, key, Boolean(args.force));
+    await superviseAfter(args, context, record);
     if (args.json) printJson(context.io, { place: record.id, state: 'exited', already });
     else context.io.stdout(`${record.id}: agent ${already ? 'was not running' : 'stopped'}\n`);
   },
@@ -51,10 +54,12 @@ export const stopCommand: Command = {
 export const retryCommand: Command = {
   command: 'retry <place>',
   describe: 'Start the place\'s current stage again with a fresh agent and its prompt (readying the place first).',
-  builder: (yargs) => jsonOption(repoOption(yargs)).positional('place', placeArg),
+  builder: (yargs) => watchOption(jsonOption(repoOption(yargs))).positional('place', placeArg),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
-    report(context, Boolean(args.json), await restartStage(repository, key, {}), 'restarted');
+    const record = await restartStage(repository, key, {});
+    await superviseAfter(args, context, record);
+    report(context, Boolean(args.json), record, 'restarted');
   },
 };
 
@@ -63,12 +68,13 @@ export const goOnCommand: Command = {
   command: 'go-on <place>',
   describe: 'Run a question\'s stage again in the same place with a fresh session; notes join the question.',
   builder: (yargs) =>
-    jsonOption(repoOption(yargs))
+    watchOption(jsonOption(repoOption(yargs)))
       .positional('place', placeArg)
       .option('note', { type: 'string', requiresArg: true, describe: 'The operator\'s notes for the next round.' }),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
     const record = await restartStage(repository, key, { goOn: true, note: args.note === undefined ? undefined : String(args.note) });
+    await superviseAfter(args, context, record);
     report(context, Boolean(args.json), record, 'went on with');
   },
 };
@@ -78,12 +84,14 @@ export const stageCommand: Command = {
   command: 'stage <place> <stage>',
   describe: 'Start a named stage (of the place\'s kind) in a place flume made: how an orchestrator runs stages of its own.',
   builder: (yargs) =>
-    jsonOption(repoOption(yargs))
+    watchOption(jsonOption(repoOption(yargs)))
       .positional('place', placeArg)
       .positional('stage', { type: 'string', describe: 'The stage name.' }),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
-    report(context, Boolean(args.json), await restartStage(repository, key, { stage: String(args.stage) }), 'started');
+    const record = await restartStage(repository, key, { stage: String(args.stage) });
+    await superviseAfter(args, context, record);
+    report(context, Boolean(args.json), record, 'started');
   },
 };
 

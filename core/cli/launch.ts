@@ -44,6 +44,8 @@ export const launchCommand: Command = {
         brief: args.brief === undefined ? undefined : String(args.brief),
         briefFile: args['brief-file'] === undefined ? undefined : String(args['brief-file']),
         from: args.from === undefined ? undefined : String(args.from),
+        start: args.start !== false,
+        watch: args.watch !== false,
       },
       say,
     );

@@ -49,7 +49,8 @@ export function render(report: StatusReport): string {
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ').trimEnd();
   const title = `flume: ${report.places.length} place${report.places.length === 1 ? '' : 's'}`;
   if (rows.length === 0) return `${title}\nno places\n`;
-  return [title, line(header), ...rows.map(line)].join('\n') + '\n';
+  const none = report.supervisor && !report.supervisor.running ? [`supervisor: none running; ${report.supervisor.note}`] : [];
+  return [title, line(header), ...rows.map(line), ...none].join('\n') + '\n';
 }
 
 function row(p: PlaceStatus): string[] {

@@ -39,6 +39,7 @@ export const statusCommand: Command = {
     }
     if (report.places.length === 0) context.io.stdout('no places\n');
     for (const p of report.places) context.io.stdout(describePlace(p));
+    if (report.supervisor && !report.supervisor.running) context.io.stdout(`supervisor: none running; ${report.supervisor.note}\n`);
   },
 };
 
@@ -55,7 +56,7 @@ export function describePlace(p: PlaceStatus): string {
     if (s.needs) lines.push(`  needs: ${s.needs}`);
     if (s.stuckSince) lines.push(`  stuck since ${s.stuckSince}`);
   } else {
-    lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started`);
+    lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started${p.awaitsStart ? ' (launched with --no-start: flume stage or flume retry starts one)' : ''}`);
   }
   if (p.ready.state === 'failed') lines.push(`  ready: failed at ${p.ready.failed?.step} (exit ${p.ready.failed?.exitCode}): ${p.ready.failed?.tail.split('\n').slice(-2).join(' / ')}`);
   lines.push(`  landing: ${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} ${p.landing.missing === 1 ? 'patch' : 'patches'} not on ${p.target})` : ''}`);

@@ -1,8 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Argv } from 'yargs';
 import type { Command } from './command.js';
 import type { CliContext } from './index.js';
 import { supervise, supervisorLock } from '../engine/supervisor.js';
+import { lockHolder } from '../state/lock.js';
+import type { PlaceRecord } from '../types.js';
 import { hostStateDir } from '../state/host.js';
 import { spawnDetached } from '../exec.js';
 import { toMs } from '../duration.js';
@@ -35,19 +37,23 @@ export const watchCommand: Command = {
 
 /** Starts the supervisor in the background unless one runs; never fails the command that asked. */
 export async function ensureSupervisor(context: CliContext): Promise<void> {
-  const holder = await readFile(supervisorLock(), 'utf8').catch(() => undefined);
-  const pid = Number(holder?.split(' ')[0]);
-  if (pid && alive(pid)) return;
+  // A holder that died (kill -9) left its lock behind: that is no supervisor, and a new one takes the lock over.
+  if ((await lockHolder(supervisorLock()))?.alive) return;
   spawnDetached(process.execPath, [context.self, 'watch'], { logFile: join(hostStateDir(), 'watch.log') });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** The `--watch` option of a command that changes a place. */
+export function watchOption(yargs: Argv): Argv {
+  return yargs.option('watch', { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch: not now; a place launched with --no-watch never asks).' });
+}
+
+/**
+ * After a command changed a place: make sure a supervisor runs to move it on, unless the command
+ * said --no-watch or the place was launched with --no-watch (its caller steps it).
+ */
+export async function superviseAfter(args: Record<string, unknown>, context: CliContext, record: PlaceRecord): Promise<void> {
+  if (args.watch === false || record.launched?.watch === false) return;
+  await ensureSupervisor(context);
 }
 
 /** A duration flag in milliseconds: seconds, or a number with ms, s, m or h; anything else is bad usage. */

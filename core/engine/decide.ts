@@ -49,6 +49,7 @@ export function decide(kind: KindDef, record: PlaceRecord, facts: Facts, limits:
   if (record.dropped) return { type: 'wait', reason: 'the launch was dropped' };
   const stage = record.stage;
   if (!stage) {
+    if (record.launched?.start === false) return { type: 'wait', reason: 'launched with --no-start: it waits for flume stage or flume retry' };
     if (record.held) return { type: 'wait', reason: record.held.reason };
     if (record.ready.state === 'failed' && (kind.whenNotReady ?? 'refuse') === 'refuse') {
       return { type: 'mark-not-ready' };
@@ -115,7 +116,7 @@ function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Ac
   if (!agent) return { type: 'wait', reason: 'no agent reading' };
   if (agent.state === 'exited' || agent.state === 'not-up') {
     if (stage.waiting) return { type: 'wait', reason: 'waiting on the operator' };
-    return { type: 'mark-waiting', needs: agent.needs ? `its agent exited without the deliverable; its last words: ${agent.needs}` : 'its agent exited without the deliverable' };
+    return { type: 'mark-waiting', needs: exitedNeeds(agent) };
   }
   if (agent.state === 'asking' || (agent.state === 'idle' && agent.turnEnded)) {
     const needs = agent.needs ?? (agent.dialog === 'permission' ? 'a permission prompt is open' : 'it stopped and says nothing more');
@@ -135,6 +136,11 @@ function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Ac
 /** What tells one delivery from another: a stage that found its deliverable already there needs a new one. */
 export function fingerprint(reading: DeliverableReading): string {
   return JSON.stringify([reading.what ?? '', reading.facts ?? {}]);
+}
+
+/** What a stage whose agent exited before its deliverable needs, in the words status and the record use. */
+export function exitedNeeds(agent: AgentReading): string {
+  return agent.needs ? `its agent exited without the deliverable; its last words: ${agent.needs}` : 'its agent exited without the deliverable';
 }
 
 /** True while an agent's process runs. */

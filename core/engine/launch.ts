@@ -30,6 +30,10 @@ export interface LaunchRequest {
   brief?: string;
   briefFile?: string;
   from?: string;
+  /** False for --no-start: the place waits for `flume stage` or `flume retry`, even with a supervisor. */
+  start?: boolean;
+  /** False for --no-watch: its caller steps it; commands on it start no supervisor. */
+  watch?: boolean;
 }
 
 /** Reads and checks a launch's brief: text or a file, never empty. */
@@ -122,6 +126,7 @@ async function makeNamedPlace(repository: Repository, request: LaunchRequest & {
       phase: 'making',
       ready: { state: 'none', at: new Date().toISOString() },
       history: [],
+      launched: { start: request.start !== false, watch: request.watch !== false },
     };
     // Under a lock of the repository's own: launches of other names at once add the line only once.
     await withLock(join(info.commonDir, 'flume', 'exclude.lock'), () => excludePath(info.commonDir, `/${PLACES_DIR}/`), { what: 'info/exclude' });

@@ -7,7 +7,7 @@ import { deliverableOf } from '../context.js';
 import type { Flume } from '../plugin.js';
 import type { AgentReading, DeliveryState, KindDef, StageState } from '../types.js';
 import { deliverableRequest, type PlaceReading, type Reading } from './reading.js';
-import { fingerprint } from './decide.js';
+import { exitedNeeds, fingerprint } from './decide.js';
 
 /** A stage as status reports it. */
 export interface StageView {
@@ -82,6 +82,15 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
       ...(handle.transcriptPath ? { transcript: handle.transcriptPath } : {}),
       ...(handle.host === 'printed' && handle.command ? { command: handle.command } : {}),
     };
+    // An agent seen gone is never shown working in the same reading: the stage waits on the operator,
+    // as the next step records. (A starting one stays starting: its transcript may yet show the prompt
+    // taken, which only a step reads.)
+    const gone = agent && (agent.state === 'exited' || (agent.state === 'not-up' && handle.host !== 'printed'));
+    if (gone && (view.state === 'working' || view.state === 'stuck')) {
+      view.state = 'waiting';
+      view.needs = exitedNeeds(agent);
+      delete view.stuckSince;
+    }
     // An agent that stopped short shows as waiting in its own words, before any step records it.
     if (view.state === 'working' && agent && (agent.state === 'asking' || (agent.state === 'idle' && agent.turnEnded))) {
       view.state = 'waiting';

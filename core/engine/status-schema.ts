@@ -93,7 +93,21 @@ const placeSchema = {
       properties: { at: { type: 'string' }, reason: { type: 'string' }, branchKept: { type: 'boolean' } },
       additionalProperties: false,
     },
+    awaitsStart: { const: true, description: 'Launched with --no-start: no stage starts until flume stage or flume retry.' },
     problems: { type: 'array', items: { type: 'string' } },
+  },
+  additionalProperties: false,
+} as const;
+
+const supervisorSchema = {
+  type: 'object',
+  required: ['running'],
+  description: 'The host\'s supervisor (flume watch), which moves places on; present when there is any place.',
+  properties: {
+    running: { type: 'boolean' },
+    pid: { type: 'integer' },
+    lastPassAt: { type: 'string', description: 'When it last finished a pass over the host\'s places.' },
+    note: { type: 'string', description: 'What its absence means (only when none runs).' },
   },
   additionalProperties: false,
 } as const;
@@ -122,6 +136,7 @@ export const statusSchema = {
       },
     },
     places: { type: 'array', items: placeSchema },
+    supervisor: supervisorSchema,
   },
   additionalProperties: false,
 } as const;

@@ -7,10 +7,12 @@ import { FlumeError } from '../errors.js';
 import { openRepository, type Repository } from '../context.js';
 import type { FlumePlugin } from '../plugin.js';
 import { knownRepositories } from '../state/host.js';
-import { readRecords, type BrokenRecord } from '../state/store.js';
+import { lockHolder } from '../state/lock.js';
+import { keyOf, placeLockFile, readRecord, readRecords, type BrokenRecord } from '../state/store.js';
 import type { PlaceRecord } from '../types.js';
 import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { stageView, type StageView } from './stage-view.js';
+import { supervisorState } from './supervisor-state.js';
 
 /** One place as status reports it. The shape is published as status.schema.json. */
 export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 'repo' | 'path' | 'branch' | 'target' | 'base' | 'brief' | 'createdAt'> {
@@ -23,6 +25,8 @@ export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 
   landing: { state: 'landed' | 'not-landed' | 'no-commits' | 'unknown'; missing?: number };
   dropped?: PlaceRecord['dropped'];
   kept?: PlaceRecord['kept'];
+  /** Launched with --no-start: no stage starts until `flume stage` or `flume retry`. */
+  awaitsStart?: boolean;
   /** Anything status cannot square: a worktree gone, a launch interrupted. */
   problems: string[];
 }
@@ -34,12 +38,24 @@ export interface RepositoryStatus {
   broken: Array<Pick<BrokenRecord, 'file' | 'problem'>>;
 }
 
+/** Whether the host's supervisor runs, and what it means when none does. */
+export interface SupervisorStatus {
+  running: boolean;
+  pid?: number;
+  /** When it last finished a pass over the host's places. */
+  lastPassAt?: string;
+  /** What its absence means for the places (only when none runs). */
+  note?: string;
+}
+
 /** The whole report. */
 export interface StatusReport {
   version: 1;
   generatedAt: string;
   repositories: RepositoryStatus[];
   places: PlaceStatus[];
+  /** Present when there is any place: the supervisor is what moves places on. */
+  supervisor?: SupervisorStatus;
 }
 
 /** Builds the status report: one repository's places (`repo`), or every place on the host. */
@@ -52,6 +68,7 @@ export async function status(preset: () => Promise<FlumePlugin[]>, options: { re
     report.repositories.push(part.repository);
     report.places.push(...part.places);
   }
+  if (report.places.length > 0) report.supervisor = await supervisorState();
   if (options.place !== undefined) {
     report.places = report.places.filter((p) => p.id === options.place || `${p.kind}--${p.name}` === options.place || p.path === options.place);
     if (report.places.length === 0) {
@@ -94,11 +111,14 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
   const { record, worktree, branch } = place;
   const kind = repository.flume.kinds.get(record.kind);
   const problems: string[] = [];
+  const tidying = record.phase === 'tidying' || (record.phase === 'gone' && !record.kept);
+  // A launch or tidy under way holds the place's lock: only one whose holder is gone was interrupted.
+  const live = (record.phase === 'making' || tidying) && (await underWay(repository, record));
   if (!kind) problems.push(`the kind ${record.kind} is no longer declared`);
-  if (record.phase === 'making') problems.push('its launch was interrupted; the next launch or tidy of it rolls it back');
-  if (record.phase === 'tidying' || (record.phase === 'gone' && !record.kept)) problems.push('its tidying was interrupted; the next flume tidy finishes it');
-  if (record.phase !== 'gone' && record.phase !== 'making' && !worktree) problems.push(`its worktree ${record.path} is gone`);
-  if (!branch && record.phase !== 'making') problems.push(`its branch ${record.branch} is gone`);
+  if (record.phase === 'making' && !live) problems.push('its launch was interrupted; the next launch or tidy of it rolls it back');
+  if (tidying && !live) problems.push('its tidying was interrupted; the next flume tidy finishes it');
+  if (record.phase !== 'gone' && record.phase !== 'making' && !worktree && !live) problems.push(`its worktree ${record.path} is gone`);
+  if (!branch && record.phase !== 'making' && !live) problems.push(`its branch ${record.branch} is gone`);
   const landing = await landingOf(reading, place);
   return {
     id: record.id,
@@ -119,8 +139,21 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
     landing,
     ...(record.dropped ? { dropped: record.dropped } : {}),
     ...(record.kept ? { kept: record.kept } : {}),
+    ...(!record.stage && record.launched?.start === false ? { awaitsStart: true } : {}),
     problems,
   };
+}
+
+/**
+ * True when a flume that runs holds the place's lock, or the place moved on since the reading (the
+ * launch or tidy ended between the reading and the look at its lock): either way nothing was cut short.
+ */
+async function underWay(repository: Repository, record: PlaceRecord): Promise<boolean> {
+  const { commonDir } = repository.info;
+  const key = keyOf(record);
+  if ((await lockHolder(placeLockFile(commonDir, key)))?.alive) return true;
+  const now = await readRecord(commonDir, key).catch(() => undefined);
+  return !now || now.phase !== record.phase || Boolean(now.kept) !== Boolean(record.kept);
 }
 
 async function landingOf(reading: Reading, place: PlaceReading): Promise<PlaceStatus['landing']> {

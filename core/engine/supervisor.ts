@@ -20,6 +20,9 @@ import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { advance, gather, limitsOf } from './step.js';
 import { tidy } from './tidy.js';
 import { rewatch } from './files.js';
+import { isOwnNote, supervisorLock, writePassNote } from './supervisor-state.js';
+
+export { supervisorLock };
 
 /** How the supervisor runs. */
 export interface SupervisorOptions {
@@ -31,11 +34,6 @@ export interface SupervisorOptions {
   log?: (line: string) => void;
   /** Stops the loop when aborted. */
   signal?: AbortSignal;
-}
-
-/** The supervisor's lock: one per host. */
-export function supervisorLock(): string {
-  return join(hostStateDir(), 'watch.lock');
 }
 
 /** Runs the supervisor until aborted, or until the host has had no place for `lingerMs`. */
@@ -57,12 +55,16 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   const watchers = new Map<string, FSWatcher>();
   let wake: (() => void) | undefined;
   let dirty = true;
-  const poke = () => {
+  const poke = (_event?: unknown, filename?: string | null) => {
+    // The note of a pass is written after it: it must not wake the next one.
+    if (isOwnNote(filename)) return;
     dirty = true;
     wake?.();
   };
   options.signal?.addEventListener('abort', poke);
   let emptySince = Date.now();
+  let passes = 0;
+  const judged = { count: 0 };
   try {
     while (!options.signal?.aborted) {
       dirty = false;
@@ -71,12 +73,14 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       for (const known of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
         try {
           const entry = await repositoryFor(preset, repositories, known.root);
-          places += await pass(entry, paths, log);
+          places += await pass(entry, paths, log, pollMs, judged);
         } catch (error) {
           log(`${known.root}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
       rewatch(watchers, paths, poke);
+      // Status reads when the last pass ended; tests wait on passes rather than on the clock.
+      await writePassNote({ pid: process.pid, passes: ++passes, judged: judged.count, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
       if (places > 0) emptySince = Date.now();
       else if (lingerMs > 0 && Date.now() - emptySince >= lingerMs) break;
       if (!dirty) await new Promise<void>((done) => {
@@ -96,7 +100,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
 }
 
 /** One pass over a repository: decide for every place from one reading; step those with work. */
-async function pass(entry: { repository: Repository; memo: Map<string, Memo> }, paths: Set<string>, log: (line: string) => void): Promise<number> {
+async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: string) => void, pollMs: number, judged: { count: number }): Promise<number> {
   const { repository } = entry;
   const { info } = repository;
   const { records } = await readRecords(info.commonDir);
@@ -104,7 +108,7 @@ async function pass(entry: { repository: Repository; memo: Map<string, Memo> }, 
   paths.add(join(info.commonDir, 'refs', 'heads'));
   if (records.length === 0) return 0;
   const reading = await readPlaces(info.root, records);
-  let over = false;
+  const over: Array<{ key: string; stamp: string }> = [];
   await Promise.all(
     reading.places.map(async (place) => {
       const record = place.record;
@@ -115,8 +119,9 @@ async function pass(entry: { repository: Repository; memo: Map<string, Memo> }, 
       const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
       if (handle && driver) for (const path of driver.watchPaths(handle)) paths.add(path);
       // Tidying costs a pass of its own: run it only when some place's work reads as over.
-      if (record.dropped && record.phase !== 'gone') over = true;
-      else if (place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0) over = true;
+      if ((record.dropped && record.phase !== 'gone') || (place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0)) {
+        over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
+      }
       if (!kind) return;
       const facts = await factsOf(entry.memo, repository, reading, place, kind);
       const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
@@ -129,9 +134,22 @@ async function pass(entry: { repository: Repository; memo: Map<string, Memo> }, 
       }
     }),
   );
-  if (over) {
-    for (const outcome of await tidy(repository)) {
-      if (outcome.action === 'removed' || outcome.action === 'kept') log(`${outcome.id}: tidy ${outcome.action}${outcome.reason ? `: ${outcome.reason}` : ''}`);
+  // A place tidying kept is judged again only when what it was judged on changed, or at the slow
+  // poll: judging takes its lock (a file event) and would otherwise wake the next pass, without end.
+  const now = Date.now();
+  for (const key of entry.judged.keys()) if (!over.some((o) => o.key === key)) entry.judged.delete(key);
+  for (const { key, stamp } of over) {
+    const last = entry.judged.get(key);
+    if (last && last.stamp === stamp && now - last.at < pollMs) continue;
+    entry.judged.set(key, { stamp, at: now });
+    judged.count++;
+    try {
+      for (const outcome of await tidy(repository, { only: key })) {
+        if (outcome.action === 'removed' || (outcome.action === 'kept' && outcome.reason !== last?.reason)) log(`${outcome.id}: tidy ${outcome.action}${outcome.reason ? `: ${outcome.reason}` : ''}`);
+        entry.judged.set(key, { stamp, at: now, reason: outcome.reason });
+      }
+    } catch (error) {
+      log(`${key}: tidy: ${(error as Error).message.split('\n')[0]}`);
     }
   }
   return records.length;
@@ -141,7 +159,7 @@ async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<st
   const cached = cache.get(root);
   // The config is read again now and then, so an edited flume.config.ts takes effect.
   if (cached && Date.now() - cached.openedAt < 60_000) return cached;
-  const entry = { repository: await openRepository(root, await preset()), openedAt: Date.now(), memo: cached?.memo ?? new Map<string, Memo>() };
+  const entry = { repository: await openRepository(root, await preset()), openedAt: Date.now(), memo: cached?.memo ?? new Map<string, Memo>(), judged: cached?.judged ?? new Map() };
   cache.set(root, entry);
   return entry;
 }
@@ -151,6 +169,8 @@ interface RepositoryEntry {
   repository: Repository;
   openedAt: number;
   memo: Map<string, Memo>;
+  /** Places whose work is over, as tidying last judged them: the stamp it judged, when, and its answer. */
+  judged: Map<string, { stamp: string; at: number; reason?: string }>;
 }
 
 /** The facts last read for a place, and the stamp of everything they were read from. */
@@ -172,11 +192,33 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   const watched = handle && driver ? driver.watchPaths(handle) : [];
   const files = [handle?.transcriptPath, ...watched, handle?.pid && handle.data?.configDir ? join(handle.data.configDir, 'sessions', `${handle.pid}.json`) : undefined, record.path];
   const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
-  const stamp = JSON.stringify([record, place.branch?.head, stats]);
+  // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
+  // killed agent changes no file: whether its process runs is part of what the facts were read from.
+  const stamp = JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? running(handle.pid) : null]);
   const key = keyOf(record);
   const last = memo.get(key);
   if (last && last.stamp === stamp && record.stage?.delivery === 'taken') return { ...last.facts, now: Date.now() };
   const facts = await gather(repository, reading, place, kind, Date.now());
   memo.set(key, { stamp, facts });
   return facts;
+}
+
+/**
+ * What tidying judges a place on, as one string: its record (less what tidying itself writes), its
+ * branch's and its target's heads, its folder, and whether its agent runs. Equal stamps, equal answer.
+ */
+async function tidyStamp(reading: Reading, place: PlaceReading): Promise<string> {
+  const { kept: _kept, ...record } = place.record;
+  const folder = await stat(record.path).then((s) => `${s.mtimeMs}`, () => '-');
+  const pid = record.stage?.agent?.pid;
+  return JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, folder, pid ? running(pid) : null]);
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -200,6 +200,13 @@ async function finishBranch(repository: Repository, record: PlaceRecord, dryRun:
 }
 
 async function markKept(repository: Repository, record: PlaceRecord, reason: string, branchKept = false): Promise<void> {
+  // Kept again for the same reason, the record otherwise as stored: nothing new to say. Writing would
+  // wake every watcher of the record (the supervisor's next pass judges it again, without end).
+  const stored = await readRecord(repository.info.commonDir, keyOf(record)).catch(() => undefined);
+  if (stored?.kept && stored.kept.reason === reason && Boolean(stored.kept.branchKept) === branchKept && sameBesidesKept(stored, record)) {
+    record.kept = stored.kept;
+    return;
+  }
   record.kept = { at: new Date().toISOString(), reason, ...(branchKept ? { branchKept } : {}) };
   await writeRecord(repository.info.commonDir, record);
   await appendEvent(repository.info.commonDir, keyOf(record), { event: 'kept', reason });
@@ -241,6 +248,10 @@ async function submoduleReason(path: string, submodules: string[]): Promise<stri
 /** True when a stash subject says it was made on `branch` (`WIP on <branch>: …` or `On <branch>: …`). */
 function stashedOn(subject: string, branch: string): boolean {
   return subject.startsWith(`WIP on ${branch}: `) || subject.startsWith(`On ${branch}: `);
+}
+
+function sameBesidesKept(a: PlaceRecord, b: PlaceRecord): boolean {
+  return JSON.stringify({ ...a, kept: undefined }) === JSON.stringify({ ...b, kept: undefined });
 }
 
 function sample(files: string[]): string {

@@ -55,6 +55,14 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, options: L
   }
 }
 
+/** Who holds the lock at `path`, and whether that holder still runs; undefined when nobody holds it. */
+export async function lockHolder(path: string): Promise<{ pid?: number; alive: boolean } | undefined> {
+  const token = await readFile(path, 'utf8').catch(() => undefined);
+  if (token === undefined) return undefined;
+  const pid = Number(token.split(' ')[0]);
+  return { ...(Number.isInteger(pid) && pid > 0 ? { pid } : {}), alive: isAlive(token) };
+}
+
 async function tryCreate(path: string, token: string): Promise<boolean> {
   // Write the token to a private file, then link it into place: the lock never exists half-written.
   const temp = `${path}.${randomUUID()}.tmp`;

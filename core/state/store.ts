@@ -102,6 +102,11 @@ export async function withPlaceLock<T>(commonDir: string, key: string, fn: () =>
   return withLock(join(dir, `${key}.lock`), fn, { what: `The place ${key.replace('--', '/')}`, ...options });
 }
 
+/** The place's lock file: status reads its holder to tell a live launch or tidy from an interrupted one. */
+export function placeLockFile(commonDir: string, key: string): string {
+  return join(placesStateDir(commonDir), `${key}.lock`);
+}
+
 /** The record's file key: `<kind>--<name>`. */
 export function keyOf(record: Pick<PlaceRecord, 'kind' | 'name'>): string {
   return `${record.kind}--${record.name}`;

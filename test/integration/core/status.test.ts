@@ -35,7 +35,8 @@ describe('status', () => {
     }
     commit(join(repo, 'places', 'fix--a'), 'a.txt', 'a');
     git(repo, 'cherry-pick', 'fix/a');
-    await flume(['drop', 'fix/b', '--repo', repo, '--reason', 'not needed'], { env });
+    // --no-watch: a supervisor would tidy the dropped and the landed place before status reads them.
+    await flume(['drop', 'fix/b', '--repo', repo, '--reason', 'not needed', '--no-watch'], { env });
     const result = await flume(['status', '--json'], { env });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout);

@@ -61,6 +61,15 @@ export interface StageRepo extends AgentRepo {
   land: string;
   /** The panes of the test's tmux server whose program still runs. */
   livePanes(): Array<{ pane: string; pid: number }>;
+  /** How many passes the host's supervisor has finished (its note, `<state>/watch.json`); 0 before any. */
+  passes(): number;
+  /** How many times the supervisor's tidying judged a place whose work is over (from the same note). */
+  judged(): number;
+  /**
+   * Waits until the supervisor finishes `n` more passes than it had when called: what a test that
+   * asserts "nothing happened" waits on, never a fixed sleep.
+   */
+  afterPasses(n: number, timeoutMs?: number): Promise<void>;
   /** The session ids of the fake agents that got a prompt in the place (one transcript each). */
   sessions(placePath: string): string[];
 }
@@ -178,6 +187,20 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
         .filter(([, dead, pid]) => dead === '0' && running(Number(pid)))
         .map(([pane, , pid]) => ({ pane, pid: Number(pid) }));
     },
+    passes() {
+      return passesIn(base.state);
+    },
+    judged() {
+      return noteOf(base.state).judged ?? 0;
+    },
+    async afterPasses(n, timeoutMs = 60_000) {
+      const goal = passesIn(base.state) + n;
+      const deadline = Date.now() + timeoutMs;
+      while (passesIn(base.state) < goal) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} supervisor passes (at ${passesIn(base.state)} of ${goal})`);
+        await sleep(50);
+      }
+    },
     sessions(placePath) {
       const dir = join(base.configDir, 'projects', placePath.replace(/[^a-zA-Z0-9]/g, '-'));
       if (!existsSync(dir)) return [];
@@ -209,6 +232,20 @@ function changeStamp(commonDir: string, key: string): string {
     // no record (yet, or any more)
   }
   return paths.map((path) => statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0).join(' ');
+}
+
+/** The supervisor's count of finished passes, from its note in the state folder. */
+function passesIn(state: string): number {
+  return noteOf(state).passes ?? 0;
+}
+
+/** The note the supervisor writes after each pass; {} before any. */
+function noteOf(state: string): { passes?: number; judged?: number } {
+  try {
+    return JSON.parse(readFileSync(join(state, 'watch.json'), 'utf8'));
+  } catch {
+    return {};
+  }
 }
 
 /** The prompts a fake agent's transcript holds, in order. */

@@ -60,6 +60,14 @@ describe('decide', () => {
     expect(decide(kind, place(), facts(), limits)).toMatchObject({ type: 'start-stage', index: 0 });
   });
 
+  it('starts no stage in a place launched with --no-start, and nothing else changes once a stage runs', () => {
+    const manual = { launched: { start: false, watch: true } };
+    expect(decide(kind, place(undefined, manual), facts(), limits)).toMatchObject({ type: 'wait', reason: expect.stringContaining('--no-start') });
+    expect(decide(kind, place(undefined, { launched: { start: true, watch: false } }), facts(), limits).type).toBe('start-stage');
+    // Started by flume stage or retry: the choice was about the first start only.
+    expect(decide(kind, place({ delivered: { at: at(0), head: 'h', what: 'x' } }, manual), facts({ agent: { state: 'exited' } }), limits)).toMatchObject({ type: 'start-stage', index: 1 });
+  });
+
   it('does nothing for a place being made, tidied, or dropped', () => {
     expect(decide(kind, place(undefined, { phase: 'making' }), facts(), limits).type).toBe('wait');
     expect(decide(kind, place(undefined, { phase: 'gone' }), facts(), limits).type).toBe('wait');
