@@ -1,7 +1,11 @@
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
 import { printJson, progress, shellLine } from './output.js';
-import { FlumeError } from '../errors.js';
+import { FlumeError, isFlumeError } from '../errors.js';
+import { askYesNo, canAsk } from './ask.js';
+import { TRUST_MEANING } from './trust.js';
+import { trustRepository } from '../config/trust.js';
+import type { CliContext } from './index.js';
 import { makePlace } from '../engine/launch.js';
 import { advance } from '../engine/step.js';
 import { ensureSupervisor } from './watch.js';
@@ -34,7 +38,7 @@ export const launchCommand: Command = {
     if (args.name === undefined && !args['auto-name']) {
       throw new FlumeError('BAD_USAGE', 'Missing required argument: name', { fix: 'Name the launch with --name NAME, or let flume make one from the brief with --auto-name.' });
     }
-    const repository = await repositoryFrom(args, context);
+    const repository = await repositoryFrom(args, context).catch((error) => askTrust(error, json, () => repositoryFrom(args, context), io));
     let record = await makePlace(
       repository,
       {
@@ -57,6 +61,7 @@ export const launchCommand: Command = {
         say(`agent: ${stage.agent.driver} session ${stage.agent.sessionId}${stage.agent.pane ? ` in pane ${stage.agent.pane}` : ''} (${hostNote(stage.agent.host)})`);
         if (stage.agent.host === 'printed' && stage.agent.command) say(`run: ${shellLine(stage.agent.command)}`);
         say(`prompt: ${stage.delivery}`);
+        if (stage.waiting) say(`waiting: ${stage.waiting.needs}`);
       } else if (record.held) say(`held: ${record.held.reason}`);
     }
     steps.done();
@@ -64,6 +69,20 @@ export const launchCommand: Command = {
     if (json) printJson(io, { place: record });
   },
 };
+
+/**
+ * On a terminal, an untrusted config is the user's to trust there and then, once: asked, never
+ * assumed. Anywhere else (JSON, scripts, agents) the refusal stands, naming the command that trusts.
+ */
+async function askTrust<T>(error: unknown, json: boolean, retry: () => Promise<T>, io: CliContext['io']): Promise<T> {
+  if (!(isFlumeError(error) && error.code === 'UNTRUSTED_CONFIG') || !canAsk(json)) throw error;
+  const { root, file } = error.details as { root: string; file: string };
+  io.stderr(`${error.message}\n${TRUST_MEANING}\n`);
+  if (!(await askYesNo(`Trust ${file}? [y/N] `))) throw error;
+  const record = await trustRepository(root);
+  io.stderr(`trusted ${record.file} (sha256 ${record.digest})\n`);
+  return retry();
+}
 
 function describe(action: Action): string {
   switch (action.type) {
