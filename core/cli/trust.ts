@@ -3,6 +3,7 @@ import { jsonOption, repoOption } from './command.js';
 import { printJson } from './output.js';
 import { findRepository } from '../git.js';
 import { revokeTrust, trustRepository, trustState } from '../config/trust.js';
+import { forgetProbe } from '../config/guard.js';
 
 /** What trusting a repository means, in the words `flume trust` prints. */
 export const TRUST_MEANING =
@@ -25,6 +26,8 @@ export const trustCommand: Command = {
       return;
     }
     const record = await trustRepository(root);
+    // Trusting again is how a user says "try it again": a config that hung is probed afresh.
+    await forgetProbe(root);
     const state = await trustState(root);
     if (args.json) {
       printJson(io, { root, file: record.file, digest: record.digest, state: state.state === 'no-config' ? 'trusted' : state.state });

@@ -13,7 +13,7 @@ import { run } from '../exec.js';
 import { hostStateDir } from '../state/host.js';
 import { readJsonFile, updateJsonFile } from '../state/json-file.js';
 import { sha256, type FoundConfig } from './find.js';
-import { PROBE_MARK, type ProbeAnswer } from './probe.js';
+import { PROBE_MARK, type ProbeAnswer } from './probe-answer.js';
 
 /** How long a config may take to load, ms: `FLUME_CONFIG_TIMEOUT_MS`, default 10 s. */
 export function configTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {

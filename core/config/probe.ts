@@ -8,17 +8,7 @@ import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** The mark before the probe's answer, so a config that prints cannot be taken for it. */
-export const PROBE_MARK = '@@flume-config-probe@@';
-
-/** What the probe prints after its mark. */
-export interface ProbeAnswer {
-  ok: boolean;
-  /** Files of the repository the config read while loading (its own modules, its plugins). */
-  files: string[];
-  error?: { code: string; message: string; fix?: string; details?: Record<string, unknown> };
-}
+import { PROBE_MARK, type ProbeAnswer } from './probe-answer.js';
 
 async function probe(root: string, file: string): Promise<ProbeAnswer> {
   const read = new Set<string>();

@@ -60,12 +60,15 @@ export async function isRepositoryTrusted(root: string, stateDir?: string): Prom
 export async function trustRepository(root: string, stateDir?: string): Promise<TrustRecord> {
   const config = findConfigFile(root);
   const record: TrustRecord = { file: config?.file ?? null, digest: config?.digest ?? null, at: new Date().toISOString() };
+  const last = (await readJsonFile<TrustFile>(trustFile(stateDir), EMPTY)).repositories?.[root];
+  // Trusted as it is already: nothing to write (a hung config is probed again only once it changes).
+  if (last && last.file === record.file && last.digest === record.digest) return last;
   await updateJsonFile<TrustFile>(trustFile(stateDir), EMPTY, (value) => {
     const last = value.repositories?.[root];
     if (last && last.file === record.file && last.digest === record.digest) return undefined;
     return { version: 1, repositories: { ...value.repositories, [root]: record } };
   });
-  // Trusting again is also how a user says "try it again": a config that hung is probed afresh.
+  // A new decision: what was found of the config before is probed afresh.
   await forgetProbe(root, stateDir);
   return record;
 }
