@@ -95,7 +95,7 @@ export async function requireTrust(root: string): Promise<FoundConfig | undefine
   const file = trust.config!.file;
   const changed = trust.state === 'changed';
   throw new FlumeError('UNTRUSTED_CONFIG', changed ? `${file} changed since it was trusted; flume will not run it.` : `${file} is not trusted; flume will not run it.`, {
-    fix: `Read ${file} (flume runs it, and the ready steps it declares, as you), then run: flume trust --repo ${shellWord(root)}`,
+    fix: `Trusting it is a person's decision: read ${file} (flume runs it, and the ready steps it declares, as you); if you trust it, run: flume trust --repo ${shellWord(root)}`,
     details: { root, file, digest: trust.config!.digest, state: trust.state, ...(changed ? { trusted: trust.record!.digest } : {}) },
   });
 }
