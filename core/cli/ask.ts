@@ -11,9 +11,10 @@ export function askYesNo(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   return new Promise((resolve) => {
     rl.question(question, (answer) => {
-      rl.close();
       resolve(/^\s*y/i.test(answer));
+      rl.close();
     });
+    // Input ended with no answer (Ctrl-D): no.
     rl.once('close', () => resolve(false));
   });
 }
