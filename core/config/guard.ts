@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlumeError, ERROR_CODES, type FlumeErrorCode } from '../errors.js';
-import { run } from '../exec.js';
 import { hostStateDir } from '../state/host.js';
 import { readJsonFile, updateJsonFile } from '../state/json-file.js';
 import { sha256, type FoundConfig } from './find.js';
@@ -79,6 +78,8 @@ export async function forgetProbe(root: string, stateDir?: string): Promise<void
 async function probeConfig(root: string, found: FoundConfig): Promise<ProbeRecord> {
   const timeoutMs = configTimeoutMs();
   const at = new Date().toISOString();
+  // Loaded here, not at the top: a config whose probe is on record costs no process and no execa.
+  const { run } = await import('../exec.js');
   const result = await run(process.execPath, [probeScript(), root, found.file], { cwd: root, timeoutMs, killSignal: 'SIGKILL' });
   const base = { file: found.file, digest: found.digest, at };
   if (result.timedOut) return { ...base, files: {}, outcome: 'hung', timeoutMs };
