@@ -124,6 +124,10 @@ describe('trust', () => {
       const unit = report.places.find((p: { id: string }) => p.id === 'unit/u1');
       expect(unit.problems.join(' ')).toContain('UNTRUSTED_CONFIG');
     }
+    // Commands that act on a place refuse the same way, and run nothing.
+    for (const args of [['drop', 'fix/f1', '--repo', repo, '--json'], ['tidy', '--repo', repo, '--json'], ['retry', 'unit/u1', '--json'], ['tell', 'fix/f1', 'more', '--json']]) {
+      expect(errorOf((await flume(args, { env })).stdout).code, args.join(' ')).toBe('UNTRUSTED_CONFIG');
+    }
     const text = await flume(['status'], { env });
     expect(text.stdout).toContain('UNTRUSTED_CONFIG');
     expect(text.stdout).toContain(`flume trust --repo ${repo}`);
