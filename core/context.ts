@@ -18,11 +18,18 @@ export interface Repository {
   configFile?: string;
 }
 
-/** Opens the repository containing `dir` with the preset's plugins then the config's. */
+/**
+ * Opens the repository containing `dir` with the preset's plugins then the config's. Its config runs
+ * only when the user trusted it as it is now (UNTRUSTED_CONFIG otherwise), and only after a child
+ * process loaded it within the time limit (CONFIG_HUNG otherwise): see config/trust.ts, config/guard.ts.
+ */
 export async function openRepository(dir: string, preset: FlumePlugin[], logger?: Logger): Promise<Repository> {
   const info = await findRepository(dir);
+  const { requireTrust } = await import('./config/trust.js');
+  const found = await requireTrust(info.root);
+  if (found) await (await import('./config/guard.js')).guardConfig(info.root, found);
   const { loadConfig } = await import('./config/load.js');
-  const loaded = await loadConfig(info.root);
+  const loaded = await loadConfig(info.root, found);
   const flume = await createFlume({ plugins: [...preset, ...loaded.plugins], config: loaded.config, root: info.root, logger });
   const problems = checkProvided(flume);
   if (problems.length) throw configError(loaded.file ?? `${info.root} (built-in kinds)`, problems);

@@ -27,6 +27,8 @@ export interface RunOptions {
   clean?: boolean;
   input?: string;
   timeoutMs?: number;
+  /** The signal that ends a program past `timeoutMs` (default SIGTERM; SIGKILL for one that may ignore it). */
+  killSignal?: NodeJS.Signals;
 }
 
 /** Runs a program to its end and returns what it left; never throws for a non-zero exit. */
@@ -37,6 +39,7 @@ export async function run(file: string, args: string[], options: RunOptions = {}
     extendEnv: !options.clean,
     input: options.input,
     timeout: options.timeoutMs,
+    killSignal: options.killSignal,
     reject: false,
     all: true,
     stripFinalNewline: false,

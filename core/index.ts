@@ -15,6 +15,7 @@ export type { FlumeConfig, KindDef, StageDef, ReadyStep, Limits } from './config
 export { run, which } from './exec.js';
 export type { RunResult, RunOptions } from './exec.js';
 export { ensureHostStateDir, hostStateDir } from './state/host.js';
+export { isRepositoryTrusted } from './config/trust.js';
 export { withLock } from './state/lock.js';
 export { toMs } from './duration.js';
 export type {

@@ -51,8 +51,8 @@ export interface AgentReading {
   state: AgentState;
   /** What an agent that stopped short needs, in its own words (its last text, or its open question). */
   needs?: string;
-  /** The dialog open on it, when asking: a question or a permission prompt. */
-  dialog?: 'question' | 'permission';
+  /** The dialog open on it, when asking: a question, a permission prompt, or the agent's folder-trust question. */
+  dialog?: 'question' | 'permission' | 'trust';
   /** When its transcript last grew (ISO). */
   lastActivity?: string;
   /** True when its last turn ended (the agent is waiting for input). */

@@ -5,7 +5,7 @@
  */
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
@@ -47,7 +47,9 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       // the program first (the printed host's command runs in the operator's own shell).
       if (host.key !== 'printed') await requireProgram(options.binary ?? 'claude', env);
       const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
-      await preseed(configDir, { trust: [request.place.repo, request.place.path], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) });
+      // Claude Code's folder trust follows the user's own decision (`flume trust`): never taken for them.
+      const trusted = await isRepositoryTrusted(request.place.repo);
+      await preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) });
       const { stage, sessionId } = request;
       const argv = [
         options.binary ?? 'claude',
@@ -82,6 +84,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       for (;;) {
         if (!(await host.alive(handle.pane))) return 'exited';
         const screen = await host.capture(handle.pane);
+        // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
+        if (screen !== undefined && classifyScreen(screen) === 'trust') return 'slow';
         if (screen !== undefined && classifyScreen(screen) === 'input-ready') {
           if (timeoutMs === 0) return 'ready';
           // The box is drawn a moment before keys reach it: look again once it has settled.
@@ -180,6 +184,9 @@ async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: 
   }
   const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
   const view = screen === undefined ? 'unknown' : classifyScreen(screen);
+  if (view === 'trust') {
+    return { state: 'asking', dialog: 'trust', needs: `Claude Code asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };
+  }
   if (transcript?.state === 'asking' || view === 'question') {
     return { ...transcript, state: 'asking', dialog: 'question', needs: transcript?.needs ?? 'it asks a question (see its pane)' };
   }

@@ -7,6 +7,7 @@ import { goOnCommand, retryCommand, stageCommand, stopCommand, tellCommand } fro
 import { dropCommand } from './drop.js';
 import { tidyCommand } from './tidy.js';
 import { watchCommand } from './watch.js';
+import { trustCommand } from './trust.js';
 
 export const commands: Command[] = [
   launchCommand,
@@ -20,4 +21,5 @@ export const commands: Command[] = [
   dropCommand,
   tidyCommand,
   watchCommand,
+  trustCommand,
 ];

@@ -1,7 +1,11 @@
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
 import { printJson, progress, shellLine } from './output.js';
-import { FlumeError } from '../errors.js';
+import { FlumeError, isFlumeError } from '../errors.js';
+import { askYesNo, canAsk } from './ask.js';
+import { TRUST_MEANING } from './trust.js';
+import { trustRepository } from '../config/trust.js';
+import type { CliContext } from './index.js';
 import { makePlace } from '../engine/launch.js';
 import { advance } from '../engine/step.js';
 import { ensureSupervisor } from './watch.js';
@@ -35,7 +39,7 @@ export const launchCommand: Command = {
     if (args.name === undefined && !args['auto-name']) {
       throw new FlumeError('BAD_USAGE', 'Missing required argument: name', { fix: 'Name the launch with --name NAME, or let flume make one from the brief with --auto-name.' });
     }
-    const repository = await repositoryFrom(args, context);
+    const repository = await repositoryFrom(args, context).catch((error) => askTrust(error, json, () => repositoryFrom(args, context), io));
     let record = await makePlace(
       repository,
       {
@@ -71,6 +75,7 @@ export const launchCommand: Command = {
       if (stage?.agent) {
         nameAgent(stage.agent);
         say(`prompt: ${stage.delivery}`);
+        if (stage.waiting) say(`waiting: ${stage.waiting.needs}`);
       } else if (record.held) say(`held: ${record.held.reason}`);
       // An agent that exited before it took input never will: the launch failed, and says why.
       if (stage?.delivery === 'never-started' && stage.waiting) {
@@ -86,6 +91,20 @@ export const launchCommand: Command = {
     if (json) printJson(io, { place: record });
   },
 };
+
+/**
+ * On a terminal, an untrusted config is the user's to trust there and then, once: asked, never
+ * assumed. Anywhere else (JSON, scripts, agents) the refusal stands, naming the command that trusts.
+ */
+async function askTrust<T>(error: unknown, json: boolean, retry: () => Promise<T>, io: CliContext['io']): Promise<T> {
+  if (!(isFlumeError(error) && error.code === 'UNTRUSTED_CONFIG') || !canAsk(json)) throw error;
+  const { root, file } = error.details as { root: string; file: string };
+  io.stderr(`${error.message}\n${TRUST_MEANING}\n`);
+  if (!(await askYesNo(`Trust ${file}? [y/N] `))) throw error;
+  const record = await trustRepository(root);
+  io.stderr(`trusted ${record.file} (sha256 ${record.digest})\n`);
+  return retry();
+}
 
 /** An action as a person reads it in launch's progress: what happened, not the action's name. */
 export function describe(action: Action): string {

@@ -34,7 +34,7 @@ export const statusCommand: Command = {
       return;
     }
     for (const repository of report.repositories) {
-      if (repository.error) context.io.stdout(`${repository.root}: ${repository.error.code} ${repository.error.message}\n`);
+      if (repository.error) context.io.stdout(`${repository.root}: ${repository.error.code} ${repository.error.message}\n${repository.error.fix ? `  fix: ${repository.error.fix}\n` : ''}`);
       for (const broken of repository.broken) context.io.stdout(`${broken.file}: unreadable record (${broken.problem})\n`);
     }
     if (report.places.length === 0) context.io.stdout('no places\n');

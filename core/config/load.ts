@@ -10,23 +10,10 @@ import { FlumeError } from '../errors.js';
 import type { FlumePlugin } from '../plugin.js';
 import type { FlumeConfig } from './schema.js';
 import { configError, configProblems, type ConfigProblem } from './validate.js';
+import { findConfigFile, type FoundConfig } from './find.js';
 
-/** Where cosmiconfig looks, in order, in the repository root. */
-export const SEARCH_PLACES = [
-  'package.json',
-  '.flumerc',
-  '.flumerc.json',
-  '.flumerc.yaml',
-  '.flumerc.yml',
-  '.flumerc.js',
-  '.flumerc.mjs',
-  '.flumerc.ts',
-  '.flumerc.mts',
-  'flume.config.ts',
-  'flume.config.mts',
-  'flume.config.js',
-  'flume.config.mjs',
-];
+/** Where the loader looks, in order, in the repository root (kept in `find.ts`, which runs nothing). */
+export { SEARCH_PLACES } from './find.js';
 
 /** A loaded config: the checked config, the file it came from, and its plugins resolved. */
 export interface LoadedConfig {
@@ -35,20 +22,23 @@ export interface LoadedConfig {
   plugins: FlumePlugin[];
 }
 
-/** Loads the config at `root`; a repository without one gets the empty config. */
-export async function loadConfig(root: string): Promise<LoadedConfig> {
+/**
+ * Loads the config at `root` (the file `found` names, else the one `findConfigFile` finds: exactly
+ * the file that was trusted); a repository without one gets the empty config.
+ */
+export async function loadConfig(root: string, found: FoundConfig | undefined = findConfigFile(root)): Promise<LoadedConfig> {
+  if (!found) return { config: {}, plugins: [] };
   const { cosmiconfig } = await import('cosmiconfig');
   const jiti = await makeJiti();
   const load = async (file: string) => jiti.import(file, { default: true });
   const explorer = cosmiconfig('flume', {
-    searchPlaces: SEARCH_PLACES,
     searchStrategy: 'none',
     cache: false,
     loaders: { '.ts': load, '.mts': load, '.js': load, '.mjs': load },
   });
-  let found;
+  let result;
   try {
-    found = await explorer.search(root);
+    result = await explorer.load(found.file);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new FlumeError('BAD_CONFIG', `The config in ${root} could not be loaded: ${firstLines(message)}`, {
@@ -57,11 +47,11 @@ export async function loadConfig(root: string): Promise<LoadedConfig> {
       cause: error,
     });
   }
-  if (!found || found.isEmpty) return { config: {}, plugins: [] };
-  const file = found.filepath;
+  if (!result || result.isEmpty) return { config: {}, plugins: [] };
+  const file = result.filepath;
   let raw: unknown;
   try {
-    raw = typeof found.config === 'function' ? await found.config() : found.config;
+    raw = typeof result.config === 'function' ? await result.config() : result.config;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new FlumeError('BAD_CONFIG', `${file}: the function it exports threw: ${firstLines(message)}`, {

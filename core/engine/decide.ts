@@ -94,6 +94,11 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
   // Gone without the prompt in its transcript, sent or not: it can take nothing now (a crash may have
   // come between its start and its first sending). Retry starts the stage afresh.
   if (agentGone) return { type: 'mark-delivery', delivery: 'never-started' };
+  // The agent asks whether to trust its folder before it takes any prompt: only the user answers that.
+  if (facts.agent?.state === 'asking' && facts.agent.dialog === 'trust') {
+    const needs = facts.agent.needs ?? 'its agent asks whether to trust this folder';
+    return stage.waiting?.needs === needs ? { type: 'wait', reason: 'waiting on the operator' } : { type: 'mark-waiting', needs };
+  }
   const sentAt = stage.lastSentAt ? Date.parse(stage.lastSentAt) : undefined;
   if (sentAt === undefined) {
     // Not sent yet: the agent was still starting. A slow start is slow, never failed.

@@ -91,6 +91,11 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
       view.needs = exitedNeeds(agent);
       delete view.stuckSince;
     }
+    // An agent held by its folder-trust question takes no prompt: it waits on the user, whatever was sent.
+    if (agent?.dialog === 'trust' && view.state !== 'delivered') {
+      view.state = 'waiting';
+      view.needs = agent.needs ?? 'its agent asks whether to trust this folder';
+    }
     // An agent that stopped short shows as waiting in its own words, before any step records it.
     if (view.state === 'working' && agent && (agent.state === 'asking' || (agent.state === 'idle' && agent.turnEnded))) {
       view.state = 'waiting';

@@ -34,6 +34,8 @@ export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 
 /** A repository as status reports it. */
 export interface RepositoryStatus {
   root: string;
+  /** Whether the user trusted its config as it is now (`flume trust`); an untrusted config is not run. */
+  trust?: 'trusted' | 'untrusted' | 'changed' | 'no-config';
   error?: { code: string; message: string; fix?: string };
   broken: Array<Pick<BrokenRecord, 'file' | 'problem'>>;
 }
@@ -92,29 +94,33 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
   const { findRepository } = await import('../git.js');
   const info = await findRepository(known.root);
   const { records, broken } = early ?? (await readRecords(info.commonDir));
-  const repositoryStatus: RepositoryStatus = { root: info.root, broken: broken.map(({ file, problem }) => ({ file, problem })) };
+  const { trustState } = await import('../config/trust.js');
+  const trust = (await trustState(info.root)).state;
+  const repositoryStatus: RepositoryStatus = { root: info.root, trust, broken: broken.map(({ file, problem }) => ({ file, problem })) };
   if (records.length === 0 && broken.length === 0) return named ? { repository: repositoryStatus, places: [] } : undefined;
   let repository: Repository | undefined;
   try {
+    // Runs the config only when it is trusted, and within the load limit: status never runs it unasked.
     repository = await openRepository(info.root, await preset());
   } catch (error) {
     const e = error instanceof FlumeError ? error : new FlumeError('BAD_CONFIG', String(error));
-    repositoryStatus.error = { code: e.code, message: e.message, fix: e.fix };
+    repositoryStatus.error = { code: e.code, message: e.message, ...(e.fix ? { fix: e.fix } : {}) };
+    // Its places are still listed, from their records and git, with flume's built-ins only.
     repository = { info, flume: await (await import('../plugin.js')).createFlume({ plugins: await preset(), root: info.root }) };
   }
   const reading = await readPlaces(info.root, records);
-  const places = await Promise.all(reading.places.map((place) => placeStatus(repository!, reading, place)));
+  const places = await Promise.all(reading.places.map((place) => placeStatus(repository!, reading, place, repositoryStatus.error?.code)));
   return { repository: repositoryStatus, places };
 }
 
-async function placeStatus(repository: Repository, reading: Reading, place: PlaceReading): Promise<PlaceStatus> {
+async function placeStatus(repository: Repository, reading: Reading, place: PlaceReading, configError?: string): Promise<PlaceStatus> {
   const { record, worktree, branch } = place;
   const kind = repository.flume.kinds.get(record.kind);
   const problems: string[] = [];
   const tidying = record.phase === 'tidying' || (record.phase === 'gone' && !record.kept);
   // A launch or tidy under way holds the place's lock: only one whose holder is gone was interrupted.
   const live = (record.phase === 'making' || tidying) && (await underWay(repository, record));
-  if (!kind) problems.push(`the kind ${record.kind} is no longer declared`);
+  if (!kind) problems.push(configError ? `its kind ${record.kind} is unknown while the repository's config is not loaded (${configError})` : `the kind ${record.kind} is no longer declared`);
   if (record.phase === 'making' && !live) problems.push('its launch was interrupted; the next launch or tidy of it rolls it back');
   if (tidying && !live) problems.push('its tidying was interrupted; the next flume tidy finishes it');
   if (record.phase !== 'gone' && record.phase !== 'making' && !worktree && !live) problems.push(`its worktree ${record.path} is gone`);

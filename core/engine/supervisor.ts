@@ -10,6 +10,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlumeError } from '../errors.js';
 import { openRepository, type Repository } from '../context.js';
+import { requireTrust } from '../config/trust.js';
 import type { FlumePlugin } from '../plugin.js';
 import type { KindDef } from '../types.js';
 import { acquireLock } from '../state/lock.js';
@@ -52,6 +53,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   const pollMs = options.pollMs ?? 30_000;
   const lingerMs = options.lingerMs ?? 10 * 60_000;
   const repositories = new Map<string, RepositoryEntry>();
+  const skipped = new Map<string, string>();
   const watchers = new Map<string, FSWatcher>();
   let wake: (() => void) | undefined;
   let dirty = true;
@@ -65,17 +67,50 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   let emptySince = Date.now();
   let passes = 0;
   const judged = { count: 0 };
+  const opening = new Map<string, Promise<Opened>>();
+  // A repository whose opening takes longer than a moment is left to finish on its own; the next pass
+  // (woken when it ends) takes it. So a config that hangs stalls no other repository's places.
+  const opened = async (root: string): Promise<Opened | undefined> => {
+    let promise = opening.get(root);
+    if (!promise) {
+      promise = repositoryFor(preset, repositories, root).then((entry) => ({ entry }), (error: unknown) => ({ error }));
+      opening.set(root, promise);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const result = await Promise.race([promise, new Promise<undefined>((done) => (timer = setTimeout(() => done(undefined), OPEN_GRACE_MS)))]);
+    clearTimeout(timer);
+    if (result) {
+      opening.delete(root);
+      return result;
+    }
+    void promise.then(poke);
+    return undefined;
+  };
   try {
     while (!options.signal?.aborted) {
       dirty = false;
       const paths = new Set<string>([hostStateDir()]);
       let places = 0;
-      for (const known of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
+      for (const { root } of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
+        const result = await opened(root);
+        // Its config is still loading (probed for the first time): the pass goes on without it.
+        if (!result) continue;
+        if ('entry' in result) skipped.delete(root);
+        else {
+          const error = result.error;
+          // An untrusted, hung or broken config stops its own repository only: named once, then
+          // passed over (a hung one answers from the host's probe record at once) until it changes.
+          repositories.delete(root);
+          const line = `${root}: skipped: ${error instanceof FlumeError ? `${error.code} ` : ''}${(error as Error).message.split('\n')[0]}`;
+          if (skipped.get(root) !== line) log(line);
+          skipped.set(root, line);
+          paths.add(root);
+          continue;
+        }
         try {
-          const entry = await repositoryFor(preset, repositories, known.root);
-          places += await pass(entry, paths, log, pollMs, judged);
+          places += await pass(result.entry, paths, log, pollMs, judged);
         } catch (error) {
-          log(`${known.root}: ${(error as Error).message.split('\n')[0]}`);
+          log(`${root}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
       rewatch(watchers, paths, poke);
@@ -157,17 +192,27 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: stri
 
 async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<string, RepositoryEntry>, root: string) {
   const cached = cache.get(root);
+  // Trust is asked every pass (a file read and a digest): an edited or revoked config stops at once.
+  const digest = (await requireTrust(root))?.digest;
   // The config is read again now and then, so an edited flume.config.ts takes effect.
-  if (cached && Date.now() - cached.openedAt < 60_000) return cached;
-  const entry = { repository: await openRepository(root, await preset()), openedAt: Date.now(), memo: cached?.memo ?? new Map<string, Memo>(), judged: cached?.judged ?? new Map() };
+  if (cached && cached.digest === digest && Date.now() - cached.openedAt < 60_000) return cached;
+  const entry = { repository: await openRepository(root, await preset()), openedAt: Date.now(), digest, memo: cached?.memo ?? new Map<string, Memo>(), judged: cached?.judged ?? new Map() };
   cache.set(root, entry);
   return entry;
 }
+
+/** How long a pass waits for a repository to open before going on without it, ms. */
+const OPEN_GRACE_MS = 1000;
+
+/** A repository opened, or why it could not be. */
+type Opened = { entry: RepositoryEntry } | { error: unknown };
 
 /** A repository the supervisor keeps open, with what it last read of each place. */
 interface RepositoryEntry {
   repository: Repository;
   openedAt: number;
+  /** The digest of the config it was opened with (undefined: none). */
+  digest?: string;
   memo: Map<string, Memo>;
   /** Places whose work is over, as tidying last judged them: the stamp it judged, when, and its answer. */
   judged: Map<string, { stamp: string; at: number; reason?: string }>;

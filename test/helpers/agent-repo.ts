@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { flume, flumeEnv, makeRepo, remove, tempDir, type CliResult } from './repo.js';
+import { flume, flumeEnv, makeRepo, remove, tempDir, trustMade, type CliResult } from './repo.js';
 import { FAKE_CLAUDE, type FakeScript } from './fake-claude/index.js';
 import { killTmuxServer } from '../../agents/panes/tmux.js';
 
@@ -36,7 +36,9 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
   };
   const repo = makeRepo({ config: `export default ${JSON.stringify(full, null, 2)};\n` });
   const env = flumeEnv(state);
-  const run = (args: string[]) => flume(args, { env, cwd: repo });
+  // Trusted in its own state folder now, for what runs flume in-process or spawns it directly.
+  const trusted = trustMade(state);
+  const run = async (args: string[]) => (await trusted, flume(args, { env, cwd: repo }));
   return {
     repo,
     state,

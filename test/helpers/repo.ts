@@ -3,7 +3,7 @@
  * state folder of the test's own (never the user's).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,8 +44,24 @@ export function commit(root: string, path: string, content: string, message = `c
   return git(root, 'rev-parse', 'HEAD');
 }
 
+/**
+ * The repositories makeRepo made that the tests mean to trust. flume runs no config the user has not
+ * trusted (`flume trust`); a test's repository is trusted, as it is at each flume run, in the state
+ * folder of that run (`trustMade`), unless it was made with `trusted: false` to test trust itself.
+ */
+const trustedRepos = new Set<string>();
+
+/** Trusts every repository makeRepo made (as each is now) in `stateDir`, through flume's own library. */
+export async function trustMade(stateDir: string): Promise<void> {
+  const { trustRepository } = await import('../../core/config/trust.js');
+  for (const root of trustedRepos) {
+    if (!existsSync(root)) trustedRepos.delete(root);
+    else await trustRepository(root, stateDir);
+  }
+}
+
 /** A fresh repository on `main` with one commit, optionally with a flume config file. */
-export function makeRepo(options: { config?: string; configFile?: string } = {}): string {
+export function makeRepo(options: { config?: string; configFile?: string; trusted?: boolean } = {}): string {
   const root = tempDir('flume-repo-');
   git(root, 'init', '-q', '-b', 'main');
   git(root, 'config', 'user.name', 'Test');
@@ -55,6 +71,7 @@ export function makeRepo(options: { config?: string; configFile?: string } = {})
   if (options.config !== undefined) write(root, options.configFile ?? 'flume.config.ts', options.config);
   git(root, 'add', '-A');
   git(root, 'commit', '-q', '-m', 'init');
+  if (options.trusted !== false) trustedRepos.add(root);
   return root;
 }
 
@@ -71,7 +88,8 @@ export function flumeEnv(stateDir: string, extra: Record<string, string> = {}): 
 }
 
 /** Runs the built flume CLI and waits for it. */
-export function flume(args: string[], options: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+export async function flume(args: string[], options: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+  if (options.env?.FLUME_STATE_DIR) await trustMade(options.env.FLUME_STATE_DIR);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [FLUME_BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import type { TidyOutcome } from '../../../core/engine/tidy.js';
 import type { PlaceStatus } from '../../../core/engine/status.js';
-import { git as gitSync, makeRepo, remove } from '../../helpers/repo.js';
+import { git as gitSync, makeRepo, remove, trustMade } from '../../helpers/repo.js';
 import { cliDriver, engineDriver, type Driver } from './driver.js';
 
 /** The environment test-side git runs with: a fixed identity, no system or user config. */
@@ -108,6 +108,7 @@ export function tidyFixture(stateDir: string) {
     async repo(options: { config?: string; cli?: boolean; env?: Record<string, string> } = {}): Promise<{ root: string; flume: Driver }> {
       const root = makeRepo(options.config === undefined ? {} : { config: options.config });
       made.push(root);
+      await trustMade(stateDir);
       return { root, flume: options.cli ? cliDriver(root, stateDir, options.env) : await engineDriver(root) };
     },
     /** Removes `path` with the rest. */

@@ -175,6 +175,13 @@ describe('decide', () => {
       expect(decide(kind, place({}), facts({ agent: { state: 'asking', dialog: 'question', needs: 'Pick one' } }), limits)).toEqual({ type: 'mark-waiting', needs: 'Pick one' });
       expect(decide(kind, place({}), facts({ agent: { state: 'asking', dialog: 'permission' } }), limits).type).toBe('mark-waiting');
     });
+    it('shows an agent held by its folder-trust question as waiting before any prompt is taken, and never sends into it', () => {
+      const trust = facts({ prompt: 'not-yet', acceptsInput: false, agent: { state: 'asking', dialog: 'trust', needs: 'answer it with flume trust' } });
+      for (const stage of [{ delivery: 'unknown' as const, sends: 0, lastSentAt: undefined }, { delivery: 'sending' as const, sends: 1, lastSentAt: at(0) }]) {
+        expect(decide(kind, place(stage), { ...trust, now: T0 + 60_000 }, limits)).toEqual({ type: 'mark-waiting', needs: 'answer it with flume trust' });
+        expect(decide(kind, place({ ...stage, waiting: { needs: 'answer it with flume trust', at: at(1) } }), trust, limits).type).toBe('wait');
+      }
+    });
     it('clears waiting when the agent works again', () => {
       expect(decide(kind, place({ waiting: { needs: 'x', at: at(1) } }), facts(), limits).type).toBe('clear-waiting');
     });
