@@ -58,7 +58,7 @@ export async function guardConfig(root: string, found: FoundConfig): Promise<Pro
   if (record.outcome === 'threw') {
     const error = record.error ?? { code: 'BAD_CONFIG', message: `${found.file} could not be loaded.` };
     const code = (error.code in ERROR_CODES ? error.code : 'BAD_CONFIG') as FlumeErrorCode;
-    throw new FlumeError(code, error.message.split('\n')[0], {
+    throw new FlumeError(code, error.message, {
       fix: error.fix ?? `Correct ${found.file}; it must export the config as its default export.`,
       details: { ...(error.details ?? {}), root, file: found.file },
     });

@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { FLUME_BIN, flumeEnv, git, PROJECT, snapshot, tempDir, type CliResult } from '../../helpers/repo.js';
+import { FLUME_BIN, flumeEnv, git, PROJECT, snapshot, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
 
 /** A run of the CLI, with the code of the FlumeError it printed (from `--json` stdout or stderr). */
 export interface Run extends CliResult {
@@ -80,6 +80,7 @@ export function inProcessFlume(stateDir: string, cwd: string) {
   const loaded = Promise.all([import(dist('core/cli/index.js')), import(dist('core/cli/fast-status.js')), import(dist('plugins/defaults.js'))]);
   return async (args: string[]): Promise<Run> => {
     const [{ runCli }, { fastStatus }, { defaultPreset }] = await loaded;
+    await trustMade(stateDir);
     let stdout = '';
     let stderr = '';
     const quick = await fastStatus(args);
@@ -96,7 +97,9 @@ export const NO_WATCH = ['--no-watch'];
 export const MAKE_ONLY = ['--no-watch', '--no-start'];
 
 /** Runs the built CLI; SIGKILLs it past `timeoutMs`. A process killed by a signal exits 128 + its number. */
-export function spawnFlume(args: string[], options: { cwd?: string; env: Record<string, string>; timeoutMs: number }): Promise<CliResult> {
+export async function spawnFlume(args: string[], options: { cwd?: string; env: Record<string, string>; timeoutMs: number }): Promise<CliResult> {
+  // The repositories the test made are trusted as they are now, in this run's state folder (see makeRepo).
+  if (options.env.FLUME_STATE_DIR) await trustMade(options.env.FLUME_STATE_DIR);
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [FLUME_BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -157,7 +160,13 @@ export function fullSnapshot(root: string, stateDir: string, options: { locks?: 
   // The quick form (for a check after every run) leaves out git status and the `ls` of the state folder,
   // which the digest of the state folder covers.
   const head = options.quick ? [git(root, 'worktree', 'list', '--porcelain'), git(root, 'for-each-ref', '--format=%(refname) %(objectname)')].join('\n') : snapshot(root);
-  const text = [head, treeDigest(join(common, 'flume')), readOr(join(common, 'info', 'exclude')), treeDigest(stateDir)].join('\n--\n');
+  // The host's trust record is written by the test harness itself (trustMade, before each run), and
+  // config-probes.json is a cache of how a config loads, not state of any repository or place.
+  const host = treeDigest(stateDir)
+    .split('\n')
+    .filter((line) => !/^(trust|config-probes)\.json /.test(line))
+    .join('\n');
+  const text = [head, treeDigest(join(common, 'flume')), readOr(join(common, 'info', 'exclude')), host].join('\n--\n');
   // While other runs go on, a lock a live run holds is no change; `locks: false` leaves them out
   // (and the directory sizes `ls -la` prints, which move with them).
   if (options.locks !== false) return text;
