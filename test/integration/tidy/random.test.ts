@@ -112,15 +112,23 @@ describe('tidy over random histories', () => {
   }, 600_000);
 });
 
-/** What a kept place's reason names for each edge that keeps it. */
-const NAMED: Partial<Record<Edge, string>> = {
-  'nested-ignored': 'repository of its own',
-  nested: 'repository of its own',
-  submodule: 'submodule',
-  'submodule-pushed': 'submodule',
-  stash: 'stash',
-  'link-place': 'symlink',
-};
+/** What the reason of place `i`, kept by `edge`, names: the very repository, submodule, stash or link. */
+function namedBy(edge: Edge, i: number): string {
+  switch (edge) {
+    case 'nested-ignored':
+      return `repository of its own (p${i}/out.log/tool)`;
+    case 'nested':
+      return `repository of its own (p${i}/tool/tool)`;
+    case 'submodule':
+      return `submodule p${i}/lib holds 1 commit its remotes lack`;
+    case 'submodule-pushed':
+      return `holds the submodule p${i}/lib`;
+    case 'stash':
+      return `On fix/p${i}: half done p${i}`;
+    default:
+      return `${join('places', `fix--p${i}`)} is a symlink`;
+  }
+}
 
 function historySeed(seed: number, index: number): number {
   return (seed ^ Math.imul(index + 1, 0x9e3779b1)) >>> 0;
@@ -218,7 +226,7 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       if (!over) return { action: 'skipped', missing };
       if (BLOCKING.has(place.state)) return { action: 'kept', missing };
       if (placesLinked) return { action: 'kept', missing, named: 'symlink' };
-      if (made[i] && KEEPING.has(place.edge)) return { action: 'kept', missing, named: NAMED[place.edge] };
+      if (made[i] && KEEPING.has(place.edge)) return { action: 'kept', missing, named: namedBy(place.edge, i) };
       // A branch checked out in a worktree (one made by hand elsewhere) is never deleted.
       return { action: 'removed', branchDeleted: missing === 0 && place.state !== 'moved', missing };
     });
