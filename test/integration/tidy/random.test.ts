@@ -208,7 +208,7 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
     const refs = await allRefs(root);
     const commits = new Map<string, string[]>();
     for (const dir of [root, ...nested]) commits.set(dir, await everyCommit(dir));
-    const heads = await branchHeads(root);
+    const heads = branchHeads(refs);
     const plus = new Map<string, string[]>();
     for (const branch of heads.keys()) if (branch !== 'main') plus.set(branch, await cherryPlus(root, 'main', branch));
     const pairs = [...plus.keys()].map((branch) => ({ branch, target: 'main' }));
@@ -233,7 +233,8 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
 
     const outcomes = await driver.tidy();
 
-    const after = { heads: await branchHeads(root), worktrees: await worktrees(root), all: new Set((await git(root, 'rev-list', '--all')).split('\n')), refs: await allRefs(root) };
+    const afterRefs = await allRefs(root);
+    const after = { heads: branchHeads(afterRefs), worktrees: await worktrees(root), all: new Set((await git(root, 'rev-list', '--all')).split('\n')), refs: afterRefs };
     // (a) every commit that existed is still there, in the repository and in every nested one.
     for (const [dir, list] of commits) {
       if (!existsSync(dir)) throw new Error(`the repository at ${dir}, nested in a place, went`);

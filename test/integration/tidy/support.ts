@@ -53,9 +53,8 @@ export function gitInput(cwd: string, input: string, ...args: string[]): Promise
   });
 }
 
-/** Every local branch (by its name under refs/heads/, never git's shortened name) and its head. */
-export async function branchHeads(root: string): Promise<Map<string, string>> {
-  const refs = await allRefs(root);
+/** Every local branch among `refs` (by its name under refs/heads/, never git's shortened name) and its head. */
+export function branchHeads(refs: Map<string, string>): Map<string, string> {
   return new Map([...refs].filter(([ref]) => ref.startsWith('refs/heads/')).map(([ref, head]) => [ref.slice('refs/heads/'.length), head]));
 }
 
