@@ -112,15 +112,23 @@ describe('tidy over random histories', () => {
   }, 600_000);
 });
 
-/** What a kept place's reason names for each edge that keeps it. */
-const NAMED: Partial<Record<Edge, string>> = {
-  'nested-ignored': 'repository of its own',
-  nested: 'repository of its own',
-  submodule: 'submodule',
-  'submodule-pushed': 'submodule',
-  stash: 'stash',
-  'link-place': 'symlink',
-};
+/** What the reason of place `i`, kept by `edge`, names: the very repository, submodule, stash or link. */
+function namedBy(edge: Edge, i: number): string {
+  switch (edge) {
+    case 'nested-ignored':
+      return `repository of its own (p${i}/out.log/tool)`;
+    case 'nested':
+      return `repository of its own (p${i}/tool/tool)`;
+    case 'submodule':
+      return `submodule p${i}/lib holds 1 commit its remotes lack`;
+    case 'submodule-pushed':
+      return `holds the submodule p${i}/lib`;
+    case 'stash':
+      return `On fix/p${i}: half done p${i}`;
+    default:
+      return `${join('places', `fix--p${i}`)} is a symlink`;
+  }
+}
 
 function historySeed(seed: number, index: number): number {
   return (seed ^ Math.imul(index + 1, 0x9e3779b1)) >>> 0;
@@ -159,12 +167,14 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
     }
     for (const [j, kind] of plan.mainAfter.entries()) await mainCommit(root, 10 + j, kind, tag);
     // Folder edges and stashes, made while every place is clean (before the worktree states).
-    const nested: string[] = [];
+    // Each nested repository's commits are read now, with its git folder (a submodule's lives in the
+    // place's admin folder, and a link made later moves the folder from its relative .git pointer).
+    const nested: Array<{ folder: string; gitDir: string; commits: string[] }> = [];
     const made = plan.places.map(() => false);
     for (const [i, place] of plan.places.entries()) {
       if (place.edge === 'none' || NO_FOLDER.has(place.state) || (place.edge === 'stash' && place.state === 'other-branch')) continue;
       const folders = await leaveFolderEdge(records[i].path, i, place.edge, tag);
-      nested.push(...folders);
+      for (const folder of folders) nested.push({ folder, gitDir: await git(folder, 'rev-parse', '--absolute-git-dir'), commits: await everyCommit(folder) });
       made[i] = folders.length > 0 || place.edge === 'stash';
     }
     const hand: string[] = [];
@@ -198,9 +208,8 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
     // Facts before tidying: every ref, every commit (here and in each nested repository), every
     // branch's head, and the commits whose patch main lacks.
     const refs = await allRefs(root);
-    const commits = new Map<string, string[]>();
-    for (const dir of [root, ...nested]) commits.set(dir, await everyCommit(dir));
-    const heads = await branchHeads(root);
+    const commits = await everyCommit(root);
+    const heads = branchHeads(refs);
     const plus = new Map<string, string[]>();
     for (const branch of heads.keys()) if (branch !== 'main') plus.set(branch, await cherryPlus(root, 'main', branch));
     const pairs = [...plus.keys()].map((branch) => ({ branch, target: 'main' }));
@@ -218,19 +227,20 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       if (!over) return { action: 'skipped', missing };
       if (BLOCKING.has(place.state)) return { action: 'kept', missing };
       if (placesLinked) return { action: 'kept', missing, named: 'symlink' };
-      if (made[i] && KEEPING.has(place.edge)) return { action: 'kept', missing, named: NAMED[place.edge] };
+      if (made[i] && KEEPING.has(place.edge)) return { action: 'kept', missing, named: namedBy(place.edge, i) };
       // A branch checked out in a worktree (one made by hand elsewhere) is never deleted.
       return { action: 'removed', branchDeleted: missing === 0 && place.state !== 'moved', missing };
     });
 
     const outcomes = await driver.tidy();
 
-    const after = { heads: await branchHeads(root), worktrees: await worktrees(root), all: new Set((await git(root, 'rev-list', '--all')).split('\n')), refs: await allRefs(root) };
+    const afterRefs = await allRefs(root);
+    const after = { heads: branchHeads(afterRefs), worktrees: await worktrees(root), all: new Set((await git(root, 'rev-list', '--all')).split('\n')), refs: afterRefs };
     // (a) every commit that existed is still there, in the repository and in every nested one.
-    for (const [dir, list] of commits) {
-      if (!existsSync(dir)) throw new Error(`the repository at ${dir}, nested in a place, went`);
-      const lost = await missingCommits(dir, list);
-      if (lost.length) throw new Error(`${lost.length} commits of ${dir} are gone: ${lost.slice(0, 3).join(', ')}`);
+    for (const { folder, gitDir, commits: list } of [{ folder: root, gitDir: join(root, '.git'), commits }, ...nested]) {
+      if (!existsSync(folder) || !existsSync(gitDir)) throw new Error(`the repository at ${folder} (git folder ${gitDir}) went`);
+      const lost = await missingCommits(root, list, gitDir);
+      if (lost.length) throw new Error(`${lost.length} commits of ${folder} are gone: ${lost.slice(0, 3).join(', ')}`);
     }
     // No ref moved or went but the branch of a place whose branch tidy may delete.
     for (const [ref, head] of refs) {

@@ -53,9 +53,8 @@ export function gitInput(cwd: string, input: string, ...args: string[]): Promise
   });
 }
 
-/** Every local branch (by its name under refs/heads/, never git's shortened name) and its head. */
-export async function branchHeads(root: string): Promise<Map<string, string>> {
-  const refs = await allRefs(root);
+/** Every local branch among `refs` (by its name under refs/heads/, never git's shortened name) and its head. */
+export function branchHeads(refs: Map<string, string>): Map<string, string> {
   return new Map([...refs].filter(([ref]) => ref.startsWith('refs/heads/')).map(([ref, head]) => [ref.slice('refs/heads/'.length), head]));
 }
 
@@ -70,10 +69,11 @@ export async function everyCommit(dir: string): Promise<string[]> {
   return (await git(dir, 'rev-list', '--all', '--reflog')).split('\n').filter(Boolean);
 }
 
-/** The commits of `commits` whose object the repository at `dir` no longer has (`git cat-file -e`, batched). */
-export async function missingCommits(dir: string, commits: string[]): Promise<string[]> {
+/** The commits of `commits` whose object the repository at `dir` (or the git folder `gitDir`) no longer has (`git cat-file -e`, batched). */
+export async function missingCommits(dir: string, commits: string[], gitDir?: string): Promise<string[]> {
   if (commits.length === 0) return [];
-  const out = await gitInput(dir, commits.join('\n') + '\n', 'cat-file', '--batch-check=%(objectname) %(objecttype)');
+  const at = gitDir ? [`--git-dir=${gitDir}`] : [];
+  const out = await gitInput(dir, commits.join('\n') + '\n', ...at, 'cat-file', '--batch-check=%(objectname) %(objecttype)');
   return out.split('\n').filter((line) => line && !line.endsWith(' commit')).map((line) => line.split(' ')[0]);
 }
 
