@@ -12,6 +12,7 @@ import { classifyScreen, draftText } from './screen.js';
 import { preseed } from './preseed.js';
 import { printedCommand } from '../printed.js';
 import { claudeCodePatterns } from './patterns.js';
+import { asRecorded } from './records.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
 export interface ClaudeCodeOptions {
@@ -60,7 +61,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         ...(stage.appendSystemPrompt ? ['--append-system-prompt', stage.appendSystemPrompt] : []),
         ...(options.args ?? []),
         // On the printed host the command carries the prompt: `claude "<prompt>"` submits it at start.
-        ...(host.key === 'printed' ? [request.prompt] : []),
+        ...(host.key === 'printed' ? [asRecorded(request.prompt, claudeCodePatterns)] : []),
       ];
       const opened = await host.open({ title: `${request.place.id}:${stage.name}`, cwd: request.place.path, argv, env });
       return {
@@ -98,8 +99,11 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       }
     },
 
-    async send(handle, text) {
+    async send(handle, raw) {
       const host = requireHost(hostOf(handle), handle);
+      // A TAB typed is a key to Claude Code and a TAB pasted becomes spaces: send those spaces, so
+      // what the transcript holds is what was sent (findPrompt looks for the same).
+      const text = asRecorded(raw, claudeCodePatterns);
       await host.type(handle.pane!, text);
       // Let the TUI take a paste in before Enter submits it.
       await sleep(text.includes('\n') || text.length > 200 ? 300 : 80);
@@ -111,7 +115,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const screen = await host.capture(handle.pane!);
       const draft = screen === undefined ? '' : draftText(screen);
       if (draft === '') return driver.send(handle, text);
-      if (sameText(draft, text)) return host.keys(handle.pane!, ['Enter']);
+      if (sameText(draft, asRecorded(text, claudeCodePatterns))) return host.keys(handle.pane!, ['Enter']);
       throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
         fix: 'Clear the input box in its pane, then try again.',
       });

@@ -56,6 +56,11 @@ export interface ClaudeCodePatterns {
     pasteBlock: RegExp;
     /** Queue operations that take a queued prompt back out (edited, dropped): its enqueue no longer counts. */
     queueRevoke: string[];
+    /**
+     * What a TAB in a pasted prompt is recorded as (and sent to the model as). A typed TAB is a key,
+     * not text, so the driver sends this in its place: what is sent is then what is recorded.
+     */
+    tab: string;
   };
 }
 
@@ -101,5 +106,8 @@ export const claudeCodePatterns: ClaudeCodePatterns = {
     commandEcho: /^\s*<command-(?:name|message)>/,
     pasteBlock: /\n{0,2}<pasted_content\b[^>\n]*>\n?([\s\S]*?)\n?<\/pasted_content\b[^>\n]*>\n{0,2}/g,
     queueRevoke: ['remove', 'popAll', 'popOne'],
+    // 2.1.332: four spaces wherever the TAB stands (not to a tab stop); a typed TAB is dropped (it
+    // shows `Use alt+t to toggle thinking`). test/fixtures/claude-2.1.332/transcripts/tabs.jsonl.
+    tab: '    ',
   },
 };

@@ -125,6 +125,14 @@ export function sameText(offer: string, want: string, p: ClaudeCodePatterns): bo
   return squash(unwrapped) === squash(want);
 }
 
+/**
+ * The text as Claude Code records it, which is what the driver sends: each TAB made what the agent
+ * makes of one (patterns `transcript.tab`), so a prompt taken once is found, never sent again.
+ */
+export function asRecorded(text: string, p: ClaudeCodePatterns): string {
+  return text.replace(/\t/g, p.transcript.tab);
+}
+
 /** CRLF to LF, trailing spaces off every line, blank lines off both ends. */
 export function normalize(text: string): string {
   return text

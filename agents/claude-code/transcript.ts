@@ -8,7 +8,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentReading, PromptState } from '../../core/types.js';
 import { claudeCodePatterns, type ClaudeCodePatterns } from './patterns.js';
-import { blocks, kindOf, linesFromEnd, normalize, offered, parse, sameText, type Block, type Kind, type Rec } from './records.js';
+import { asRecorded, blocks, kindOf, linesFromEnd, normalize, offered, parse, sameText, type Block, type Kind, type Rec } from './records.js';
 
 /** A reading of the transcript, with what the driver needs to settle it against the screen. */
 export interface TranscriptReading extends AgentReading {
@@ -40,7 +40,7 @@ const SINCE_SLACK_MS = 60_000;
 
 /**
  * Was `text` taken as a prompt? `taken` once a main-chain user record holds it (typed, pasted, or
- * queued while the agent was busy), at or after `since`; `not-yet` while the transcript lacks it;
+ * queued while the agent was busy; its TABs as the agent records them), at or after `since`; `not-yet` while the transcript lacks it;
  * `unknown` while there is no transcript (Claude Code writes it at the first prompt).
  */
 export async function findPrompt(
@@ -49,7 +49,7 @@ export async function findPrompt(
   since?: string,
   patterns: ClaudeCodePatterns = claudeCodePatterns,
 ): Promise<PromptState> {
-  const want = normalize(text);
+  const want = normalize(asRecorded(text, patterns));
   const from = since === undefined ? NaN : Date.parse(since);
   let revoked = 0;
   try {

@@ -113,8 +113,11 @@ function onEvent(event) {
   lastCtrlC = 0;
   app.note = '';
   if (app.dialog) return agent.dialogKey(event);
-  if (event.type !== 'key') {
-    if (event.type === 'paste' || event.text.length >= script.pasteThreshold) addPaste(event.text);
+  if (event.type === 'paste') {
+    // As 2.1.332: a pasted TAB becomes four spaces wherever it stands; a typed one is the Tab key.
+    addPaste(event.text.replace(/\t/g, '    '));
+  } else if (event.type !== 'key') {
+    if (event.text.length >= script.pasteThreshold) addPaste(event.text);
     else app.draft += event.text;
   } else if (key === 'enter') {
     const text = expandPastes(app.draft);

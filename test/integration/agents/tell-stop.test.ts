@@ -52,7 +52,8 @@ describe('flume tell', () => {
     expect(await agentState(current, 'fix/esc')).toBe('idle');
     const told = await current.flume(['tell', 'fix/esc', 'Answer:\tblue\r\nand green', '--json']);
     expect(told.code, told.stdout).toBe(0);
-    expect(prompts(place.stage.agent.transcriptPath)).toEqual([...before, 'Answer:\tblue\nand green']);
+    // The TAB is sent as the four spaces Claude Code 2.1.332 records for it (test/e2e/tabs.test.ts).
+    expect(prompts(place.stage.agent.transcriptPath)).toEqual([...before, 'Answer:    blue\nand green']);
   });
 
   it('is refused with nothing typed while a question is open, and reaches the agent once it is answered', async () => {
