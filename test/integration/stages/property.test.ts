@@ -79,7 +79,8 @@ describe.concurrent('the supervisor under random steps', { timeout: 240_000 }, (
       };
       const log: string[] = [];
       const launched = Date.now();
-      await Promise.all(Array.from({ length: PLACES }, () => launch()));
+      // One after another, so the panes' ids (and what a seed replays) do not depend on timing.
+      for (let i = 0; i < PLACES; i++) await launch();
       log.push(`launched in ${Date.now() - launched} ms`);
       let watch = t.watch();
       await t.afterPasses(1);
@@ -179,17 +180,16 @@ function pickWeighted(random: () => number, weights: Array<[Step, number]>): Ste
   return weights[weights.length - 1][0];
 }
 
-/** The live panes of the server: id → the pid of its program. */
+/** The panes of the server, live or dead (kept by remain-on-exit): id → the pid of its program. */
 function panes(socket: string): Map<string, number> {
   try {
-    const text = execFileSync('tmux', ['-S', socket, 'list-panes', '-a', '-F', '#{pane_id} #{pane_dead} #{pane_pid}'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const text = execFileSync('tmux', ['-S', socket, 'list-panes', '-a', '-F', '#{pane_id} #{pane_pid}'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     return new Map(
       text
         .split('\n')
         .filter(Boolean)
         .map((line) => line.split(' '))
-        .filter(([, dead]) => dead === '0')
-        .map(([pane, , pid]) => [pane, Number(pid)] as [string, number]),
+        .map(([pane, pid]) => [pane, Number(pid)] as [string, number]),
     );
   } catch {
     return new Map();
@@ -244,6 +244,7 @@ async function violations(t: StageRepo, names: string[], socket: string): Promis
       const before = panesBefore.get(agent.pane);
       const after = panesAfter.get(agent.pane);
       if (before !== undefined && before === after && before !== pid) problems.push(`${claim}, but that pane holds pid ${before}, not its agent's ${pid}`);
+      if (before === undefined && after === undefined) problems.push(`${claim}, but no such pane is there`);
     }
     if (stage?.state === 'delivered' && stage.delivered) {
       const branch = `fix/${place.id.split('/')[1]}`;
