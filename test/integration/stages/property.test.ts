@@ -139,9 +139,13 @@ describe.concurrent('the supervisor under random steps', { timeout: 240_000 }, (
         }
         const acted = Date.now() - stepStart;
         log.push(`${step}. ${kind}${name && kind !== 'launch' ? ` ${id}` : ''}${note ? ` (${note})` : ''}`);
+        // Judged twice: at once, before a pass records what the step did (status alone must not lie
+        // meanwhile), and after the supervisor's next pass.
+        const now = await violations(t, names, socket, log);
+        if (now.length) fail(step, `at once: ${now.join('\n')}`);
         await nextPass(t.state, passNote, 60_000);
-        const problems = await violations(t, names, socket);
-        if (problems.length) fail(step, problems.join('\n'));
+        const later = await violations(t, names, socket, log);
+        if (later.length) fail(step, `after a pass: ${later.join('\n')}`);
         log[log.length - 1] += ` [${acted} ms acting, ${Date.now() - stepStart} ms in all]`;
       }
       if (process.env.FLUME_PROPERTY_LOG) console.log(`seed ${seed}:\n${log.join('\n')}`);
@@ -168,6 +172,17 @@ async function nextPass(state: string, before: string, timeoutMs: number): Promi
   while (passNoteOf(state) === before) {
     if (Date.now() > deadline) throw new Error('timed out waiting for a supervisor pass');
     await sleep(50);
+  }
+}
+
+/** True while the process runs; a zombie its parent has not reaped yet has ended. */
+function runningNotZombie(pid: number): boolean {
+  if (!running(pid)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
   }
 }
 
@@ -201,12 +216,12 @@ function panes(socket: string): Map<string, number> {
  * call and a claim is judged only against facts that held on both sides of it (a pid seen gone stays
  * gone; a pane held by the same program before and after held it during), so no race reads as a lie.
  */
-async function violations(t: StageRepo, names: string[], socket: string): Promise<string[]> {
+async function violations(t: StageRepo, names: string[], socket: string, seenLog: string[]): Promise<string[]> {
   const records = new Map(names.map((name) => [name, t.record(`fix--${name}`)]));
   const deadBefore = new Set<number>();
   for (const record of records.values()) {
     const pid = record?.stage?.agent?.pid;
-    if (pid && !running(pid)) deadBefore.add(pid);
+    if (pid && !runningNotZombie(pid)) deadBefore.add(pid);
   }
   const panesBefore = panes(socket);
   const present = names.filter((name) => {
@@ -217,6 +232,7 @@ async function violations(t: StageRepo, names: string[], socket: string): Promis
   const result = await t.flume(['status', '--repo', t.repo, '--json']);
   if (result.code !== 0) return [`status failed: ${result.stdout}${result.stderr}`];
   const places = JSON.parse(result.stdout).places as any[];
+  seenLog.push(places.map((p) => `${p.id} ${p.stage?.name}:${p.stage?.state}/${p.stage?.agent?.state ?? '-'}${p.stage?.agent?.pane ? `@${p.stage.agent.pane}` : ''}`).join(', '));
   const panesAfter = panes(socket);
   const problems: string[] = [];
   const pidOfSession = new Map<string, number>();
