@@ -35,6 +35,9 @@ export const printedHost = definePaneHost({
   async open() {
     return {};
   },
+  async identity() {
+    return undefined;
+  },
   async capture() {
     return undefined;
   },

@@ -22,8 +22,14 @@ export interface PaneHost {
   key: string;
   /** True when this host can open panes here now (tmux found, herdr running, …). */
   available(): Promise<boolean>;
-  /** Opens a pane running the program; returns its id and pid where the host knows them. */
-  open(spec: PaneSpec): Promise<{ pane?: string; pid?: number }>;
+  /**
+   * Opens a pane running the program; returns its id and pid where the host knows them, and the
+   * identity the host gave the pane: a mark no other pane carries, even one that later gets the same
+   * id (tmux numbers panes afresh in a new server), which `identity` reads back.
+   */
+  open(spec: PaneSpec): Promise<{ pane?: string; pid?: number; identity?: string }>;
+  /** The identity the pane at this id carries now; undefined when no pane is there or it carries none. */
+  identity(pane: string): Promise<string | undefined>;
   /** The pane's screen as text (`history`: with what scrolled off, where the host keeps it), or undefined when the host cannot read screens. */
   capture(pane: string, options?: { history?: boolean }): Promise<string | undefined>;
   /** Types literal text into the pane; no key is interpreted and nothing is submitted. */
@@ -67,6 +73,27 @@ export interface AgentDriver {
   stop(handle: AgentHandle, options?: { hangUp?: boolean }): Promise<void>;
   /** Files and folders whose change may change a reading, for the supervisor to watch. */
   watchPaths(handle: AgentHandle): string[];
+}
+
+/**
+ * True when the handle's pane is the one its agent was opened in: the pane at its id carries the
+ * identity the host gave it at open. A handle from a host that gave none is checked by its pid (the
+ * program flume started there must still run). A pane that is not the handle's is never read, typed
+ * into or closed for it: the handle's agent reads as gone.
+ */
+export async function ownsPane(host: PaneHost, handle: AgentHandle): Promise<boolean> {
+  if (!handle.pane) return false;
+  if (handle.paneIdentity !== undefined) return (await host.identity(handle.pane).catch(() => undefined)) === handle.paneIdentity;
+  return handle.pid === undefined || pidRunning(handle.pid);
+}
+
+function pidRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** A typed identity for writing an agent driver. */

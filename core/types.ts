@@ -27,6 +27,11 @@ export interface AgentHandle {
   host: string;
   /** The pane on that host, when there is one. */
   pane?: string;
+  /**
+   * The identity the host gave the pane at open (tmux: a pane option `@flume-pane`). A pane at the
+   * same id without it belongs to another agent (core/agent.ts ownsPane).
+   */
+  paneIdentity?: string;
   /** The agent's process id, when known. */
   pid?: number;
   /** The transcript's path, once found. */
@@ -57,6 +62,8 @@ export interface AgentReading {
   lastActivity?: string;
   /** True when its last turn ended (the agent is waiting for input). */
   turnEnded?: boolean;
+  /** True when the handle's pane is no longer its own (closed, or its id now another agent's): status names no pane. */
+  paneGone?: boolean;
 }
 
 /** The stage's prompt delivery, as status reports it. */

@@ -5,7 +5,7 @@
  */
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
@@ -70,6 +70,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         host: host.key,
         ...(opened.pane ? { pane: opened.pane } : {}),
         ...(opened.pid ? { pid: opened.pid } : {}),
+        ...(opened.identity ? { paneIdentity: opened.identity } : {}),
         transcriptPath: transcriptPath(configDir, request.place.path, sessionId),
         command: host.key === 'printed' ? printedCommand(env, argv, { unset: CHILD_VARIABLES }) : argv,
         cwd: request.place.path,
@@ -83,7 +84,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       if (!host || !handle.pane) return 'slow';
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        if (!(await host.alive(handle.pane))) return 'exited';
+        if (!(await ownsPane(host, handle)) || !(await host.alive(handle.pane))) return 'exited';
         const screen = await host.capture(handle.pane);
         // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
         if (screen !== undefined && classifyScreen(screen) === 'trust') return 'slow';
@@ -100,22 +101,23 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     },
 
     async send(handle, raw) {
-      const host = requireHost(hostOf(handle), handle);
+      const host = await requireHost(hostOf(handle), handle);
       // A TAB typed is a key to Claude Code and a TAB pasted becomes spaces: send those spaces, so
       // what the transcript holds is what was sent (findPrompt looks for the same).
       const text = asRecorded(raw, claudeCodePatterns);
       await host.type(handle.pane!, text);
       // Let the TUI take a paste in before Enter submits it.
       await sleep(text.includes('\n') || text.length > 200 ? 300 : 80);
+      await requireHost(host, handle);
       await host.keys(handle.pane!, ['Enter']);
     },
 
     async resend(handle, text) {
-      const host = requireHost(hostOf(handle), handle);
+      const host = await requireHost(hostOf(handle), handle);
       const screen = await host.capture(handle.pane!);
       const draft = screen === undefined ? '' : draftText(screen);
       if (draft === '') return driver.send(handle, text);
-      if (sameText(draft, asRecorded(text, claudeCodePatterns))) return host.keys(handle.pane!, ['Enter']);
+      if (sameText(draft, asRecorded(text, claudeCodePatterns))) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
       throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
         fix: 'Clear the input box in its pane, then try again.',
       });
@@ -132,14 +134,14 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     async hasDraft(handle) {
       const host = hostOf(handle);
-      const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
+      const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
       return screen !== undefined && draftText(screen) !== '';
     },
 
     async stop(handle, stopOptions = {}) {
       const host = hostOf(handle);
-      // A live pane whose program is not this agent's belongs to another agent: leave it be.
-      if (host && handle.pane && !(await paneIsOurs(host, handle))) return;
+      // A pane that is not this agent's belongs to another agent (or to nobody): leave it be.
+      if (host && handle.pane && !(await ownsPane(host, handle))) return;
       if (host && handle.pane) {
         // hangUp: the stage delivered, nothing of the agent's turn is wanted; closing the pane ends it.
         if (!stopOptions.hangUp && (await host.alive(handle.pane))) {
@@ -179,12 +181,13 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 /** Reads an agent: exited when its process is gone; asking when a dialog is open by any reading. */
 async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: string | undefined, configDir: string): Promise<AgentReading> {
   const session = await sessionState(configDir, handle.sessionId);
-  // The handle's pid first: a pane id tmux gave a later agent must not read as this one alive.
-  const alive = host && handle.pane ? (handle.pid === undefined || running(handle.pid)) && (await host.alive(handle.pane)) : Boolean(session && running(session.pid));
+  // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
+  const own = host && handle.pane ? await ownsPane(host, handle) : false;
+  const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && running(session.pid));
   const transcript = path ? await readState(path) : undefined;
   if (!alive) {
     if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
-    return { state: 'exited', ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
+    return { state: 'exited', ...(handle.pane && !own ? { paneGone: true } : {}), ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
   }
   const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
   const view = screen === undefined ? 'unknown' : classifyScreen(screen);
@@ -205,16 +208,6 @@ async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: 
     return { ...transcript, state: 'idle', turnEnded: true, needs: transcript.needs ?? transcript.lastText };
   }
   return transcript;
-}
-
-/**
- * False when the pane runs a program but not this agent's: tmux numbers panes afresh once its server
- * has ended with its last pane, so a later agent's pane can carry an old handle's id. The handle's
- * pid is the program flume started in the pane; once it is gone, the agent is.
- */
-async function paneIsOurs(host: PaneHost, handle: AgentHandle): Promise<boolean> {
-  if (handle.pid === undefined || running(handle.pid)) return true;
-  return !(await host.alive(handle.pane!));
 }
 
 /**
@@ -262,8 +255,15 @@ function sameText(draft: string, text: string): boolean {
   return squash(draft) === squash(text) || (text.length > 200 && squash(text).startsWith(squash(draft).slice(0, 100)));
 }
 
-function requireHost(host: PaneHost | undefined, handle: AgentHandle): PaneHost {
-  if (host && handle.pane) return host;
+/** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
+async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
+  if (host && handle.pane) {
+    if (await ownsPane(host, handle)) return host;
+    throw new FlumeError('AGENT_NOT_UP', `The pane ${handle.pane} no longer holds the agent of session ${handle.sessionId}; nothing was typed.`, {
+      fix: 'Start the stage again with flume retry.',
+      details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
+    });
+  }
   throw new FlumeError('AGENT_NOT_UP', `The agent of session ${handle.sessionId} runs where flume cannot type (${handle.host}).`, {
     fix: 'Type into it where it runs; flume reads its transcript all the same.',
   });

@@ -11,6 +11,9 @@
  *   caller passes TERM.
  * - `remain-on-exit` is on, so a crashed agent's last screen can still be captured; `alive` reads
  *   `#{pane_dead}` and the pane's pid, so such a pane is not alive.
+ * - Each pane is marked at open with a pane option `@flume-pane <uuid>`, its identity: tmux numbers
+ *   panes afresh in a new server, so after a restart another agent's pane can carry an old handle's
+ *   id, but never its mark (core/agent.ts ownsPane).
  * - Text goes as literal keys (`send-keys -l`) in bursts of at most 200 characters, 100 ms apart,
  *   which an agent takes as typing. Text holding a newline or any other control character goes as
  *   one bracketed paste instead (`load-buffer` from stdin, `paste-buffer -p -d`): inside a paste a
@@ -45,6 +48,8 @@ export const TMUX_BURST_CHARS = 200;
 export const TMUX_BURST_GAP_MS = 100;
 /** The pause between two named keys, so each reaches the program in a read of its own. */
 export const TMUX_KEY_GAP_MS = 40;
+/** The pane option holding the identity flume gave the pane at open. */
+const PANE_MARK = '@flume-pane';
 /** An environment script older than this was left by a flume that died while opening a pane. */
 const STALE_SCRIPT_MS = 60_000;
 
@@ -114,6 +119,13 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
         throw error;
       }
       const [pane, pid] = result.stdout.trim().split(' ');
+      const identity = randomUUID();
+      const marked = await tmux([['set-option', '-p', '-t', pane, PANE_MARK, identity]]);
+      if (marked.exitCode !== 0) {
+        await tmux([['kill-pane', '-t', pane]]);
+        await rm(script, { force: true });
+        await check(marked, `mark pane ${pane}`);
+      }
       // The script deletes itself as the pane's shell starts: once it is gone, no copy of the
       // environment is left on disk. A pane whose program died first leaves its screen to read, as
       // any dead pane; one that never gets that far is closed.
@@ -131,7 +143,11 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
         }
         await sleep(20);
       }
-      return { pane, pid: Number(pid) };
+      return { pane, pid: Number(pid), identity };
+    },
+    async identity(pane) {
+      const result = await tmux([['display-message', '-p', '-t', pane, `#{${PANE_MARK}}`]]);
+      return (result.exitCode === 0 && result.stdout.trim()) || undefined;
     },
     async capture(pane, options = {}) {
       // With history: what scrolled off too, as a dead pane's notice pushes its program's last words up.

@@ -77,7 +77,8 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
       driver: handle.driver,
       host: handle.host,
       sessionId: handle.sessionId,
-      ...(handle.pane ? { pane: handle.pane } : {}),
+      // A pane whose id now holds another agent (tmux numbers panes afresh in a new server) is not named.
+      ...(handle.pane && !agent?.paneGone ? { pane: handle.pane } : {}),
       state: agent?.state ?? 'unknown',
       ...(handle.transcriptPath ? { transcript: handle.transcriptPath } : {}),
       ...(handle.host === 'printed' && handle.command ? { command: handle.command } : {}),

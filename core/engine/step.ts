@@ -9,7 +9,7 @@ import { crashPoint } from '../crash.js';
 import { FlumeError } from '../errors.js';
 import { toMs } from '../duration.js';
 import { deliverableOf, driverOf, type Repository } from '../context.js';
-import type { AgentDriver } from '../agent.js';
+import { ownsPane, type AgentDriver } from '../agent.js';
 import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import type { AgentHandle, KindDef, PlaceRecord, StageDef } from '../types.js';
 import type { Flume } from '../plugin.js';
@@ -233,8 +233,10 @@ export async function startStage(
  */
 async function exitedAtStart(flume: Flume, handle: AgentHandle): Promise<string> {
   const host = flume.hosts.get(handle.host);
-  const screen = host && handle.pane ? await host.capture(handle.pane, { history: true }).catch(() => undefined) : undefined;
-  if (host && handle.pane) await host.close(handle.pane).catch(() => undefined);
+  // A pane that is no longer the handle's is another agent's: neither read nor closed for this one.
+  const own = host ? await ownsPane(host, handle) : false;
+  const screen = host && own ? await host.capture(handle.pane!, { history: true }).catch(() => undefined) : undefined;
+  if (host && own) await host.close(handle.pane!).catch(() => undefined);
   const last = (screen ?? '').split('\n').map((line) => line.trim()).filter((line) => line && !/^Pane is dead/.test(line)).slice(-3).join(' / ');
   return `its agent's program ${handle.command?.[0] ?? handle.driver} exited before it took input${last ? `; its last words: ${last}` : ''}`;
 }

@@ -12,7 +12,7 @@
  * - `alive` reads `pane process-info`: the pane's root pid (the program, after `exec`) is running.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -109,7 +109,12 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
         await sleep(25);
       }
       const pid = await rootPid(pane);
-      return { pane, ...(typeof pid === 'number' ? { pid } : {}) };
+      return { pane, ...(typeof pid === 'number' ? { pid, identity: identityOf(pid) } : {}) };
+    },
+    async identity(pane) {
+      // herdr keeps no mark of flume's on a pane: the pane's root process (the agent, after exec) is its identity.
+      const pid = await rootPid(pane);
+      return typeof pid === 'number' ? identityOf(pid) : undefined;
     },
     async capture(pane) {
       const reply = await herdr(['pane', 'read', pane, '--source', 'visible']);
@@ -159,4 +164,14 @@ export function splitBursts(text: string, size: number): string[] {
   const bursts: string[] = [];
   for (let i = 0; i < chars.length; i += size) bursts.push(chars.slice(i, i + size).join(''));
   return bursts;
+}
+
+/** A herdr pane's identity: its root pid and that process's start time, so a reused pid is not taken for it. */
+function identityOf(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return `${pid}@${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+  } catch {
+    return String(pid);
+  }
 }

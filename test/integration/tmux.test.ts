@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer, splitBursts, tmuxHost } from '../../agents/panes/tmux.js';
 import { isFlumeError } from '../../core/errors.js';
+import { ownsPane } from '../../core/agent.js';
 import { run, which } from '../../core/exec.js';
 import { fakeClaude, readRecords, waitFor } from '../helpers/fake-claude/index.js';
 
@@ -41,9 +42,9 @@ describe.skipIf(!hasTmux)('tmux pane host', () => {
 
   async function start(mode: string, cwd = dir) {
     const out = join(dir, `${mode}-${Math.random().toString(36).slice(2)}`);
-    const { pane, pid } = await host.open({ title: `t ${mode}`, cwd, argv: [process.execPath, program, mode, out], env });
+    const { pane, pid, identity } = await host.open({ title: `t ${mode}`, cwd, argv: [process.execPath, program, mode, out], env });
     if (mode !== 'env') await waitFor(async () => (await host.capture(pane!))?.includes('READY'), `${mode} ready`);
-    return { pane: pane!, pid: pid!, out, input: () => readFileSync(`${out}.in`, 'utf8') };
+    return { pane: pane!, pid: pid!, identity: identity!, out, input: () => readFileSync(`${out}.in`, 'utf8') };
   }
 
   beforeAll(() => {
@@ -139,6 +140,31 @@ describe.skipIf(!hasTmux)('tmux pane host', () => {
       expect(await host.alive(pane)).toBe(false);
       expect(await host.capture(pane)).toBeUndefined();
       await host.close(pane);
+    }
+  });
+
+  it('gives each pane an identity no later pane at the same id carries, even while the first program outlives its server', async () => {
+    const handle = (opened: { pane: string; pid: number; identity: string }) => ({ driver: 'x', sessionId: 's', host: 'tmux', cwd: dir, startedAt: '', pane: opened.pane, pid: opened.pid, paneIdentity: opened.identity });
+    await killTmuxServer(socket);
+    const first = await start('stubborn');
+    expect(first.pane).toBe('%0');
+    expect(await host.identity(first.pane)).toBe(first.identity);
+    expect(await ownsPane(host, handle(first))).toBe(true);
+    // The stubborn program ignores the hang-up: its pid still runs once the server is gone.
+    await killTmuxServer(socket);
+    try {
+      const second = await start('raw');
+      expect(second.pane).toBe(first.pane);
+      expect(() => process.kill(first.pid, 0)).not.toThrow();
+      expect(second.identity).not.toBe(first.identity);
+      expect(await ownsPane(host, handle(first))).toBe(false);
+      expect(await ownsPane(host, handle(second))).toBe(true);
+      // By its pid alone, the old handle would still read as this pane's.
+      expect(await ownsPane(host, { ...handle(first), paneIdentity: undefined })).toBe(true);
+      await host.close(second.pane);
+      expect(await host.identity(second.pane)).toBeUndefined();
+    } finally {
+      process.kill(first.pid, 'SIGKILL');
     }
   });
 
