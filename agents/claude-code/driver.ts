@@ -10,7 +10,8 @@ import { configDir as defaultConfigDir, findTranscript, transcriptPath } from '.
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
 import { preseed } from './preseed.js';
-import { claudeCodePatterns } from './patterns.js';
+import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
+import { programVersion } from './version.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
 export interface ClaudeCodeOptions {
@@ -43,10 +44,15 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     async start(request, host) {
       const env = agentEnvironment(options);
       const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
-      await preseed(configDir, { trust: [request.place.repo, request.place.path], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) });
+      const binary = options.binary ?? 'claude';
+      // The version picks the patterns every later reading of this agent uses; asked once per program.
+      const [version] = await Promise.all([
+        programVersion(binary, env),
+        preseed(configDir, { trust: [request.place.repo, request.place.path], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) }),
+      ]);
       const { stage, sessionId } = request;
       const argv = [
-        options.binary ?? 'claude',
+        binary,
         '--session-id',
         sessionId,
         ...(stage.model ? ['--model', stage.model] : []),
@@ -61,6 +67,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         driver: key,
         sessionId,
         host: host.key,
+        ...(version ? { version } : {}),
         ...(opened.pane ? { pane: opened.pane } : {}),
         ...(opened.pid ? { pid: opened.pid } : {}),
         transcriptPath: transcriptPath(configDir, request.place.path, sessionId),
@@ -74,16 +81,17 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     async waitForInput(handle, timeoutMs) {
       const host = hostOf(handle);
       if (!host || !handle.pane) return 'slow';
+      const patterns = patternsFor(handle.version);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         if (!(await host.alive(handle.pane))) return 'exited';
         const screen = await host.capture(handle.pane);
-        if (screen !== undefined && classifyScreen(screen) === 'input-ready') {
+        if (screen !== undefined && classifyScreen(screen, patterns) === 'input-ready') {
           if (timeoutMs === 0) return 'ready';
           // The box is drawn a moment before keys reach it: look again once it has settled.
-          await sleep(claudeCodePatterns.screen.readySettleMs);
+          await sleep(patterns.screen.readySettleMs);
           const again = await host.capture(handle.pane);
-          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
+          if (again !== undefined && classifyScreen(again, patterns) === 'input-ready') return 'ready';
         }
         if (Date.now() >= deadline) return 'slow';
         await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
@@ -100,10 +108,11 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     async resend(handle, text) {
       const host = requireHost(hostOf(handle), handle);
+      const patterns = patternsFor(handle.version);
       const screen = await host.capture(handle.pane!);
-      const draft = screen === undefined ? '' : draftText(screen);
+      const draft = screen === undefined ? '' : draftText(screen, patterns);
       if (draft === '') return driver.send(handle, text);
-      if (sameText(draft, text)) return host.keys(handle.pane!, ['Enter']);
+      if (sameText(draft, text, patterns)) return host.keys(handle.pane!, ['Enter']);
       throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
         fix: 'Clear the input box in its pane, then try again.',
       });
@@ -111,7 +120,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     async confirm({ handle, text, since }) {
       const path = await transcriptOf(handle);
-      return path ? findPrompt(path, text, since) : 'unknown';
+      return path ? findPrompt(path, text, since, patternsFor(handle.version)) : 'unknown';
     },
 
     async read(handle) {
@@ -121,7 +130,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     async hasDraft(handle) {
       const host = hostOf(handle);
       const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
-      return screen !== undefined && draftText(screen) !== '';
+      return screen !== undefined && draftText(screen, patternsFor(handle.version)) !== '';
     },
 
     async stop(handle, stopOptions = {}) {
@@ -166,16 +175,17 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
 /** Reads an agent: exited when its process is gone; asking when a dialog is open by any reading. */
 async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: string | undefined, configDir: string): Promise<AgentReading> {
+  const patterns = patternsFor(handle.version);
   const session = await sessionState(configDir, handle.sessionId);
   // The handle's pid first: a pane id tmux gave a later agent must not read as this one alive.
   const alive = host && handle.pane ? (handle.pid === undefined || running(handle.pid)) && (await host.alive(handle.pane)) : Boolean(session && running(session.pid));
-  const transcript = path ? await readState(path) : undefined;
+  const transcript = path ? await readState(path, { patterns }) : undefined;
   if (!alive) {
     if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
     return { state: 'exited', ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
   }
   const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
-  const view = screen === undefined ? 'unknown' : classifyScreen(screen);
+  const view = screen === undefined ? 'unknown' : classifyScreen(screen, patterns);
   if (transcript?.state === 'asking' || view === 'question') {
     return { ...transcript, state: 'asking', dialog: 'question', needs: transcript?.needs ?? 'it asks a question (see its pane)' };
   }
@@ -221,9 +231,9 @@ function changedVariables(env: Record<string, string>): string[] {
 }
 
 /** True when a draft on screen is the text flume typed (the screen wraps and trims lines). */
-function sameText(draft: string, text: string): boolean {
+function sameText(draft: string, text: string, patterns: ClaudeCodePatterns): boolean {
   const squash = (value: string) => value.replace(/\s+/g, ' ').trim();
-  if (claudeCodePatterns.screen.pastedDraft.test(draft.trim())) return true;
+  if (patterns.screen.pastedDraft.test(draft.trim())) return true;
   return squash(draft) === squash(text) || (text.length > 200 && squash(text).startsWith(squash(draft).slice(0, 100)));
 }
 

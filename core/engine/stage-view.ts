@@ -27,6 +27,8 @@ export interface StageView {
     driver: string;
     host: string;
     sessionId: string;
+    /** The agent program's version, as it reported it at start. */
+    version?: string;
     pane?: string;
     state: AgentReading['state'] | 'unknown';
     transcript?: string;
@@ -74,6 +76,7 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
       driver: handle.driver,
       host: handle.host,
       sessionId: handle.sessionId,
+      ...(handle.version ? { version: handle.version } : {}),
       ...(handle.pane ? { pane: handle.pane } : {}),
       state: agent?.state ?? 'unknown',
       ...(handle.transcriptPath ? { transcript: handle.transcriptPath } : {}),
