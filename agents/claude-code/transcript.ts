@@ -154,6 +154,8 @@ interface Scan {
   lastActivity?: string;
   /** A turn end (or interrupt) written after the latest reply. */
   ended: boolean;
+  /** When the turn end read before any reply was written (for prompts whose line came late). */
+  endedAt?: number;
   /** Tool results written after the latest reply: the model is answering them. */
   afterResult: boolean;
   /** A manual /compact after the latest reply (idle) or an automatic one (working). */
@@ -189,17 +191,25 @@ function step(scan: Scan, rec: Rec, kind: Kind, t: Patterns): 'go' | 'stop' {
     case 'interrupt':
       if (!before) return 'stop';
       scan.ended = true;
+      scan.endedAt ??= timeOf(rec);
       return 'go';
     case 'compact':
       if (before && !scan.ended) scan.compacted = rec.compactMetadata?.trigger === 'manual' ? 'idle' : 'working';
       return 'stop';
     case 'prompt':
+      // A prompt whose line came after its own turn's end (t.latePrompt) is that turn's: read on to its reply.
+      if (t.latePrompt && before && scan.endedAt !== undefined && timeOf(rec) < scan.endedAt) return 'go';
       // A prompt after the latest reply is a new turn (or, after an interrupt, one cut short).
       if (before && !scan.ended) scan.afterResult = true;
       return 'stop';
     default:
       return 'go';
   }
+}
+
+/** A record's timestamp in ms; NaN when it has none (NaN compares false, so such a record is never late). */
+function timeOf(rec: Rec): number {
+  return typeof rec.timestamp === 'string' ? Date.parse(rec.timestamp) : NaN;
 }
 
 /** Turns what the walk gathered into a reading. */
