@@ -59,9 +59,9 @@ export interface ClaudeCodePatterns {
     /** Queue operations that take a queued prompt back out (edited, dropped): its enqueue no longer counts. */
     queueRevoke: string[];
     /**
-     * The user line of a prompt can be written after its reply and turn end (2.1.300 did so for the
-     * first prompt of a session in 3 of 4 captures): read backwards, a prompt older than a turn end
-     * already read belongs to that turn, not to a new one.
+     * The user line of a prompt can be written after its reply and turn end (2.1.250 and 2.1.300 do
+     * so for a session's first prompt when the reply is quick; 2.1.332 was never seen to): read
+     * backwards, a prompt older than a turn end already read belongs to that turn, not to a new one.
      */
     latePrompt?: boolean;
   };
@@ -131,7 +131,10 @@ export const claudeCodePatternTable: PatternRange[] = [
     from: '2.1.300',
     patterns: { ...claudeCodePatterns, version: '2.1.300', transcript: { ...claudeCodePatterns.transcript, latePrompt: true } },
   },
-  { from: '2.1.250', patterns: { ...claudeCodePatterns, version: '2.1.250' } },
+  {
+    from: '2.1.250',
+    patterns: { ...claudeCodePatterns, version: '2.1.250', transcript: { ...claudeCodePatterns.transcript, latePrompt: true } },
+  },
 ];
 
 /**

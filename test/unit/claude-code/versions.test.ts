@@ -4,7 +4,8 @@
  * test/fixtures/capture-claude.ts), each read with the patterns the driver picks for that version.
  * A version whose screens or records change shows up here as a failing capture, before any e2e run.
  */
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claudeCodePatternTable, parseVersion, patternsFor } from '../../../agents/claude-code/patterns.js';
@@ -141,5 +142,36 @@ describe.each(captured)('what Claude Code %s wrote', (version) => {
     expect(await findPrompt(join(dir, file), 'a prompt nobody typed', undefined, patterns)).toBe('not-yet');
     const end = ENDS[name];
     if (end) expect(await readState(join(dir, file), { patterns })).toMatchObject(end.state === 'idle' ? { ...end, turnEnded: true } : end);
+  });
+});
+
+describe('a prompt whose line came late (2.1.250, 2.1.300)', () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 10, 30, 11, 0, s)).toISOString();
+  const prompt = (s: number, text: string) => ({ type: 'user', uuid: `u${s}`, timestamp: at(s), message: { role: 'user', content: text } });
+  const ask = (s: number) => ({ type: 'assistant', uuid: `a${s}`, timestamp: at(s), message: { id: `m${s}`, content: [{ type: 'tool_use', id: 'toolu_1', name: 'AskUserQuestion', input: { questions: [{ question: 'Which fruit?' }] } }], stop_reason: 'tool_use' } });
+  const say = (s: number, text: string) => ({ type: 'assistant', uuid: `a${s}`, timestamp: at(s), message: { id: `m${s}`, content: [{ type: 'text', text }], stop_reason: 'end_turn' } });
+  const end = (s: number) => ({ type: 'system', subtype: 'turn_duration', uuid: `e${s}`, timestamp: at(s) });
+  const read = async (version: string, lines: object[]) => {
+    const dir = mkdtempSync(join(tmpdir(), 'flume-late-'));
+    try {
+      const path = join(dir, 't.jsonl');
+      writeFileSync(path, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      return await readState(path, { patterns: patternsFor(version) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('belongs to the turn written before it: an open question is still asked', async () => {
+    // As 2.1.250 wrote it in the e2e run: the question's line, then the prompt that led to it.
+    expect(await read('2.1.250', [ask(2), prompt(1, 'Pick a fruit with me.')])).toMatchObject({ state: 'asking', needs: 'Which fruit?' });
+    expect(await read('2.1.300', [say(2, 'Hello.'), end(3), prompt(1, 'Say hello.')])).toMatchObject({ state: 'idle', needs: 'Hello.' });
+    // 2.1.332 was never seen doing it: its row reads the line where it stands.
+    expect(await read('2.1.332', [ask(2), prompt(1, 'Pick a fruit with me.')])).toMatchObject({ state: 'working' });
+  });
+
+  it('is a new turn when it is newer than what came before it', async () => {
+    expect(await read('2.1.250', [say(1, 'Hello.'), end(2), prompt(5, 'And now?')])).toMatchObject({ state: 'working' });
+    expect(await read('2.1.250', [prompt(1, 'First.')])).toMatchObject({ state: 'working' });
   });
 });
