@@ -65,6 +65,10 @@ describe('a prompt flume sends to the real Claude Code', () => {
     // The scripted reply ends the turn; status reads the real agent idle.
     const view = await t.until('fix/short', (p) => p?.stage.agent.state === 'idle' && p, 'the turn to end');
     expect(view.stage).toMatchObject({ delivery: 'taken', agent: { driver: 'claude-code', host: 'tmux', sessionId: place.stage.agent.sessionId, pane: place.stage.agent.pane } });
+    // flume asked the real program its version at start; status names it, in JSON and in text.
+    expect(place.stage.agent.version).toBe(CLAUDE_VERSION);
+    expect(view.stage.agent.version).toBe(CLAUDE_VERSION);
+    expect((await t.flume(['status', '--repo', t.repo])).stdout).toContain(`agent claude-code ${CLAUDE_VERSION} idle in tmux`);
     console.log(`flume-agents: short prompt launched and confirmed in ${launchMs} ms`);
   });
 

@@ -31,11 +31,13 @@ const STATUS_TOOL = 'mcp__plugin_flume_flume__status';
 const LAUNCH_TOOL = 'mcp__plugin_flume_flume__launch';
 
 /**
- * 2.1.250 answers a call to a tool of an MCP server still connecting with an error ("… is still
- * connecting. Call WaitForMcpServers …"), where 2.1.300 and 2.1.332 wait for it: the scripted model
- * then calls the tool again a moment later, as a model told so would.
+ * 2.1.250 answers a call to a tool of an MCP server still connecting with an error ("No such tool
+ * available: … The MCP server … is still connecting. Call WaitForMcpServers …"; on a loaded machine
+ * only "No such tool available"), where 2.1.300 and 2.1.332 wait for it: the scripted model then
+ * calls the tool again a moment later, as a model told so would, at most RETRIES times.
  */
-const STILL_CONNECTING = /is still connecting/;
+const STILL_CONNECTING = /is still connecting|No such tool available: mcp__plugin_flume/;
+const RETRIES = 8;
 
 /** The first call of `tool` in a transcript whose result is no error, with that result. */
 function answeredCall(path: string, tool: string): { call: { id: string; name: string; input: unknown }; result: { tool_use_id: string; content: unknown; is_error?: boolean } } | undefined {
@@ -68,11 +70,12 @@ describe("flume's Claude Code plugin in the real program", () => {
   it("gives an agent flume started its place's status through the MCP status tool", async () => {
     const brief = 'Say where the places stand, then stop.';
     const search = toolUseId();
+    let retried = 0;
     const script = (request: MessagesRequest) => {
       const results = toolResults(request.body);
       // As the real program tells the model: a tool of a server still connecting is loaded with ToolSearch.
       if (results[0]?.toolUseId === search) return toolUse(STATUS_TOOL, { place: 'fix/look' });
-      if (results[0] && STILL_CONNECTING.test(results[0].text)) return toolUse(STATUS_TOOL, { place: 'fix/look' }, { delayMs: 1000 });
+      if (results[0] && STILL_CONNECTING.test(results[0].text) && retried++ < RETRIES) return toolUse(STATUS_TOOL, { place: 'fix/look' }, { delayMs: 1000 });
       if (results.length > 0) return 'The place is in its code stage.';
       if (lastUserText(request.body) !== brief) return 'Nothing to do.';
       return JSON.stringify(request.body).includes(STATUS_TOOL) ? toolUse(STATUS_TOOL, { place: 'fix/look' }) : toolUse('ToolSearch', { query: `select:${STATUS_TOOL}` }, { id: search });
@@ -112,10 +115,11 @@ describe("flume's Claude Code plugin in the real program", () => {
     const brief = 'Fix the typo in README.md';
     let repo = '';
     const search = toolUseId();
+    let retried = 0;
     const script = (request: MessagesRequest) => {
       const results = toolResults(request.body);
       if (results[0]?.toolUseId === search) return toolUse(LAUNCH_TOOL, { brief, repo });
-      if (results[0] && STILL_CONNECTING.test(results[0].text)) return toolUse(LAUNCH_TOOL, { brief, repo }, { delayMs: 1000 });
+      if (results[0] && STILL_CONNECTING.test(results[0].text) && retried++ < RETRIES) return toolUse(LAUNCH_TOOL, { brief, repo }, { delayMs: 1000 });
       if (results.length > 0) return 'Launched fix/fix-the-typo-in-readme-md; follow it with flume status.';
       // The operator's session: the command's text asks for one launch tool call with the brief and the
       // repo (loaded with ToolSearch first when the plugin's MCP server is still connecting).
