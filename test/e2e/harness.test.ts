@@ -130,6 +130,10 @@ async function startAgent(script: Script, options: Partial<ClaudeEnvOptions> = {
   const pane = await startClaudePane(env, repo);
   cleanups.push(() => stopClaudePane(pane));
   await pane.tmux.waitForScreen(isReady, 15_000);
+  // 2.1.250/2.1.300 redraw the footer once more when their tmux hint appears, and on a loaded machine
+  // put back as a draft a prompt submitted during it: ready means ready twice, a second apart.
+  await sleep(1_000);
+  await pane.tmux.waitForScreen(isReady, 15_000);
   return { api, env, pane, repo };
 }
 
