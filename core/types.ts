@@ -25,6 +25,8 @@ export interface AgentHandle {
   sessionId: string;
   /** Where it runs: `tmux`, `herdr`, or `printed` (a command the operator runs). */
   host: string;
+  /** The agent program's version as it reports it (`2.1.332`), when it does; picks the driver's patterns. */
+  version?: string;
   /** The pane on that host, when there is one. */
   pane?: string;
   /**

@@ -11,8 +11,9 @@ import { findPrompt, readState, sessionState } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
 import { preseed } from './preseed.js';
 import { printedCommand } from '../printed.js';
-import { claudeCodePatterns } from './patterns.js';
+import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
 import { asRecorded } from './records.js';
+import { programVersion } from './version.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
 export interface ClaudeCodeOptions {
@@ -48,12 +49,17 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       // the program first (the printed host's command runs in the operator's own shell).
       if (host.key !== 'printed') await requireProgram(options.binary ?? 'claude', env);
       const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
+      const binary = options.binary ?? 'claude';
       // Claude Code's folder trust follows the user's own decision (`flume trust`): never taken for them.
       const trusted = await isRepositoryTrusted(request.place.repo);
-      await preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) });
+      // The version picks the patterns every later reading of this agent uses; asked once per program.
+      const [version] = await Promise.all([
+        programVersion(binary, env),
+        preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) }),
+      ]);
       const { stage, sessionId } = request;
       const argv = [
-        options.binary ?? 'claude',
+        binary,
         '--session-id',
         sessionId,
         ...(stage.model ? ['--model', stage.model] : []),
@@ -61,13 +67,14 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         ...(stage.appendSystemPrompt ? ['--append-system-prompt', stage.appendSystemPrompt] : []),
         ...(options.args ?? []),
         // On the printed host the command carries the prompt: `claude "<prompt>"` submits it at start.
-        ...(host.key === 'printed' ? [asRecorded(request.prompt, claudeCodePatterns)] : []),
+        ...(host.key === 'printed' ? [asRecorded(request.prompt, patternsFor(version))] : []),
       ];
       const opened = await host.open({ title: `${request.place.id}:${stage.name}`, cwd: request.place.path, argv, env });
       return {
         driver: key,
         sessionId,
         host: host.key,
+        ...(version ? { version } : {}),
         ...(opened.pane ? { pane: opened.pane } : {}),
         ...(opened.pid ? { pid: opened.pid } : {}),
         ...(opened.identity ? { paneIdentity: opened.identity } : {}),
@@ -82,18 +89,19 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     async waitForInput(handle, timeoutMs) {
       const host = hostOf(handle);
       if (!host || !handle.pane) return 'slow';
+      const patterns = patternsFor(handle.version);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         if (!(await ownsPane(host, handle)) || !(await host.alive(handle.pane))) return 'exited';
         const screen = await host.capture(handle.pane);
         // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
-        if (screen !== undefined && classifyScreen(screen) === 'trust') return 'slow';
-        if (screen !== undefined && classifyScreen(screen) === 'input-ready') {
+        if (screen !== undefined && classifyScreen(screen, patterns) === 'trust') return 'slow';
+        if (screen !== undefined && classifyScreen(screen, patterns) === 'input-ready') {
           if (timeoutMs === 0) return 'ready';
           // The box is drawn a moment before keys reach it: look again once it has settled.
-          await sleep(claudeCodePatterns.screen.readySettleMs);
+          await sleep(patterns.screen.readySettleMs);
           const again = await host.capture(handle.pane);
-          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
+          if (again !== undefined && classifyScreen(again, patterns) === 'input-ready') return 'ready';
         }
         if (Date.now() >= deadline) return 'slow';
         await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
@@ -104,7 +112,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const host = await requireHost(hostOf(handle), handle);
       // A TAB typed is a key to Claude Code and a TAB pasted becomes spaces: send those spaces, so
       // what the transcript holds is what was sent (findPrompt looks for the same).
-      const text = asRecorded(raw, claudeCodePatterns);
+      const text = asRecorded(raw, patternsFor(handle.version));
       await host.type(handle.pane!, text);
       // Let the TUI take a paste in before Enter submits it.
       await sleep(text.includes('\n') || text.length > 200 ? 300 : 80);
@@ -114,10 +122,11 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     async resend(handle, text) {
       const host = await requireHost(hostOf(handle), handle);
+      const patterns = patternsFor(handle.version);
       const screen = await host.capture(handle.pane!);
-      const draft = screen === undefined ? '' : draftText(screen);
+      const draft = screen === undefined ? '' : draftText(screen, patterns);
       if (draft === '') return driver.send(handle, text);
-      if (sameText(draft, asRecorded(text, claudeCodePatterns))) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
+      if (sameText(draft, asRecorded(text, patterns), patterns)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
       throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
         fix: 'Clear the input box in its pane, then try again.',
       });
@@ -125,7 +134,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     async confirm({ handle, text, since }) {
       const path = await transcriptOf(handle);
-      return path ? findPrompt(path, text, since) : 'unknown';
+      return path ? findPrompt(path, text, since, patternsFor(handle.version)) : 'unknown';
     },
 
     async read(handle) {
@@ -135,7 +144,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     async hasDraft(handle) {
       const host = hostOf(handle);
       const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
-      return screen !== undefined && draftText(screen) !== '';
+      return screen !== undefined && draftText(screen, patternsFor(handle.version)) !== '';
     },
 
     async stop(handle, stopOptions = {}) {
@@ -180,17 +189,18 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
 /** Reads an agent: exited when its process is gone; asking when a dialog is open by any reading. */
 async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: string | undefined, configDir: string): Promise<AgentReading> {
+  const patterns = patternsFor(handle.version);
   const session = await sessionState(configDir, handle.sessionId);
   // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
   const own = host && handle.pane ? await ownsPane(host, handle) : false;
   const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && running(session.pid));
-  const transcript = path ? await readState(path) : undefined;
+  const transcript = path ? await readState(path, { patterns }) : undefined;
   if (!alive) {
     if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
     return { state: 'exited', ...(handle.pane && !own ? { paneGone: true } : {}), ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
   }
   const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
-  const view = screen === undefined ? 'unknown' : classifyScreen(screen);
+  const view = screen === undefined ? 'unknown' : classifyScreen(screen, patterns);
   if (view === 'trust') {
     return { state: 'asking', dialog: 'trust', needs: `Claude Code asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };
   }
@@ -249,9 +259,9 @@ export function agentEnvironment(options: ClaudeCodeOptions, base: NodeJS.Proces
 }
 
 /** True when a draft on screen is the text flume typed (the screen wraps and trims lines). */
-function sameText(draft: string, text: string): boolean {
+function sameText(draft: string, text: string, patterns: ClaudeCodePatterns): boolean {
   const squash = (value: string) => value.replace(/\s+/g, ' ').trim();
-  if (claudeCodePatterns.screen.pastedDraft.test(draft.trim())) return true;
+  if (patterns.screen.pastedDraft.test(draft.trim())) return true;
   return squash(draft) === squash(text) || (text.length > 200 && squash(text).startsWith(squash(draft).slice(0, 100)));
 }
 

@@ -1,8 +1,10 @@
 /**
- * Everything flume recognises in Claude Code's screen and transcript, as data. Claude Code's formats
- * are internal and change between versions: when one changes, this file changes and the readers
- * (screen.ts, transcript.ts) do not. Checked against Claude Code 2.1.332 (its own bundled code and a
- * scripted run), real 2.1.29x screen captures, and real 2.1.38/2.1.39 and 1.0.98 transcripts.
+ * Everything flume recognises in Claude Code's screen and transcript, as data, in a table keyed by
+ * version range. Claude Code's formats are internal and change between versions: when one changes,
+ * this file gets a row and the readers (screen.ts, transcript.ts) do not change. The driver picks
+ * the row by the version the agent's program reports (`claude --version`, once per binary).
+ * Checked against Claude Code 2.1.332, 2.1.300 and 2.1.250 (scripted runs, test/fixtures/claude-<v>/),
+ * 2.1.332's own bundled code, real 2.1.29x screen captures, and real 2.1.38/2.1.39 and 1.0.98 transcripts.
  */
 
 /** The shape of the pattern table, so a test or a plugin can pass its own. */
@@ -61,10 +63,16 @@ export interface ClaudeCodePatterns {
      * not text, so the driver sends this in its place: what is sent is then what is recorded.
      */
     tab: string;
+    /**
+     * The user line of a prompt can be written after its reply and turn end (2.1.250 and 2.1.300 do
+     * so for a session's first prompt when the reply is quick; 2.1.332 was never seen to): read
+     * backwards, a prompt older than a turn end already read belongs to that turn, not to a new one.
+     */
+    latePrompt?: boolean;
   };
 }
 
-/** The patterns for Claude Code 2.1.x. */
+/** The patterns for Claude Code 2.1.332, the newest version checked (and the default for an unknown one). */
 export const claudeCodePatterns: ClaudeCodePatterns = {
   version: '2.1.332',
   screen: {
@@ -111,3 +119,50 @@ export const claudeCodePatterns: ClaudeCodePatterns = {
     tab: '    ',
   },
 };
+
+/** One row of the table: the patterns for versions from `from` up to the next row's `from`. */
+export interface PatternRange {
+  /** The oldest version of the range (inclusive); the oldest row also takes every older version. */
+  from: string;
+  patterns: ClaudeCodePatterns;
+}
+
+/**
+ * The table, newest range first. A row starts at the version it was checked on; a version between
+ * two checked ones takes the older row's patterns (the last one known to precede it). Where a
+ * version's screens and records match the next row's, its row repeats that row's patterns under
+ * its own version, so the table still says it was checked.
+ */
+export const claudeCodePatternTable: PatternRange[] = [
+  { from: '2.1.332', patterns: claudeCodePatterns },
+  {
+    from: '2.1.300',
+    patterns: { ...claudeCodePatterns, version: '2.1.300', transcript: { ...claudeCodePatterns.transcript, latePrompt: true } },
+  },
+  {
+    from: '2.1.250',
+    patterns: { ...claudeCodePatterns, version: '2.1.250', transcript: { ...claudeCodePatterns.transcript, latePrompt: true } },
+  },
+];
+
+/**
+ * The patterns for the version an agent's program reports (`2.1.300`, or `--version`'s whole line
+ * `2.1.300 (Claude Code)`). An unknown or unreadable version gets the newest patterns.
+ */
+export function patternsFor(version: string | undefined, table: PatternRange[] = claudeCodePatternTable): ClaudeCodePatterns {
+  const wanted = parseVersion(version);
+  const newest = table[0]!.patterns;
+  if (!wanted) return newest;
+  for (const row of table) if (compareVersions(wanted, parseVersion(row.from)!) >= 0) return row.patterns;
+  return table[table.length - 1]!.patterns;
+}
+
+/** The leading `major.minor.patch` of a version string, as numbers; undefined when there is none. */
+export function parseVersion(version: string | undefined): [number, number, number] | undefined {
+  const match = /^\s*v?(\d+)\.(\d+)\.(\d+)/.exec(version ?? '');
+  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : undefined;
+}
+
+function compareVersions(a: [number, number, number], b: [number, number, number]): number {
+  return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+}

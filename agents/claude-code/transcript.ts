@@ -107,6 +107,7 @@ export async function readState(path: string, options: ReadStateOptions = {}): P
     if (isMissing(error)) return { state: 'starting' };
     throw error;
   }
+  if (scan.heldPrompt !== undefined) newTurn(scan);
   return settle(scan, t.askTool);
 }
 
@@ -154,6 +155,11 @@ interface Scan {
   lastActivity?: string;
   /** A turn end (or interrupt) written after the latest reply. */
   ended: boolean;
+  /**
+   * A prompt met before any reply, held while t.latePrompt: its line may have come late, after the
+   * records of its own turn. The next record of the turn decides (see step).
+   */
+  heldPrompt?: number;
   /** Tool results written after the latest reply: the model is answering them. */
   afterResult: boolean;
   /** A manual /compact after the latest reply (idle) or an automatic one (working). */
@@ -168,6 +174,13 @@ interface Scan {
 
 /** One record of the backward walk; `stop` once the latest reply is complete. */
 function step(scan: Scan, rec: Rec, kind: Kind, t: Patterns): 'go' | 'stop' {
+  if (scan.heldPrompt !== undefined && kind !== 'skip' && kind !== 'local-output') {
+    // A held prompt older than the turn record written before it was written late: it belongs to
+    // that turn, read on. Otherwise it is what it looked like, a new turn.
+    const late = kind !== 'prompt' && kind !== 'command' && timeOf(rec) > scan.heldPrompt;
+    scan.heldPrompt = undefined;
+    if (!late) return newTurn(scan);
+  }
   const before = scan.replyId === undefined;
   switch (kind) {
     case 'assistant': {
@@ -194,12 +207,25 @@ function step(scan: Scan, rec: Rec, kind: Kind, t: Patterns): 'go' | 'stop' {
       if (before && !scan.ended) scan.compacted = rec.compactMetadata?.trigger === 'manual' ? 'idle' : 'working';
       return 'stop';
     case 'prompt':
-      // A prompt after the latest reply is a new turn (or, after an interrupt, one cut short).
-      if (before && !scan.ended) scan.afterResult = true;
-      return 'stop';
+      if (t.latePrompt && before && !Number.isNaN(timeOf(rec))) {
+        scan.heldPrompt = timeOf(rec);
+        return 'go';
+      }
+      return newTurn(scan);
     default:
       return 'go';
   }
+}
+
+/** A prompt read before any reply: a new turn (or, after an interrupt, one cut short). */
+function newTurn(scan: Scan): 'stop' {
+  if (scan.replyId === undefined && !scan.ended) scan.afterResult = true;
+  return 'stop';
+}
+
+/** A record's timestamp in ms; NaN when it has none (NaN compares false, so such a record is never late). */
+function timeOf(rec: Rec): number {
+  return typeof rec.timestamp === 'string' ? Date.parse(rec.timestamp) : NaN;
 }
 
 /** Turns what the walk gathered into a reading. */

@@ -49,7 +49,7 @@ export function describePlace(p: PlaceStatus): string {
   if (p.stage) {
     const s = p.stage;
     const progress = s.progress ? `, ${s.progress.done} of ${s.progress.total} tasks` : '';
-    const agent = s.agent ? `, agent ${s.agent.driver} ${s.agent.state}${s.agent.pane ? ` in ${s.agent.host} ${s.agent.pane}` : ` (${s.agent.host})`}` : '';
+    const agent = s.agent ? `, agent ${s.agent.driver}${s.agent.version ? ` ${s.agent.version}` : ''} ${s.agent.state}${s.agent.pane ? ` in ${s.agent.host} ${s.agent.pane}` : ` (${s.agent.host})`}` : '';
     lines.push(`  stage ${s.index + 1}/${s.of} ${s.name}: ${s.state} (prompt ${s.delivery}${progress}${agent})`);
     if (s.agent?.command) lines.push(`  run: ${shellLine(s.agent.command)}`);
     if (s.deliverableProblem) lines.push(`  deliverable: ${s.deliverableProblem}`);

@@ -29,6 +29,8 @@ export interface StageView {
     driver: string;
     host: string;
     sessionId: string;
+    /** The agent program's version, as it reported it at start. */
+    version?: string;
     pane?: string;
     state: AgentReading['state'] | 'unknown';
     transcript?: string;
@@ -77,6 +79,7 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
       driver: handle.driver,
       host: handle.host,
       sessionId: handle.sessionId,
+      ...(handle.version ? { version: handle.version } : {}),
       // A pane whose id now holds another agent (tmux numbers panes afresh in a new server) is not named.
       ...(handle.pane && !agent?.paneGone ? { pane: handle.pane } : {}),
       state: agent?.state ?? 'unknown',

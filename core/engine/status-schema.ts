@@ -12,6 +12,7 @@ const agentSchema = {
     driver: { type: 'string', description: 'The agent driver key (claude-code).' },
     host: { type: 'string', description: 'Where it runs: tmux, herdr, or printed.' },
     sessionId: { type: 'string', description: 'The session id; its transcript is named after it.' },
+    version: { type: 'string', description: 'The agent program\'s version as it reported it at start (Claude Code: `2.1.332`).' },
     pane: { type: 'string', description: 'The pane on its host.' },
     state: { enum: ['not-up', 'starting', 'idle', 'working', 'asking', 'exited', 'unknown'], description: 'As the agent\'s own record says.' },
     transcript: { type: 'string', description: 'The transcript file, once found.' },

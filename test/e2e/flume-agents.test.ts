@@ -1,6 +1,6 @@
 /**
  * Issue "Agents", end to end: the flume CLI (`launch --no-watch`, `tell`, `stop`, `status --json`)
- * running the REAL Claude Code 2.1.332 in flume's own tmux server, talking to the scripted Messages
+ * running the REAL Claude Code (2.1.332, and each version the run selects) in flume's own tmux server, talking to the scripted Messages
  * API on 127.0.0.1. Every "taken" here was read by flume from the transcript the real program wrote,
  * and every refusal is checked against what the real program shows and records.
  *
@@ -14,6 +14,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLAUDE_VERSION, PINNED_CLAUDE_VERSION } from '../helpers/claude-env.js';
 import { askUserQuestion, bash, lastUserText, text, toolResults } from '../helpers/messages-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { alive, errorCode, prompts, realRepo, toolUses, transcript, waitFor, type RealRepo, type RealRepoOptions } from './real-repo.js';
@@ -64,6 +65,10 @@ describe('a prompt flume sends to the real Claude Code', () => {
     // The scripted reply ends the turn; status reads the real agent idle.
     const view = await t.until('fix/short', (p) => p?.stage.agent.state === 'idle' && p, 'the turn to end');
     expect(view.stage).toMatchObject({ delivery: 'taken', agent: { driver: 'claude-code', host: 'tmux', sessionId: place.stage.agent.sessionId, pane: place.stage.agent.pane } });
+    // flume asked the real program its version at start; status names it, in JSON and in text.
+    expect(place.stage.agent.version).toBe(CLAUDE_VERSION);
+    expect(view.stage.agent.version).toBe(CLAUDE_VERSION);
+    expect((await t.flume(['status', '--repo', t.repo])).stdout).toContain(`agent claude-code ${CLAUDE_VERSION} idle in tmux`);
     console.log(`flume-agents: short prompt launched and confirmed in ${launchMs} ms`);
   });
 
@@ -76,8 +81,10 @@ describe('a prompt flume sends to the real Claude Code', () => {
     expect(place.stage).toMatchObject({ delivery: 'taken', sends: 1 });
     expect(place.stage.prompt.length).toBeGreaterThan(800);
     const [taken] = prompts(place.stage.agent.transcriptPath);
-    // The real program took it as a paste: the transcript wraps the text in <pasted_content> tags.
-    expect(taken).toMatch(/^\n\n<pasted_content id="[0-9a-f]{4}">\n/);
+    // The real program took it as a paste: 2.1.332 wraps the text in <pasted_content> tags in the
+    // transcript; 2.1.250 and 2.1.300 keep the plain text (test/fixtures/claude-<version>/README.md).
+    if (CLAUDE_VERSION === PINNED_CLAUDE_VERSION) expect(taken).toMatch(/^\n\n<pasted_content id="[0-9a-f]{4}">\n/);
+    else expect(taken).toBe(place.stage.prompt);
     expect(taken).toContain(`${brief}\n\nMake the change the brief asks for`);
     expect(taken).toContain(place.path);
     // What reached the model is the whole prompt, every line in order.

@@ -63,7 +63,10 @@ describe('the real Claude Code against the scripted API', () => {
     const lines = await waitUntil(() => {
       const t = env.readTranscript(pane.sessionId);
       return t.some((l) => l.type === 'system' && l.subtype === 'turn_duration') && t;
-    }, 15_000, 'the end of the turn in the transcript');
+    }, 15_000, 'the end of the turn in the transcript').catch(async (error: Error) => {
+      const types = env.readTranscript(pane.sessionId).map((l) => l.type + (l.subtype ? `:${l.subtype}` : '')).join(' ');
+      throw new Error(`${error.message}; transcript: ${types || '(none)'}; requests: ${api.requests.length}; screen:\n${await pane.tmux.capture()}`);
+    });
 
     const user = lines.find((l) => l.type === 'user' && !l.isMeta);
     expect(user?.message?.content).toBe(prompt);
@@ -126,6 +129,10 @@ async function startAgent(script: Script, options: Partial<ClaudeEnvOptions> = {
   env.trust(repo);
   const pane = await startClaudePane(env, repo);
   cleanups.push(() => stopClaudePane(pane));
+  await pane.tmux.waitForScreen(isReady, 15_000);
+  // 2.1.250/2.1.300 redraw the footer once more when their tmux hint appears, and on a loaded machine
+  // put back as a draft a prompt submitted during it: ready means ready twice, a second apart.
+  await sleep(1_000);
   await pane.tmux.waitForScreen(isReady, 15_000);
   return { api, env, pane, repo };
 }

@@ -1,8 +1,8 @@
 /**
  * A throwaway Claude Code installation for one test: a config dir pre-seeded so no first-run dialog
  * appears, the environment that points the real `claude` at the scripted Messages API and keeps it
- * from calling anywhere else, and the pinned binary. Recipe: /work/shared/facts/claude-code.md and
- * test/fixtures/claude-2.1.332/README.md.
+ * from calling anywhere else, and the binary of the version under test (`FLUME_CLAUDE_VERSION`,
+ * default the pinned one). Recipe: /work/shared/facts/claude-code.md and test/fixtures/claude-<version>/README.md.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,8 +10,34 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-/** The Claude Code version the end-to-end tests are pinned to. */
-export const CLAUDE_VERSION = '2.1.332';
+/** The Claude Code version the project pins (`@anthropic-ai/claude-code` in devDependencies). */
+export const PINNED_CLAUDE_VERSION = '2.1.332';
+
+/**
+ * Every Claude Code version the end-to-end suite runs against: the pinned one, then older ones
+ * installed as npm aliases `claude-code-<version>` (devDependencies). vitest.config.ts makes one
+ * project per selected version; see {@link selectedClaudeVersions}.
+ */
+export const CLAUDE_VERSIONS = [PINNED_CLAUDE_VERSION, '2.1.300', '2.1.250'] as const;
+
+/**
+ * The version this test process runs: `FLUME_CLAUDE_VERSION`, which vitest.config.ts sets per
+ * project, else the pinned one.
+ */
+export const CLAUDE_VERSION: string = process.env.FLUME_CLAUDE_VERSION || PINNED_CLAUDE_VERSION;
+
+/**
+ * The versions a test run selects: `FLUME_CLAUDE_VERSIONS` (`all`, or a comma list of versions from
+ * {@link CLAUDE_VERSIONS}); unset, all of them in CI (`CI=true`) and the pinned one elsewhere.
+ */
+export function selectedClaudeVersions(env: Record<string, string | undefined> = process.env): string[] {
+  const asked = env.FLUME_CLAUDE_VERSIONS?.trim() || (env.CI && env.CI !== 'false' && env.CI !== '0' ? 'all' : PINNED_CLAUDE_VERSION);
+  if (asked === 'all') return [...CLAUDE_VERSIONS];
+  const list = asked.split(',').map((v) => v.trim()).filter(Boolean);
+  const unknown = list.filter((v) => !(CLAUDE_VERSIONS as readonly string[]).includes(v));
+  if (unknown.length > 0) throw new Error(`FLUME_CLAUDE_VERSIONS names ${unknown.join(', ')}; the suite knows ${CLAUDE_VERSIONS.join(', ')} (or all)`);
+  return list;
+}
 
 /** The API key the tests use; Claude Code only checks its shape and that it was approved. */
 export const TEST_API_KEY = 'sk-ant-test-flume-0000000000000000000000000000000000';
@@ -73,7 +99,7 @@ export interface TranscriptLine {
   [key: string]: unknown;
 }
 
-/** `<config>/sessions/<pid>.json` as 2.1.332 writes it (undocumented). */
+/** `<config>/sessions/<pid>.json` as 2.1.2xx–2.1.332 write it (undocumented). */
 export interface SessionState {
   pid: number;
   sessionId: string;
@@ -178,18 +204,36 @@ export function makeClaudeEnv(options: ClaudeEnvOptions): ClaudeEnv {
   return claudeEnv;
 }
 
-let checkedBinary: string | undefined;
+const checkedBinaries = new Map<string, string>();
 
-/** The pinned Claude Code binary from node_modules; throws unless `--version` says {@link CLAUDE_VERSION}. */
-export function claudeBinary(): string {
-  if (checkedBinary) return checkedBinary;
-  const pkg = createRequire(import.meta.url).resolve('@anthropic-ai/claude-code/package.json');
-  const binary = join(dirname(pkg), 'bin', 'claude.exe');
-  const version = execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 20_000 }).trim();
-  if (!version.startsWith(`${CLAUDE_VERSION} `)) {
-    throw new Error(`claude-env: ${binary} is "${version}", the tests are pinned to ${CLAUDE_VERSION}; run npm ci`);
+/**
+ * The npm package that holds a version: the pinned one under its own name, the others under their
+ * alias `claude-code-<version>` (npm nests each alias's platform package, so its binary is its own).
+ */
+export function claudePackage(version: string): string {
+  return version === PINNED_CLAUDE_VERSION ? '@anthropic-ai/claude-code' : `claude-code-${version}`;
+}
+
+/**
+ * A Claude Code binary from node_modules (default: the version under test); throws unless its
+ * `--version` says that version, since a stale install would test the wrong program.
+ */
+export function claudeBinary(version: string = CLAUDE_VERSION): string {
+  const known = checkedBinaries.get(version);
+  if (known) return known;
+  let pkg: string;
+  try {
+    pkg = createRequire(import.meta.url).resolve(`${claudePackage(version)}/package.json`);
+  } catch {
+    throw new Error(`claude-env: Claude Code ${version} is not installed (${claudePackage(version)}); run npm ci`);
   }
-  return (checkedBinary = binary);
+  const binary = join(dirname(pkg), 'bin', 'claude.exe');
+  const reported = execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 20_000 }).trim();
+  if (!reported.startsWith(`${version} `)) {
+    throw new Error(`claude-env: ${binary} is "${reported}", the tests want ${version}; run npm ci`);
+  }
+  checkedBinaries.set(version, binary);
+  return binary;
 }
 
 /**

@@ -133,7 +133,15 @@ export async function submitPrompt(pane: ClaudePane, text: string, { retries = 2
   await sleep(150);
   for (let enters = 1; ; enters++) {
     await pane.tmux.keys('Enter');
-    const taken = await pane.tmux.waitForScreen((screen) => !hasInputBox(screen) || inputBoxText(screen) === '' || inputBoxText(screen) === QUEUED_PLACEHOLDER, 1_500).then(() => true, () => false);
+    const letGo = (screen: string) => !hasInputBox(screen) || inputBoxText(screen) === '' || inputBoxText(screen) === QUEUED_PLACEHOLDER;
+    let taken = await pane.tmux.waitForScreen(letGo, 1_500).then(() => true, () => false);
+    // A box redrawn as Enter arrives (2.1.250/2.1.300 re-render the footer when their tmux hint
+    // appears) can look empty for a moment and then hold the text again: look once more.
+    if (taken) {
+      await sleep(400);
+      const box = inputBoxText(await pane.tmux.capture(pane.target));
+      taken = box === '' || box === QUEUED_PLACEHOLDER || !text.startsWith(box.slice(0, 20));
+    }
     if (taken || enters > retries) return enters;
   }
 }

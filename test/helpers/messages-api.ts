@@ -4,8 +4,11 @@
  * records every request so a test can see the prompt or tool result that came in.
  *
  * Claude Code 2.1.332 sends one kind of request: `POST /v1/messages?beta=true`, streaming, with
- * its tools, once per model turn (see test/fixtures/claude-2.1.332/README.md). Anything else is
- * answered sensibly and recorded in `other`, so a new kind of request shows up in a test.
+ * its tools, once per model turn (see test/fixtures/claude-2.1.332/README.md). Older builds
+ * (2.1.250, 2.1.300) also ask, beside the first turn, for a session title: a request with no tools.
+ * Such side requests are answered with a title and kept in `side`, never taking a scripted reply;
+ * 2.1.250's `HEAD /api/hello` at start is answered 200 and kept in `probes`.
+ * Anything else is answered sensibly and recorded in `other`, so a new kind of request shows up in a test.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -68,6 +71,10 @@ export interface MessagesApi {
   port: number;
   /** Every model turn requested (`POST /v1/messages`), in order. */
   requests: MessagesRequest[];
+  /** Side requests to `/v1/messages` with no tools (a session title), answered without the script. */
+  side: MessagesRequest[];
+  /** Reachability checks the agent makes at start (`HEAD /api/hello` in 2.1.250), answered 200. */
+  probes: string[];
   /** Every other request (count_tokens, unknown paths), so a test can notice new traffic. */
   other: Array<{ method: string; url: string; body: string }>;
   /** How many turns got the fallback reply because the script had run out. */
@@ -99,6 +106,8 @@ export async function startMessagesApi(options: MessagesApiOptions = {}): Promis
     url: '',
     port: 0,
     requests: [],
+    side: [],
+    probes: [],
     other: [],
     unscripted: 0,
     push: (...replies) => void queue.push(...replies),
@@ -128,6 +137,12 @@ export async function startMessagesApi(options: MessagesApiOptions = {}): Promis
   async function handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     const path = (req.url ?? '').split('?')[0];
     options.log?.(`${req.method} ${req.url} ${raw.length}B`);
+    if (req.method === 'HEAD' && path === '/api/hello') {
+      // 2.1.250's reachability check at start: answered, kept apart from unknown traffic.
+      api.probes.push(`${req.method} ${req.url}`);
+      res.writeHead(200).end();
+      return;
+    }
     if (req.method !== 'POST' || path !== '/v1/messages') {
       api.other.push({ method: req.method ?? '', url: req.url ?? '', body: raw });
       if (path === '/v1/messages/count_tokens') return sendJson(res, 200, { input_tokens: Math.ceil(raw.length / 4) });
@@ -135,6 +150,13 @@ export async function startMessagesApi(options: MessagesApiOptions = {}): Promis
     }
     const body = JSON.parse(raw) as MessagesBody;
     const request: MessagesRequest = { url: req.url ?? '', headers: req.headers, body, receivedAt: Date.now() };
+    if (isSideRequest(body)) {
+      api.side.push(request);
+      const reply = text(SIDE_REPLY);
+      if (body.stream) await stream(res, reply, body.model ?? 'claude-test');
+      else sendJson(res, 200, message(reply, body.model ?? 'claude-test', true));
+      return;
+    }
     const index = api.requests.push(request) - 1;
     for (const wake of waiters.splice(0)) wake();
     let next: ReplyLike | undefined = scriptFn ? await scriptFn(request, index) : queue.shift();
@@ -151,6 +173,17 @@ export async function startMessagesApi(options: MessagesApiOptions = {}): Promis
   api.port = (server.address() as AddressInfo).port;
   api.url = `http://127.0.0.1:${api.port}`;
   return api;
+}
+
+/** What a side request (a session title) gets: JSON, as a structured-output title request wants. */
+const SIDE_REPLY = '{"title": "Scripted session"}';
+
+/**
+ * A request the agent makes beside the model turn (a session title in 2.1.250–2.1.300): it has a
+ * system prompt and offers no tools, where every turn of the main conversation offers them.
+ */
+export function isSideRequest(body: MessagesBody): boolean {
+  return body.system !== undefined && (!body.tools || body.tools.length === 0);
 }
 
 /** A reply of one text block. */

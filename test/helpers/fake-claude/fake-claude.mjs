@@ -13,6 +13,11 @@ import { frame } from './screen.mjs';
 import { loadScript } from './script.mjs';
 import { Transcript, VERSION } from './transcript.mjs';
 
+// `claude --version` prints its version and exits, as the real program does (flume asks it at start).
+if (process.argv[2] === '--version' || process.argv[2] === '-v') {
+  process.stdout.write(`${VERSION} (Claude Code)\n`);
+  process.exit(0);
+}
 let options;
 let script;
 try {

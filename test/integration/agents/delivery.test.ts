@@ -35,6 +35,11 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     const status = await current.place('fix/one');
     expect(status.stage).toMatchObject({ name: 'code', index: 0, of: 2, state: 'working', delivery: 'taken' });
     expect(status.stage.agent).toMatchObject({ driver: 'claude-code', state: 'working', sessionId: agent.sessionId, pane: agent.pane });
+    // The version the agent's program reported at start (`claude --version`) is in its record and in status.
+    expect(agent.version).toBe('2.1.332');
+    expect(status.stage.agent.version).toBe('2.1.332');
+    const text = await current.flume(['status', '--repo', current.repo]);
+    expect(text.stdout).toContain('agent claude-code 2.1.332 working in tmux');
   });
 
   it('sends once more when the first sending is dropped, and the second is taken', async () => {
