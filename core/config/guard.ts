@@ -3,7 +3,8 @@
  * that never finishes (or takes flume down) costs that child, not flume. What the child found is kept
  * in the host's `config-probes.json`, by the digest of the config and of every file of the repository
  * it read, so an unchanged config that loaded costs no second process, and one that hung is named at
- * once, not after another wait. A hung config is probed again when it, or its trust, changes.
+ * once, not after another wait. A hung config is probed again when it, or its trust, changes, when
+ * the limit was raised, and two minutes after it was found hung.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -94,8 +95,16 @@ async function probeConfig(root: string, found: FoundConfig): Promise<ProbeRecor
   return { ...base, files, outcome: answer.ok ? 'ok' : 'threw', ...(answer.error ? { error: answer.error } : {}) };
 }
 
+/**
+ * How long a hung outcome stands before the config is probed again: a machine busy for a moment
+ * must not leave a good config named hung for good, and a config that truly hangs costs one wait
+ * in this long, not one per command.
+ */
+const HUNG_HOLDS_MS = 2 * 60_000;
+
 function stillHolds(record: ProbeRecord, found: FoundConfig): boolean {
   if (record.file !== found.file || record.digest !== found.digest) return false;
+  if (record.outcome === 'hung' && (Date.now() - Date.parse(record.at) > HUNG_HOLDS_MS || (record.timeoutMs ?? 0) < configTimeoutMs())) return false;
   return Object.entries(record.files ?? {}).every(([file, digest]) => digestOf(file) === digest);
 }
 

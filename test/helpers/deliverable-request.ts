@@ -8,7 +8,7 @@ import { mkdtemp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { run } from '../../core/exec.js';
-import { addWorktree, excludePath, readObjects, resolveRevision, treeNames, unlandedCounts } from '../../core/git.js';
+import { addWorktree, createBranch, excludePath, readObjects, resolveRevision, treeNames, unlandedCounts } from '../../core/git.js';
 import type { DeliverableRequest } from '../../core/hooks.js';
 import type { PlaceRecord, StageDef } from '../../core/types.js';
 
@@ -59,7 +59,8 @@ export async function makePlace(repo: TestRepo, kind: string, name: string, stag
   const path = join(repo.root, 'places', `${kind}--${name}`);
   const branch = `${kind}/${name}`;
   const base = await repo.git(['rev-parse', 'HEAD']);
-  await addWorktree(repo.root, path, branch, base);
+  await createBranch(repo.root, branch, base, `test: make ${branch}`);
+  await addWorktree(repo.root, path, branch);
   const now = new Date().toISOString();
   return {
     version: 1, id: `${kind}/${name}`, kind, name, repo: repo.root, path, branch, target: 'main', base,

@@ -17,8 +17,8 @@
  * FLUME_TIDY_HISTORY=<i> runs only history i of the seed. The seed is printed on every run.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { unlandedCounts } from '../../../core/git.js';
 import type { PlaceRecord } from '../../../core/types.js';
 import type { TidyOutcome } from '../../../core/engine/tidy.js';
@@ -174,7 +174,13 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
     for (const [i, place] of plan.places.entries()) {
       if (place.edge === 'none' || NO_FOLDER.has(place.state) || (place.edge === 'stash' && place.state === 'other-branch')) continue;
       const folders = await leaveFolderEdge(records[i].path, i, place.edge, tag);
-      for (const folder of folders) nested.push({ folder, gitDir: await git(folder, 'rev-parse', '--absolute-git-dir'), commits: await everyCommit(folder) });
+      for (const folder of folders) {
+        // Its git folder as its `.git` names it, read against the folder's path as written: with
+        // places/ moved elsewhere and linked back, git itself would resolve the relative pointer from
+        // the folder's real path, where nothing is.
+        const gitDir = gitDirOf(folder);
+        nested.push({ folder, gitDir, commits: (await git(root, `--git-dir=${gitDir}`, 'rev-list', '--all', '--reflog')).split('\n').filter(Boolean) });
+      }
       made[i] = folders.length > 0 || place.edge === 'stash';
     }
     const hand: string[] = [];
@@ -341,4 +347,13 @@ async function handWorktree(root: string, path: string, branch: string): Promise
   await git(path, 'add', 'hand.txt');
   await git(path, 'commit', '-q', '-m', `work on ${branch}`);
   return path;
+}
+
+/** The git folder of the repository at `folder`: its `.git` folder, or where its `.git` file points, resolved against `folder` as written. */
+function gitDirOf(folder: string): string {
+  const dotGit = join(folder, '.git');
+  if (!existsSync(dotGit)) return folder; // a bare repository is its own git folder
+  if (!statSync(dotGit).isFile()) return dotGit;
+  const target = readFileSync(dotGit, 'utf8').replace(/^gitdir:\s*/, '').trim();
+  return isAbsolute(target) ? target : resolve(folder, target);
 }
