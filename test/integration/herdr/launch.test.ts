@@ -5,7 +5,7 @@ import { which } from '../../../core/exec.js';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
-import { PROJECT } from '../../helpers/repo.js';
+import { PROJECT, trustMade } from '../../helpers/repo.js';
 
 let repo: AgentRepo | undefined;
 let herdr: FakeHerdr | undefined;
@@ -72,6 +72,8 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
 
   it("launches from the plugin's launch popup, in the focused pane's repository, named from the brief", async () => {
     const { repo, herdr } = setUp(true, { onPrompt: [{ actions: [{ say: 'Done.' }] }] });
+    // The popup runs flume itself (spawnSync holds this process): the repository is trusted first.
+    await trustMade(repo.state);
     const popup = await bin(['popup', 'launch'], { focused_pane_cwd: repo.repo }, '\nMend the fence: posts 3 & 4\nthen paint it\n\n\n');
     expect(popup.status, popup.stdout + popup.stderr).toBe(0);
     const place = await repo.place('fix/mend-the-fence-posts-3-4');

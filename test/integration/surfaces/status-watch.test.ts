@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
@@ -20,10 +21,19 @@ afterEach(async () => {
 
 describe('flume status --watch', () => {
   it('redraws in a real terminal when a stage changes', async () => {
+    // The agent commits only once the test has seen the first view (a gate file), so a slow start of
+    // the view on a loaded machine cannot miss the code stage.
+    const gate = join(tempDir('flume-gate-'), 'commit');
     current = agentRepo({
       onPrompt: [
         { match: 'Submit the branch', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
-        { actions: [{ say: 'Fixing.' }, { sleepMs: 1500 }, { run: ['sh', '-c', 'echo fixed > fix.txt && git add fix.txt && git commit -qm fix'] }, { sleepMs: 60_000 }] },
+        {
+          actions: [
+            { say: 'Fixing.' },
+            { run: ['sh', '-c', `n=0; while [ ! -e "${gate}" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done; echo fixed > fix.txt && git add fix.txt && git commit -qm fix`] },
+            { sleepMs: 60_000 },
+          ],
+        },
       ],
     });
     const launched = await current.flume(['launch', '--kind', 'fix', '--name', 'view', '--brief', 'Fix it.', '--no-watch']);
@@ -37,6 +47,7 @@ describe('flume status --watch', () => {
       return screen.includes('fix/view') ? screen : undefined;
     }, 'the first view');
     expect(before).toMatch(/fix\/view\s+active\s+1\/2 code (working|starting)/);
+    writeFileSync(gate, '');
     // The agent commits; a step of the place (as the supervisor would take) ends the stage and starts the next.
     const { openRepository } = await import('../../../core/context.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');
