@@ -185,27 +185,30 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
 }
 
 /**
- * Starts a step of the place and returns it; it is under way (in `run.steps`) until it ends. Its end
- * wakes a pass, which looks at the place again at once: what the step did may call for more. A step
- * that found the place locked (a launch, retry or tidy holds it) wakes nobody: the holder's release
- * is a file event, and waking at once would only find it locked again, pass after pass.
+ * Starts a step of the place and returns it; it is under way (in `run.steps`) until it ends. The end
+ * of a step that acted wakes a pass, which looks at the place again at once: what the step did may
+ * call for more. A step that did nothing wakes nobody: it read the place afresh under its lock and
+ * found nothing to do, so a pass that read it otherwise (a memo, a moment earlier) would only start
+ * it again, pass after pass. Nor does one that failed: one that fails at once (the place locked by a
+ * launch, retry or tidy; an agent that cannot start) would fail again at once, pass after pass; what
+ * it wrote before failing, and a lock's release, are file events that wake a pass anyway.
  */
 function stepPlace(repository: Repository, record: PlaceRecord, run: Run): Promise<void> {
   const key = join(repository.info.commonDir, keyOf(record));
   const steps = run.steps;
-  let busy = false;
+  let acted = false;
   const step = advance(repository, keyOf(record), { lockTimeoutMs: 0 })
     .then((result) => {
+      acted = result.actions.length > 0;
       for (const done of result.actions) run.log(`${record.id}: ${done.type}${'reason' in done ? ` (${done.reason})` : ''}`);
     })
     .catch((error) => {
-      busy = error instanceof FlumeError && error.code === 'PLACE_BUSY';
-      if (!busy) run.log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
+      if (!(error instanceof FlumeError && error.code === 'PLACE_BUSY')) run.log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
     })
     .finally(() => {
       steps.delete(key);
       run.ended.set(key, ++run.ends);
-      if (!busy) run.poke();
+      if (acted) run.poke();
     });
   steps.set(key, step);
   return step;
