@@ -130,7 +130,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
   const { info } = repository;
   const { log, pollMs, steps } = run;
   const began = run.ends;
-  const settled = (key: string) => !steps.has(join(info.commonDir, key)) && (run.ended.get(join(info.commonDir, key)) ?? -1) < began;
+  const settled = (key: string) => !steps.has(join(info.commonDir, key)) && (run.ended.get(join(info.commonDir, key)) ?? 0) <= began;
   const { records } = await readRecords(info.commonDir);
   paths.add(placesStateDir(info.commonDir));
   paths.add(join(info.commonDir, 'refs', 'heads'));
