@@ -79,6 +79,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const host = hostOf(handle);
       if (!host || !handle.pane) return 'slow';
       const deadline = Date.now() + timeoutMs;
+      let polls: number | undefined;
       for (;;) {
         if (!(await host.alive(handle.pane))) return 'exited';
         const screen = await host.capture(handle.pane);
@@ -90,7 +91,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
           if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
         }
         if (Date.now() >= deadline) return 'slow';
-        await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+        polls = (polls ?? 0) + 1;
+        await sleep(Math.min(Math.min(1000, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
       }
     },
 
