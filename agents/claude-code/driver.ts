@@ -91,6 +91,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
           if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
         }
         if (Date.now() >= deadline) return 'slow';
+        // Polled less often as the wait grows (100 ms up to 1 s): each poll is two tmux processes, and
+        // many slow starts at once would otherwise fill the supervisor with them.
         polls = (polls ?? 0) + 1;
         await sleep(Math.min(Math.min(1000, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
       }
