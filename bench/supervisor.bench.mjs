@@ -1,8 +1,11 @@
 // The supervisor: (1) from a deliverable's commit to the next stage's agent started, with `flume watch`
 // running (limit: median under 1 s); (2) its cost with 50 idle places, each with a live (fake) agent
-// waiting on the operator (limits: under 1% of a core, under 150 MB).
+// waiting on the operator (limits: under 1% of a core, under 150 MB); (3) places move independently:
+// 8 places whose stage starts are slow while 8 others deliver, from each commit to its delivery's
+// record (limits: median under 1 s, p90 under 2 s), side by side with a supervisor whose pass waits
+// for each step (FLUME_AWAIT_STEPS=1, how it worked before).
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FLUME, GIT_ENV, PROJECT, fmt, makeRepo, median, temp } from './lib.mjs';
 
@@ -103,5 +106,93 @@ async function idle() {
   }
 }
 
+function eventsOf(repo, key) {
+  const file = join(repo, '.git', 'flume', 'places', `${key}.events.jsonl`);
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/**
+ * One run of the independence scenario: `count` places deliver (a commit, each at a random moment
+ * the bench picks) while `count` others' stages start slowly (their agents show the input box only
+ * after `slowMs`). Returns, for each delivering place, the ms from the mark written just before its
+ * `git commit` to the `mark-delivered` event in its events.jsonl.
+ */
+async function independentRun(awaitSteps, count, slowMs) {
+  const marks = temp('flume-bench-marks-');
+  const gates = temp('flume-bench-gates-');
+  mkdirSync(gates, { recursive: true });
+  const wait = `while [ ! -e ${gates}/$(basename "$PWD") ]; do sleep 0.05; done`;
+  const mark = `node -e "process.stdout.write(String(Date.now()))" > ${marks}/$(basename "$PWD")`;
+  const setupResult = setup({
+    onPrompt: [
+      { match: 'Make the change', actions: [{ say: 'Working.' }, { run: ['sh', '-c', `${wait}; ${mark} && echo x > x.txt && git add x.txt && git commit -qm work`] }, { sleepMs: 600_000 }] },
+      { actions: [{ sleepMs: 600_000 }] },
+    ],
+  });
+  const { repo, env, configDir } = setupResult;
+  let watcher;
+  try {
+    for (let i = 0; i < count; i++) flume(env, repo, 'launch', '--kind', 'fix', '--name', `d${i}`, '--brief', 'bench', '--no-watch');
+    // Launches cut short once their places were made and readied: the supervisor starts their stages.
+    for (let i = 0; i < count; i++) spawnSync(process.execPath, [FLUME, 'launch', '--kind', 'fix', '--name', `s${i}`, '--brief', 'bench', '--no-watch'], { env: { ...env, FLUME_CRASH_AT: 'launch:readied' }, cwd: repo });
+    // Agents started from now on (the slow places', and the delivering places' next stage) are slow.
+    writeFileSync(join(configDir, 'script.json'), JSON.stringify({ startDelayMs: slowMs, onPrompt: [{ actions: [{ sleepMs: 600_000 }] }] }));
+    watcher = spawn(process.execPath, [FLUME, 'watch', '--poll', '30s', '--linger', '0', '--quiet'], { env: { ...env, ...(awaitSteps ? { FLUME_AWAIT_STEPS: '1' } : {}) }, stdio: 'ignore' });
+    const startDeadline = Date.now() + 60_000;
+    while (![...Array(count).keys()].every((i) => eventsOf(repo, `fix--s${i}`).some((e) => e.event === 'stage-started'))) {
+      if (Date.now() > startDeadline) throw new Error('the slow places never started');
+      await sleep(100);
+    }
+    // The deliveries come at random moments while the slow starts wait (within their first 60%).
+    const order = [...Array(count).keys()].map((i) => ({ i, at: Math.random() * slowMs * 0.6 })).sort((a, b) => a.at - b.at);
+    const opened = Date.now();
+    for (const { i, at } of order) {
+      await sleep(Math.max(0, opened + at - Date.now()));
+      writeFileSync(join(gates, `fix--d${i}`), '');
+    }
+    const delays = [];
+    const deadline = Date.now() + slowMs * 4 + 60_000;
+    for (let i = 0; i < count; i++) {
+      for (;;) {
+        const delivered = eventsOf(repo, `fix--d${i}`).find((e) => e.event === 'mark-delivered');
+        const file = join(marks, `fix--d${i}`);
+        if (delivered && existsSync(file)) {
+          delays.push(Date.parse(delivered.at) - Number(readFileSync(file, 'utf8')));
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`place d${i}'s delivery was never recorded`);
+        await sleep(100);
+      }
+    }
+    return delays;
+  } finally {
+    cleanup(setupResult, watcher);
+  }
+}
+
+async function independent() {
+  const count = Number(process.env.PLACES ?? 8);
+  const slowMs = Number(process.env.SLOW_MS ?? 20_000);
+  const runs = Number(process.env.RUNS ?? 2);
+  const own = [];
+  const awaited = [];
+  // Interleaved, so the machine's drift hits both alike.
+  for (let r = 0; r < runs; r++) {
+    own.push(...(await independentRun(false, count, slowMs)));
+    awaited.push(...(await independentRun(true, count, slowMs)));
+  }
+  const line = (name, d) => `${name}: median ${fmt(median(d))}, p90 ${fmt(percentile(d, 90))}, max ${fmt(Math.max(...d))} (${d.length} deliveries)`;
+  console.log(`commit → its delivery recorded, ${count} places delivering while ${count} start stages slowly (${slowMs} ms to the input box):`);
+  console.log(`  ${line('steps on their own', own)} (limits: median 1000 ms, p90 2000 ms)`);
+  console.log(`  ${line('pass awaits each step', awaited)}`);
+  console.log(`  ratio awaited / own: median ${(median(awaited) / median(own)).toFixed(1)}×, p90 ${(percentile(awaited, 90) / percentile(own, 90)).toFixed(1)}×`);
+}
+
+if (!process.env.ONLY || process.env.ONLY === 'independent') await independent();
 if (!process.env.ONLY || process.env.ONLY === 'latency') await latency();
 if (!process.env.ONLY || process.env.ONLY === 'idle') await idle();

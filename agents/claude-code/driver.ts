@@ -91,6 +91,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       if (!host || !handle.pane) return 'slow';
       const patterns = patternsFor(handle.version);
       const deadline = Date.now() + timeoutMs;
+      let polls: number | undefined;
       for (;;) {
         if (!(await ownsPane(host, handle)) || !(await host.alive(handle.pane))) return 'exited';
         const screen = await host.capture(handle.pane);
@@ -104,7 +105,10 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
           if (again !== undefined && classifyScreen(again, patterns) === 'input-ready') return 'ready';
         }
         if (Date.now() >= deadline) return 'slow';
-        await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+        // Polled less often as the wait grows (100 ms up to 1 s): each poll is two tmux processes, and
+        // many slow starts at once would otherwise fill the supervisor with them.
+        polls = (polls ?? 0) + 1;
+        await sleep(Math.min(Math.min(1000, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
       }
     },
 

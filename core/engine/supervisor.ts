@@ -3,7 +3,9 @@
  * (refs moving, transcripts growing, files appearing in places, records changing) with a slow poll as
  * a fallback. Each pass reads each repository once, decides for every place without a lock, and
  * steps (under the place's lock) only the places that have something to do; then it tidies places
- * whose work is over.
+ * whose work is over. A step runs on its own: a pass starts it and goes on (a stage start can wait a
+ * minute for an agent's input box), so a slow place holds only itself; each place has at most one
+ * step under way, and its end wakes a pass that looks at the place again.
  */
 import { existsSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -12,7 +14,7 @@ import { FlumeError } from '../errors.js';
 import { openRepository, type Repository } from '../context.js';
 import { requireTrust } from '../config/trust.js';
 import type { FlumePlugin } from '../plugin.js';
-import type { KindDef } from '../types.js';
+import type { KindDef, PlaceRecord } from '../types.js';
 import { acquireLock } from '../state/lock.js';
 import { ensureHostStateDir, hostStateDir, knownRepositories } from '../state/host.js';
 import { keyOf, placesStateDir, readRecords } from '../state/store.js';
@@ -66,7 +68,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   options.signal?.addEventListener('abort', poke);
   let emptySince = Date.now();
   let passes = 0;
-  const judged = { count: 0 };
+  const run: Run = { log, pollMs, judged: 0, steps: new Map(), ended: new Map(), ends: 0, poke: () => poke() };
   const opening = new Map<string, Promise<Opened>>();
   // A repository whose opening takes longer than a moment is left to finish on its own; the next pass
   // (woken when it ends) takes it. So a config that hangs stalls no other repository's places.
@@ -108,14 +110,14 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
           continue;
         }
         try {
-          places += await pass(result.entry, paths, log, pollMs, judged);
+          places += await pass(result.entry, paths, run);
         } catch (error) {
           log(`${root}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
       rewatch(watchers, paths, poke);
       // Status reads when the last pass ended; tests wait on passes rather than on the clock.
-      await writePassNote({ pid: process.pid, passes: ++passes, judged: judged.count, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
+      await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
       if (places > 0) emptySince = Date.now();
       else if (lingerMs > 0 && Date.now() - emptySince >= lingerMs) break;
       if (!dirty) await new Promise<void>((done) => {
@@ -130,14 +132,40 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
     }
   } finally {
     for (const watcher of watchers.values()) watcher.close();
+    // Steps under way end before the lock goes: a new supervisor never steps a place beside them.
+    await Promise.allSettled(run.steps.values());
     await lock.release();
   }
 }
 
-/** One pass over a repository: decide for every place from one reading; step those with work. */
-async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: string) => void, pollMs: number, judged: { count: number }): Promise<number> {
+/** What the passes of one supervisor share. */
+interface Run {
+  log: (line: string) => void;
+  pollMs: number;
+  /** How many times tidying judged a place whose work is over. */
+  judged: number;
+  /** The steps under way, by place (its repository's common dir and key): at most one a place. */
+  steps: Map<string, Promise<void>>;
+  /** When each place's last step ended, as a count of step ends (`ends` at that moment). */
+  ended: Map<string, number>;
+  /** How many steps have ended so far. */
+  ends: number;
+  /** Wakes the next pass. */
+  poke: () => void;
+}
+
+/**
+ * One pass over a repository: decide for every place from one reading; start a step for those with
+ * work, without waiting for it. A place whose step is under way is left to it; so is a place whose
+ * step ended after this pass began reading (the reading predates the step's work; the end woke the
+ * next pass, which reads afresh).
+ */
+async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promise<number> {
   const { repository } = entry;
   const { info } = repository;
+  const { log, pollMs, steps } = run;
+  const began = run.ends;
+  const settled = (key: string) => !steps.has(join(info.commonDir, key)) && (run.ended.get(join(info.commonDir, key)) ?? 0) <= began;
   const { records } = await readRecords(info.commonDir);
   paths.add(placesStateDir(info.commonDir));
   paths.add(join(info.commonDir, 'refs', 'heads'));
@@ -157,16 +185,15 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: stri
       if ((record.dropped && record.phase !== 'gone') || (place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0)) {
         over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
       }
-      if (!kind) return;
+      if (!kind || !settled(keyOf(record))) return;
       const facts = await factsOf(entry.memo, repository, reading, place, kind);
       const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
       if (action.type === 'wait') return;
-      try {
-        const result = await advance(repository, keyOf(record), { lockTimeoutMs: 0 });
-        for (const done of result.actions) log(`${record.id}: ${done.type}${'reason' in done ? ` (${done.reason})` : ''}`);
-      } catch (error) {
-        if (!(error instanceof FlumeError && error.code === 'PLACE_BUSY')) log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
-      }
+      // Checked again: deciding awaited, and only one step a place may be under way.
+      if (!settled(keyOf(record))) return;
+      const step = stepPlace(repository, record, run);
+      // For the benchmark's side-by-side figure only: the pass waits for each step, as it once did.
+      if (process.env.FLUME_AWAIT_STEPS === '1') await step;
     }),
   );
   // A place tidying kept is judged again only when what it was judged on changed, or at the slow
@@ -174,10 +201,12 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: stri
   const now = Date.now();
   for (const key of entry.judged.keys()) if (!over.some((o) => o.key === key)) entry.judged.delete(key);
   for (const { key, stamp } of over) {
+    // A place whose step is under way is judged once the step has ended (its end wakes a pass).
+    if (!settled(key)) continue;
     const last = entry.judged.get(key);
     if (last && last.stamp === stamp && now - last.at < pollMs) continue;
     entry.judged.set(key, { stamp, at: now });
-    judged.count++;
+    run.judged++;
     try {
       for (const outcome of await tidy(repository, { only: key })) {
         if (outcome.action === 'removed' || (outcome.action === 'kept' && outcome.reason !== last?.reason)) log(`${outcome.id}: tidy ${outcome.action}${outcome.reason ? `: ${outcome.reason}` : ''}`);
@@ -188,6 +217,36 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, log: (line: stri
     }
   }
   return records.length;
+}
+
+/**
+ * Starts a step of the place and returns it; it is under way (in `run.steps`) until it ends. The end
+ * of a step that acted wakes a pass, which looks at the place again at once: what the step did may
+ * call for more. A step that did nothing wakes nobody: it read the place afresh under its lock and
+ * found nothing to do, so a pass that read it otherwise (a memo, a moment earlier) would only start
+ * it again, pass after pass. Nor does one that failed: one that fails at once (the place locked by a
+ * launch, retry or tidy; an agent that cannot start) would fail again at once, pass after pass; what
+ * it wrote before failing, and a lock's release, are file events that wake a pass anyway.
+ */
+function stepPlace(repository: Repository, record: PlaceRecord, run: Run): Promise<void> {
+  const key = join(repository.info.commonDir, keyOf(record));
+  const steps = run.steps;
+  let acted = false;
+  const step = advance(repository, keyOf(record), { lockTimeoutMs: 0 })
+    .then((result) => {
+      acted = result.actions.length > 0;
+      for (const done of result.actions) run.log(`${record.id}: ${done.type}${'reason' in done ? ` (${done.reason})` : ''}`);
+    })
+    .catch((error) => {
+      if (!(error instanceof FlumeError && error.code === 'PLACE_BUSY')) run.log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
+    })
+    .finally(() => {
+      steps.delete(key);
+      run.ended.set(key, ++run.ends);
+      if (acted) run.poke();
+    });
+  steps.set(key, step);
+  return step;
 }
 
 async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<string, RepositoryEntry>, root: string) {

@@ -215,7 +215,9 @@ describe.concurrent('a change, driven by the supervisor', { timeout: LONG }, () 
       'change/report',
       (p) => {
         if (p?.stage?.name === 'construct' && p.stage.state === 'working') t.open('construct');
-        return p?.stage?.name === 'verify' && p.stage.deliverableProblem ? p : undefined;
+        // Between the agent taking the prompt (and writing its report) and the step recording it taken,
+        // status rightly reads the stage as starting: wait for the reading after that.
+        return p?.stage?.name === 'verify' && p.stage.deliverableProblem && p.stage.state !== 'starting' ? p : undefined;
       },
       'verify to show why its report is no verdict',
       { timeoutMs: 60_000 },

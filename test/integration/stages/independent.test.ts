@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { flume } from '../../helpers/repo.js';
+import { LONG, repoFor, tip } from './helpers.js';
+
+// Places move independently (issue 9 item 6): a stage start that waits on a slow agent holds only
+// its own place, never the supervisor's passes over the others.
+
+describe.concurrent('a slow stage start', { timeout: LONG }, () => {
+  it("holds only its own place: another place's delivery is recorded within a couple of passes", async ({ expect, onTestFinished }) => {
+    // Readying holds a stage start for 100 s once the test has made the file `hold` in the git dir.
+    const ready = { setup: [{ run: ['sh', '-c', 'if [ -e "$(git rev-parse --git-common-dir)/hold" ]; then sleep 100; fi'] }] };
+    const t = repoFor({ onTestFinished }, {}, { limits: { startTimeout: '90s' }, ready });
+    // The quick place's agent commits once the test opens its gate.
+    t.script({ onPrompt: [{ match: 'Make the change', actions: [{ run: [t.commit, 'work.txt', 'go'] }, { say: 'Committed.' }] }, { actions: [{ hang: true }] }] });
+    await t.launch('fix', 'quick', 'Work.');
+    // A launch cut short once its place was made and readied: the supervisor starts its stage.
+    const cut = await flume(['launch', '--kind', 'fix', '--name', 'slow', '--brief', 'Work.', '--no-watch'], { env: { ...t.env, FLUME_CRASH_AT: 'launch:readied' }, cwd: t.repo });
+    expect(cut.code).not.toBe(0);
+    expect(t.record('fix--slow')).toMatchObject({ phase: 'made' });
+    // The slow place's agent shows its input box only after 30 s; it commits once its gate opens.
+    t.script({ startDelayMs: 30_000, onPrompt: [{ match: 'Make the change', actions: [{ run: [t.commit, 'work.txt', 'slow-go'] }, { say: 'Committed.' }] }, { actions: [{ hang: true }] }] });
+    t.watch();
+    await t.until('fix/slow', (p) => p?.stage?.state === 'starting', 'the supervisor to start the slow stage');
+    // The slow place is readied: stages started from now on (the quick place's next) are held in
+    // readying for longer than this test, so that step stays under way to the end.
+    writeFileSync(join(t.repo, '.git', 'hold'), '');
+    await deliveredWithin(t, 'quick', 'go', 3);
+    // All the while the slow agent had no input box: its prompt is not yet sent.
+    const timeline = () => JSON.stringify([...t.events('fix--slow'), ...t.events('fix--quick').map((e) => ({ quick: true, ...e }))].map((e) => [e.at, e.quick ? 'quick' : 'slow', e.event]).sort());
+    expect(t.record('fix--slow').stage, timeline()).toMatchObject({ name: 'code', delivery: 'sending', sends: 0 });
+    // The slow start ends (its prompt taken) while the quick place's next start is under way: the slow
+    // place's own delivery is recorded as promptly.
+    await t.until('fix/slow', (p) => p?.stage?.state === 'working', 'the slow stage to take its prompt', { timeoutMs: 90_000 });
+    expect(t.record('fix--quick').stage).toMatchObject({ name: 'code', delivered: {} });
+    await deliveredWithin(t, 'slow', 'slow-go', 3);
+  });
+});
+
+/** Opens the place's gate, waits for its commit, then for its delivery's record within `most` passes. */
+async function deliveredWithin(t: ReturnType<typeof repoFor>, name: string, gate: string, most: number): Promise<void> {
+  const before = tip(t.repo, `fix/${name}`);
+  t.open(gate);
+  while (tip(t.repo, `fix/${name}`) === before) await sleep(50);
+  // From the commit on: the delivery's record comes within a couple of passes, and passes go on.
+  const passes = t.passes();
+  const deadline = Date.now() + 30_000;
+  const delivered = () => t.events(`fix--${name}`).some((e) => e.event === 'mark-delivered');
+  while (!delivered() && t.passes() <= passes + most && Date.now() < deadline) await sleep(50);
+  expect(delivered(), `${name}: passes since the commit: ${t.passes() - passes}`).toBe(true);
+  expect(t.passes() - passes, name).toBeLessThanOrEqual(most);
+}
