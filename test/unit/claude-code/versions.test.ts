@@ -23,6 +23,9 @@ const SCREENS: Record<string, [ScreenState, string]> = {
   draft: ['input-ready', 'a draft that is typed but not sent'],
   'draft-multiline': ['input-ready', 'Line one of a multi-line prompt.\nLine two: with `code` and "quotes".\n\nLine four after a blank line.\nLine five.'],
   'paste-placeholder': ['input-ready', '[Pasted text #1 +4 lines]'],
+  // A TAB typed is the Tab key (dropped); a TAB pasted becomes four spaces (2.1.332, capture.ts `tabs`).
+  'tab-typed-draft': ['input-ready', 'at the start'],
+  'tab-pasted-draft': ['input-ready', 'first line\n    indented\nab    c'],
   'burst-over-800-placeholder': ['input-ready', '[Pasted text #2]'],
   'after-reply': ['input-ready', ''],
   working: ['working', ''],
@@ -52,6 +55,8 @@ const LONG = Array.from({ length: 30 }, (_, i) => `Sentence ${i} of a long promp
 const MULTI = ['Line one of a multi-line prompt.', 'Line two: with `code` and "quotes".', '', 'Line four after a blank line.', 'Line five.'].join('\n');
 const PROMPTS: Record<string, string[]> = {
   'short-prompt': ['Say hello.'],
+  // Pasted with TABs (found as the four spaces each became), and spaces typed first kept as typed.
+  tabs: ['p\tpasted one line', '\tpasted, a tab first', 'abc\tthree, then\t\ttwo tabs', 'first line\n\tindented\nab\tc', '    four spaces typed first'],
   'typing-long-multiline-paste': [LONG, MULTI, LONG.slice(0, 1000), 'a short pasted line'],
   'queued-while-busy.partial': ['First, a slow one.', 'Queued while busy.'],
   'queued-and-interrupted': ['First, a slow one.', 'Queued while busy.', 'A prompt after the interrupt.'],
