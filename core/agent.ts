@@ -84,10 +84,11 @@ export interface AgentDriver {
 export async function ownsPane(host: PaneHost, handle: AgentHandle): Promise<boolean> {
   if (!handle.pane) return false;
   if (handle.paneIdentity !== undefined) return (await host.identity(handle.pane).catch(() => undefined)) === handle.paneIdentity;
-  return handle.pid === undefined || pidRunning(handle.pid);
+  return handle.pid === undefined || processExists(handle.pid);
 }
 
-function pidRunning(pid: number): boolean {
+/** True while a process of that pid exists (one owned by another user counts: EPERM). */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

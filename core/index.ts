@@ -6,7 +6,7 @@ export { createHooks, callHook, tappedKeys } from './hooks.js';
 export type { Hooks, ReadyContext, StartRequest, ConfirmRequest, DeliverableRequest, DeliverableReading, TidyCandidate } from './hooks.js';
 export { createFlume, defineConfig, defineKind, definePlugin, Registry } from './plugin.js';
 export type { Flume, FlumePlugin } from './plugin.js';
-export { checkPaneSpec, defineDriver, definePaneHost, ownsPane } from './agent.js';
+export { checkPaneSpec, defineDriver, definePaneHost, ownsPane, processExists } from './agent.js';
 export type { AgentDriver, PaneHost, PaneSpec } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
 export type { FlumeErrorCode, FlumeErrorOptions } from './errors.js';

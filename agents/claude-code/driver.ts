@@ -5,7 +5,7 @@
  */
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, processExists, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
@@ -172,10 +172,10 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       } else {
         const session = await sessionState(configOf(handle), handle.sessionId);
         if (session) signal(session.pid, 'SIGTERM');
-        if (session && !(await waitFor(async () => !running(session.pid), 5000))) signal(session.pid, 'SIGKILL');
+        if (session && !(await waitFor(async () => !processExists(session.pid), 5000))) signal(session.pid, 'SIGKILL');
       }
       const pid = handle.pid ?? (await sessionState(configOf(handle), handle.sessionId))?.pid;
-      if (pid && running(pid) && !(await waitFor(async () => !running(pid), 3000))) {
+      if (pid && processExists(pid) && !(await waitFor(async () => !processExists(pid), 3000))) {
         throw new FlumeError('AGENT_DID_NOT_EXIT', `The agent of session ${handle.sessionId} (pid ${pid}) did not exit.`, {
           fix: `Look at it with \`ps -p ${pid}\`; it may be ending a tool call.`,
           details: { pid, sessionId: handle.sessionId },
@@ -197,7 +197,7 @@ async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: 
   const session = await sessionState(configDir, handle.sessionId);
   // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
   const own = host && handle.pane ? await ownsPane(host, handle) : false;
-  const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && running(session.pid));
+  const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && processExists(session.pid));
   const transcript = path ? await readState(path, { patterns }) : undefined;
   if (!alive) {
     if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
@@ -288,14 +288,6 @@ async function exists(path: string): Promise<boolean> {
   return access(path).then(() => true, () => false);
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function signal(pid: number, name: NodeJS.Signals): void {
   try {

@@ -26,7 +26,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, type PaneHost } from '../../core/agent.js';
+import { definePaneHost, processExists, type PaneHost } from '../../core/agent.js';
 import { FlumeError } from '../../core/errors.js';
 import { run, which, type RunResult } from '../../core/exec.js';
 import { paneEnvScript, withoutPasteMarkers } from '../../core/pane-env.js';
@@ -254,7 +254,7 @@ function signalQuietly(pid: number, signal: NodeJS.Signals): void {
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 function processRunning(pid: number): boolean {
-  if (!exists(pid)) return false;
+  if (!processExists(pid)) return false;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
@@ -265,20 +265,12 @@ function processRunning(pid: number): boolean {
 
 /** Has the server reap a pane's exited program, so its pid is gone rather than a zombie. */
 async function reap(server: number, pid: number): Promise<void> {
-  for (let tries = 0; tries < 20 && exists(pid); tries++) {
+  for (let tries = 0; tries < 20 && processExists(pid); tries++) {
     signalQuietly(server, 'SIGCHLD');
     await sleep(25);
   }
 }
 
-function exists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
   const until = Date.now() + timeoutMs;

@@ -11,6 +11,7 @@ import { existsSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlumeError } from '../errors.js';
+import { processExists } from '../agent.js';
 import { openRepository, type Repository } from '../context.js';
 import { requireTrust } from '../config/trust.js';
 import type { FlumePlugin } from '../plugin.js';
@@ -298,7 +299,7 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.
-  const stamp = JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? running(handle.pid) : null]);
+  const stamp = JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? processExists(handle.pid) : null]);
   const key = keyOf(record);
   const last = memo.get(key);
   if (last && last.stamp === stamp && record.stage?.delivery === 'taken') return { ...last.facts, now: Date.now() };
@@ -315,14 +316,6 @@ async function tidyStamp(reading: Reading, place: PlaceReading): Promise<string>
   const { kept: _kept, ...record } = place.record;
   const folder = await stat(record.path).then((s) => `${s.mtimeMs}`, () => '-');
   const pid = record.stage?.agent?.pid;
-  return JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, folder, pid ? running(pid) : null]);
+  return JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, folder, pid ? processExists(pid) : null]);
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -4,10 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processExists } from '../../core/index.js';
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 export function processRunning(pid: number): boolean {
-  if (!exists(pid)) return false;
+  if (!processExists(pid)) return false;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
@@ -36,11 +37,3 @@ export async function waitGone(pid: number, timeoutMs: number): Promise<boolean>
   return true;
 }
 
-function exists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
