@@ -183,7 +183,11 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
       const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
       if (handle && driver) for (const path of driver.watchPaths(handle)) paths.add(path);
       // Tidying costs a pass of its own: run it only when some place's work reads as over.
-      if ((record.dropped && record.phase !== 'gone') || (place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0)) {
+      // A landed place whose last stage the engine has not finished, its agent still running, is not
+      // tidying's yet: the step ends the stage and stops the agent, and its end wakes a pass. Judged
+      // now, it would read "kept: its agent is still running" for the moment in between (issue 9 item 2).
+      const finishing = !record.dropped && !record.finished && Boolean(record.stage?.agent?.pid && processExists(record.stage.agent.pid));
+      if ((record.dropped && record.phase !== 'gone') || (!finishing && place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0)) {
         over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
       }
       if (!kind || !settled(keyOf(record))) return;
