@@ -2,7 +2,7 @@
  * Issue 8, item 5, with the REAL Claude Code 2.1.332: a launch puts neither the API key nor the
  * caller's GITHUB_TOKEN in any process's argv, the real program gets both in its environment, and
  * Claude Code's `.claude.json` (mode 600, holding the approved key) is still 600 after flume's
- * pre-seed merged into it and after the real program rewrote it itself.
+ * pre-seed merged into it and after the real program ran and exited (it may rewrite the file itself).
  *
  * Run inside a loopback-only network namespace (root): `sh scripts/test.sh test/e2e/secrets.test.ts`.
  */
@@ -58,9 +58,11 @@ describe('the real Claude Code started by flume', () => {
     const stopped = await t.flume(['stop', 'fix/secret', '--json']);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
     await waitFor(() => !alive(pid), 'the real program to exit');
+    // Whether the real program rewrites the file by rename before it exits varies from run to run (CI
+    // once saw the same inode as flume's seed): the mode is what is guarded, whichever file is there.
     const after = statSync(claudeJson);
-    console.log(`secrets e2e: .claude.json inode ${inode} → ${seeded.ino} (flume) → ${after.ino} (claude), mode ${mode(claudeJson)}`);
-    expect(after.ino, 'the real program rewrote .claude.json').not.toBe(seeded.ino);
+    const rewrote = after.ino !== seeded.ino || after.mtimeMs !== seeded.mtimeMs;
+    console.log(`secrets e2e: .claude.json inode ${inode} → ${seeded.ino} (flume) → ${after.ino} (claude, ${rewrote ? 'rewritten' : 'not rewritten'}), mode ${mode(claudeJson)}`);
     expect(JSON.parse(readFileSync(claudeJson, 'utf8')).projects).toBeDefined();
     expect(mode(claudeJson)).toBe('600');
   });
