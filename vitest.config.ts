@@ -9,6 +9,13 @@ import { selectedClaudeVersions } from './test/helpers/claude-env.js';
  */
 const E2E = 'test/e2e/**/*.test.ts';
 
+/**
+ * How many test files run at once. Most of the suite waits (on tmux panes, agents, a supervisor's
+ * passes) rather than computes, so vitest's default for a 2-core machine (one file at a time) left
+ * the machine idle most of the run. `FLUME_TEST_WORKERS` overrides it.
+ */
+const WORKERS = Number(process.env.FLUME_TEST_WORKERS ?? 4);
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -16,10 +23,12 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E] } },
+      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
+      // The real Claude Code is a heavy program that loses keys on a starved machine: its files run
+      // after the rest, one at a time.
       ...selectedClaudeVersions().map((version) => ({
-        extends: true,
-        test: { name: `claude-${version}`, include: [E2E], env: { FLUME_CLAUDE_VERSION: version } },
+        extends: true as const,
+        test: { name: `claude-${version}`, include: [E2E], env: { FLUME_CLAUDE_VERSION: version }, maxWorkers: 1, sequence: { groupOrder: 1 } },
       })),
     ],
   },
