@@ -98,10 +98,11 @@ describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }
       if (point === 'stage:agent-started') expect(crashed.stage).toMatchObject({ delivery: 'sending', sends: 0 });
       if (point === 'stage:prompt-sent') expect(crashed.stage).toMatchObject({ delivery: 'sending', sends: 1 });
 
-      const second = t.watch();
+      // A short slow poll: the working agent writes nothing, so passes come at the poll alone.
+      const second = t.watch({}, { poll: '500ms' });
       const stage = await t.until('fix/crash', (p) => p?.stage?.name === 'submission' && p.stage.state === 'working' && p.stage, 'submission to work after the restart');
-      // Another pass or two of the supervisor (its poll is 2 s) changes nothing.
-      await sleep(2500);
+      // Passes of the supervisor that read the working stage change nothing.
+      await t.quiet(3);
       const after = await t.view('fix/crash');
       expect(after.stage).toMatchObject({ name: 'submission', state: 'working', attempt: 1, agent: { sessionId: stage.agent.sessionId } });
       const started = t.events('fix--crash').filter((e) => e.event === 'stage-started');
