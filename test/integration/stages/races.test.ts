@@ -78,10 +78,12 @@ const POINTS = ['stage:agent-started', 'stage:prompt-sent', 'stage:ended'] as co
 describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }, () => {
   it.for(POINTS)('at %s: a restarted supervisor starts nothing twice', async (point, { expect, onTestFinished }) => {
     const t = repoFor({ onTestFinished }, {});
+    // Submission's agent works until the test ends: on a loaded host a minute's sleep can run out
+    // before the test's last look, and an agent idle after its turn reads waiting.
     t.script({
       onPrompt: [
         { match: 'Make the change the brief asks for', actions: [{ run: [t.commit, 'one.txt', 'code'] }, { say: 'Committed.' }] },
-        { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
+        { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { hang: true }] },
       ],
     });
     const place = await t.launch('fix', 'crash', 'Add one.txt.');
@@ -149,8 +151,12 @@ describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }
   });
 });
 
+/** Polls `check` until it holds; throws after 10 s rather than going on as if it held. */
 async function waitUntil(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !check(); i++) await sleep(50);
+  for (let i = 0; !check(); i++) {
+    if (i >= 200) throw new Error('timed out after 10 s');
+    await sleep(50);
+  }
 }
 
 /** The pids of the fake agents whose state file says they run (a crashed one leaves its file, so check). */
