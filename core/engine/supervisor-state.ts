@@ -24,6 +24,11 @@ export interface PassNote {
   passes: number;
   /** How many times tidying judged a place whose work is over (a kept place judged again counts). */
   judged: number;
+  /**
+   * Steps under way as the pass ended (a pass starts them without waiting). A test that asserts
+   * "nothing happened" waits for a pass that ends with none, so a wrong step cannot still be running.
+   */
+  steps: number;
   at: string;
 }
 

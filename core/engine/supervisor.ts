@@ -118,7 +118,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       }
       rewatch(watchers, paths, poke);
       // Status reads when the last pass ended; tests wait on passes rather than on the clock.
-      await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
+      await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, steps: run.steps.size, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
       if (places > 0) emptySince = Date.now();
       else if (lingerMs > 0 && Date.now() - emptySince >= lingerMs) break;
       if (!dirty) await new Promise<void>((done) => {

@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
-import { readRecords } from '../../helpers/fake-claude/index.js';
+import { hasInputBox } from '../../helpers/claude-pane.js';
+import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
+import { tmuxHost } from '../../../agents/panes/tmux.js';
 
 let current: AgentRepo | undefined;
 afterEach(async () => {
@@ -75,7 +78,13 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     const { place } = JSON.parse(result.stdout);
     expect(place.stage).toMatchObject({ delivery: 'unknown', sends: 0 });
     expect((await current.place('fix/slow')).stage.delivery).toBe('unknown');
-    await new Promise((done) => setTimeout(done, 4500));
+    // The agent's input box appears on its screen (a `❯` line under a rule): it accepts input now.
+    const host = tmuxHost({ socket: join(current.state, 'tmux', 'flume.sock') });
+    const screen = await waitFor(async () => {
+      const text = (await host.capture(place.stage.agent.pane)) ?? '';
+      return hasInputBox(text) && text;
+    }, 'the agent\'s input box', 30_000);
+    expect(userPrompts(place.stage.agent.transcriptPath), screen).toEqual([]);
     // Any command that steps the place (here a retry would start afresh; tidy and watch step too).
     const { openRepository } = await import('../../../core/context.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');

@@ -31,8 +31,11 @@ export interface Watch {
 
 /** A test's repository with its supervisors, ended together by `cleanup`. */
 export interface StageRepo extends AgentRepo {
-  /** Starts `flume watch --poll 2s --linger 0` with the repository's environment plus `env`. */
-  watch(env?: Record<string, string>): Watch;
+  /**
+   * Starts `flume watch --poll 2s --linger 0` with the repository's environment plus `env`; `poll`
+   * sets another slow poll (a test that waits on passes while nothing writes wants a short one).
+   */
+  watch(env?: Record<string, string>, options?: { poll?: string }): Watch;
   /** `flume launch --no-watch --json`; throws unless it succeeds; returns the place record. */
   launch(kind: string, name: string, brief: string): Promise<any>;
   /** The place as `status --repo --json` shows it now; undefined when status no longer lists it. */
@@ -70,6 +73,13 @@ export interface StageRepo extends AgentRepo {
    * asserts "nothing happened" waits on, never a fixed sleep.
    */
   afterPasses(n: number, timeoutMs?: number): Promise<void>;
+  /**
+   * What a test that asserts "nothing happened" waits on: `n` more passes than when called (so at
+   * least `n - 1` passes read the place after the test's last look), and then a pass that ended with
+   * no step under way. A pass starts its steps without waiting for them: a wrong step begun in the
+   * last pass counted could still be working, its effect not yet written, when the test looks.
+   */
+  quiet(n?: number, timeoutMs?: number): Promise<void>;
   /** The session ids of the fake agents that got a prompt in the place (one transcript each). */
   sessions(placePath: string): string[];
 }
@@ -101,8 +111,8 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     ...base,
     commit: bin('commit.sh', `if [ -n "$2" ]; then ${gate('$2')}; fi\n${COMMIT}`),
     land: bin('land.sh', `if [ -n "$1" ]; then ${gate('$1')}; fi\n${LAND}`),
-    watch(env = {}) {
-      const child = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', '2s', '--linger', '0'], {
+    watch(env = {}, options = {}) {
+      const child = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', options.poll ?? '2s', '--linger', '0'], {
         cwd: base.repo,
         env: { ...base.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -201,6 +211,16 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
         await sleep(50);
       }
     },
+    async quiet(n = 2, timeoutMs = 60_000) {
+      const goal = passesIn(base.state) + n;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const note = noteOf(base.state);
+        if ((note.passes ?? 0) >= goal && note.steps === 0) return;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} supervisor passes and one with no step under way (last note: ${JSON.stringify(note)}; goal ${goal} passes)`);
+        await sleep(50);
+      }
+    },
     sessions(placePath) {
       const dir = join(base.configDir, 'projects', placePath.replace(/[^a-zA-Z0-9]/g, '-'));
       if (!existsSync(dir)) return [];
@@ -240,7 +260,7 @@ function passesIn(state: string): number {
 }
 
 /** The note the supervisor writes after each pass; {} before any. */
-function noteOf(state: string): { passes?: number; judged?: number } {
+function noteOf(state: string): { passes?: number; judged?: number; steps?: number } {
   try {
     return JSON.parse(readFileSync(join(state, 'watch.json'), 'utf8'));
   } catch {

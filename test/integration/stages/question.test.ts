@@ -1,7 +1,6 @@
 import { describe, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LONG, promptsOf, repoFor, running } from './helpers.js';
 
 describe('a question, driven by the supervisor', { timeout: LONG }, () => {
@@ -17,7 +16,8 @@ describe('a question, driven by the supervisor', { timeout: LONG }, () => {
     });
     const place = await t.launch('question', 'x', 'Which parser should we use?');
     const first = place.stage.agent;
-    t.watch();
+    // A short slow poll: while a round works behind its gate nothing writes, and the test waits on passes.
+    t.watch({}, { poll: '500ms' });
     t.open('round-1');
     const delivered = await t.until('question/x', (p) => p?.stage?.state === 'delivered' && p.stage, 'the session to conclude');
     expect(delivered).toMatchObject({ name: 'session', attempt: 1, delivered: { what: 'conclusion.md' } });
@@ -38,12 +38,12 @@ describe('a question, driven by the supervisor', { timeout: LONG }, () => {
     expect(prompt).toContain('look at y');
     expect(prompt).toContain('Which parser should we use?');
 
-    // The old conclusion.md stands while the new round works: it does not end the round.
+    // The old conclusion.md stands while the new round works: passes that read it do not end the round.
     const conclusion = () => readFileSync(join(place.path, 'conclusion.md'), 'utf8');
-    for (let i = 0; i < 3; i++) {
-      await sleep(300);
-      expect((await t.view('question/x')).stage).toMatchObject({ attempt: 2, state: 'working', agent: { sessionId: second.agent.sessionId } });
-    }
+    await t.quiet(3);
+    expect((await t.view('question/x')).stage).toMatchObject({ attempt: 2, state: 'working', agent: { sessionId: second.agent.sessionId } });
+    expect(t.record('question--x').stage).toMatchObject({ attempt: 2 });
+    expect(t.record('question--x').stage.delivered).toBeUndefined();
     expect(conclusion()).toBe('Use x.\n');
     t.open('round-2');
     const ended = await t.until('question/x', (p) => p?.stage?.state === 'delivered' && p.stage.attempt === 2 && p.stage, 'the second round to conclude');
@@ -62,14 +62,17 @@ describe('a question, driven by the supervisor', { timeout: LONG }, () => {
       ],
     });
     await t.launch('question', 'same', 'Which parser should we use?');
-    t.watch();
+    // A short slow poll: while a round works behind its gate nothing writes, and the test waits on passes.
+    t.watch({}, { poll: '500ms' });
     t.open('round-1');
     await t.until('question/same', (p) => p?.stage?.agent?.state === 'exited' && t.events('question--same').some((e) => e.event === 'agent-stopped'), 'the first round to conclude and end');
     const goOn = await t.flume(['go-on', 'question/same', '--note', 'check again', '--json']);
     expect(goOn.code, goOn.stdout + goOn.stderr).toBe(0);
-    // The old conclusion stands while the round works; then it is written again, word for word.
-    await sleep(300);
+    // The old conclusion stands while the round works (passes read it, and end nothing); then it is
+    // written again, word for word.
+    await t.quiet(3);
     expect((await t.view('question/same')).stage).toMatchObject({ attempt: 2, state: 'working' });
+    expect(t.record('question--same').stage.delivered).toBeUndefined();
     t.open('round-2');
     const seen: any[] = [];
     const ended = await t.until('question/same', (p) => p?.stage?.attempt === 2 && t.record('question--same')?.stage?.delivered && p.stage, 'the second round to be recorded as delivered', { seen });

@@ -78,10 +78,12 @@ const POINTS = ['stage:agent-started', 'stage:prompt-sent', 'stage:ended'] as co
 describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }, () => {
   it.for(POINTS)('at %s: a restarted supervisor starts nothing twice', async (point, { expect, onTestFinished }) => {
     const t = repoFor({ onTestFinished }, {});
+    // Submission's agent works until the test ends: on a loaded host a minute's sleep can run out
+    // before the test's last look, and an agent idle after its turn reads waiting.
     t.script({
       onPrompt: [
         { match: 'Make the change the brief asks for', actions: [{ run: [t.commit, 'one.txt', 'code'] }, { say: 'Committed.' }] },
-        { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { sleepMs: 60_000 }] },
+        { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { hang: true }] },
       ],
     });
     const place = await t.launch('fix', 'crash', 'Add one.txt.');
@@ -98,10 +100,11 @@ describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }
       if (point === 'stage:agent-started') expect(crashed.stage).toMatchObject({ delivery: 'sending', sends: 0 });
       if (point === 'stage:prompt-sent') expect(crashed.stage).toMatchObject({ delivery: 'sending', sends: 1 });
 
-      const second = t.watch();
+      // A short slow poll: the working agent writes nothing, so passes come at the poll alone.
+      const second = t.watch({}, { poll: '500ms' });
       const stage = await t.until('fix/crash', (p) => p?.stage?.name === 'submission' && p.stage.state === 'working' && p.stage, 'submission to work after the restart');
-      // Another pass or two of the supervisor (its poll is 2 s) changes nothing.
-      await sleep(2500);
+      // Passes of the supervisor that read the working stage change nothing.
+      await t.quiet(3);
       const after = await t.view('fix/crash');
       expect(after.stage).toMatchObject({ name: 'submission', state: 'working', attempt: 1, agent: { sessionId: stage.agent.sessionId } });
       const started = t.events('fix--crash').filter((e) => e.event === 'stage-started');
@@ -148,8 +151,12 @@ describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }
   });
 });
 
+/** Polls `check` until it holds; throws after 10 s rather than going on as if it held. */
 async function waitUntil(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !check(); i++) await sleep(50);
+  for (let i = 0; !check(); i++) {
+    if (i >= 200) throw new Error('timed out after 10 s');
+    await sleep(50);
+  }
 }
 
 /** The pids of the fake agents whose state file says they run (a crashed one leaves its file, so check). */

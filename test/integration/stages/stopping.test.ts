@@ -1,5 +1,4 @@
 import { describe, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LONG, promptsOf, repoFor, running } from './helpers.js';
 
 // Each test has its own repository, state, tmux server and supervisor: they run at once.
@@ -17,7 +16,8 @@ describe.concurrent('a stage that stops short', { timeout: LONG }, () => {
     });
     const place = await t.launch('fix', 'db', 'Store the cache.');
     const asking = await t.launch('fix', 'ask', 'Store the cache. ASK-ME');
-    t.watch();
+    // A short slow poll: the waiting places write nothing, so passes come at the poll alone.
+    t.watch({}, { poll: '500ms' });
 
     const waiting = await t.until('fix/db', (p) => p?.stage?.state === 'waiting' && p.stage, 'the stage to wait');
     expect(waiting).toMatchObject({ name: 'code', index: 0, needs: 'Which database should I use?', agent: { state: 'idle' } });
@@ -25,8 +25,8 @@ describe.concurrent('a stage that stops short', { timeout: LONG }, () => {
     expect(question).toMatchObject({ name: 'code', agent: { state: 'asking' } });
     expect(question.needs).toContain('Which database should the cache use?');
 
-    // The supervisor passes over them (its poll is 2 s) and starts nothing.
-    await sleep(2500);
+    // The supervisor passes over them and starts nothing: two passes that read them waiting, no step under way.
+    await t.quiet(3);
     for (const id of ['fix/db', 'fix/ask']) {
       const stage = (await t.view(id)).stage;
       expect(stage).toMatchObject({ name: 'code', state: 'waiting', attempt: 1 });
@@ -51,13 +51,14 @@ describe.concurrent('a stage quiet past its limit', { timeout: LONG }, () => {
   it('is reported stuck, and flume ends nothing', async ({ expect, onTestFinished }) => {
     const t = repoFor({ onTestFinished }, { onPrompt: [{ actions: [{ say: 'Building.' }, { hang: true }] }] }, { limits: { promptTimeout: '3s', startTimeout: '15s', stuckAfter: '3s' } });
     const place = await t.launch('fix', 'slow', 'Build it all.');
-    t.watch();
+    t.watch({}, { poll: '500ms' });
     const stuck = await t.until('fix/slow', (p) => p?.stage?.state === 'stuck' && p.stage, 'the stage to read stuck');
     expect(stuck).toMatchObject({ name: 'code', agent: { state: 'working' } });
     expect(Date.parse(stuck.stuckSince)).toBeLessThanOrEqual(Date.now() - 3000);
     expect(Date.parse(stuck.stuckSince)).toBeGreaterThanOrEqual(Date.parse(place.stage.startedAt));
     expect(stuck.needs).toBeUndefined();
-    await sleep(2500);
+    // Passes that read the place stuck end no agent and start nothing.
+    await t.quiet(3);
     expect((await t.view('fix/slow')).stage).toMatchObject({ state: 'stuck', stuckSince: stuck.stuckSince, agent: { state: 'working' } });
     expect(running(place.stage.agent.pid)).toBe(true);
     expect(t.livePanes()).toEqual([{ pane: place.stage.agent.pane, pid: place.stage.agent.pid }]);

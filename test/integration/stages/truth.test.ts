@@ -144,8 +144,8 @@ describe.concurrent('a place launched with --no-start', { timeout: LONG }, () =>
     const made = await t.flume(['launch', '--kind', 'fix', '--name', 'later', '--brief', 'Work.', '--no-start', '--json']);
     expect(made.code, made.stderr).toBe(0);
     expect(JSON.parse(made.stdout).place.launched).toEqual({ start: false, watch: true });
-    t.watch();
-    await t.afterPasses(3);
+    t.watch({}, { poll: '500ms' });
+    await t.quiet(3);
     expect(t.record('fix--later').stage).toBeUndefined();
     expect(t.events('fix--later').map((e) => e.event)).not.toContain('stage-started');
     expect(t.livePanes()).toEqual([]);
