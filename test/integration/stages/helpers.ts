@@ -31,8 +31,8 @@ export interface Watch {
 
 /** A test's repository with its supervisors, ended together by `cleanup`. */
 export interface StageRepo extends AgentRepo {
-  /** Starts `flume watch --poll 2s --linger 0` with the repository's environment plus `env`. */
-  watch(env?: Record<string, string>): Watch;
+  /** Starts `flume watch --poll 2s --linger 0` (or `options.poll`) with the repository's environment plus `env`. */
+  watch(env?: Record<string, string>, options?: { poll?: string }): Watch;
   /** `flume launch --no-watch --json`; throws unless it succeeds; returns the place record. */
   launch(kind: string, name: string, brief: string): Promise<any>;
   /** The place as `status --repo --json` shows it now; undefined when status no longer lists it. */
@@ -101,8 +101,8 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     ...base,
     commit: bin('commit.sh', `if [ -n "$2" ]; then ${gate('$2')}; fi\n${COMMIT}`),
     land: bin('land.sh', `if [ -n "$1" ]; then ${gate('$1')}; fi\n${LAND}`),
-    watch(env = {}) {
-      const child = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', '2s', '--linger', '0'], {
+    watch(env = {}, options = {}) {
+      const child = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', options.poll ?? '2s', '--linger', '0'], {
         cwd: base.repo,
         env: { ...base.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
