@@ -161,24 +161,24 @@ describe.concurrent('the supervisor under random steps', { timeout: 360_000 }, (
             await gone(live.map((k) => t.record(k)?.stage?.agent?.pid).filter((pid): pid is number => Boolean(pid)));
             break;
           case 'tell':
-            note = String((await t.flume(['tell', id, `Note ${step}.`])).code);
+            note = outcome(await t.flume(['tell', id, `Note ${step}.`]));
             break;
           case 'stop':
-            note = String((await t.flume(['stop', id, '--force'])).code);
+            note = outcome(await t.flume(['stop', id, '--force']));
             break;
           case 'retry':
-            note = String((await t.flume(['retry', id])).code);
+            note = outcome(await t.flume(['retry', id]));
             break;
           case 'drop':
-            note = String((await t.flume(['drop', id, '--reason', 'property test'])).code);
+            note = outcome(await t.flume(['drop', id, '--reason', 'property test']));
             break;
           case 'go-on':
             // A question's: runs its session again; a fix refuses it and must change nothing.
-            note = String((await t.flume(['go-on', id, '--note', `Look again ${step}.`])).code);
+            note = outcome(await t.flume(['go-on', id, '--note', `Look again ${step}.`]));
             break;
           case 'stage': {
             const name = pick(STAGES[key.split('--')[0]]);
-            note = `${name}: ${(await t.flume(['stage', id, name])).code}`;
+            note = `${name}: ${outcome(await t.flume(['stage', id, name]))}`;
             break;
           }
           case 'launch': {
@@ -236,6 +236,11 @@ function statusReader(t: StageRepo): { read: () => Promise<any>; close: () => vo
     close: () => child.kill('SIGKILL'),
     pid: child.pid!,
   };
+}
+
+/** A command's exit code, and the code of the error it refused with. */
+function outcome(result: { code: number; stdout: string; stderr: string }): string {
+  return result.code === 0 ? '0' : `${result.code} ${/[A-Z][A-Z_]{3,}/.exec(result.stderr + result.stdout)?.[0] ?? ''}`.trim();
 }
 
 /** The CLI's `status --repo --json`, as an operator reads it. */
