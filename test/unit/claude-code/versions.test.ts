@@ -66,6 +66,14 @@ const PROMPTS: Record<string, string[]> = {
   'exit-slash-exit': ['Hello.'],
 };
 
+/**
+ * Prompts typed but cancelled with Esc before any reply: their user line stays in the file as a dead
+ * branch (the next prompt takes the cancelled one's parent), and they were NOT taken.
+ */
+const CANCELLED: Record<string, string[]> = {
+  'queued-and-interrupted': ['This one is interrupted.'],
+};
+
 /** How each transcript ends, as readState reads it. */
 const ENDS: Record<string, { state: string; needs?: string }> = {
   'short-prompt': { state: 'idle', needs: 'Hello from the scripted API.' },
@@ -145,6 +153,11 @@ describe.each(captured)('what Claude Code %s wrote', (version) => {
     expect(prompts, `no prompts listed for ${name}`).toBeDefined();
     for (const prompt of prompts!) expect(await findPrompt(join(dir, file), prompt, undefined, patterns), prompt.slice(0, 40)).toBe('taken');
     expect(await findPrompt(join(dir, file), 'a prompt nobody typed', undefined, patterns)).toBe('not-yet');
+    for (const prompt of CANCELLED[name] ?? []) expect(await findPrompt(join(dir, file), prompt, undefined, patterns), `cancelled: ${prompt}`).toBe('not-yet');
+    // What the agent said is no prompt, though it is text in the same file.
+    for (const said of assistantTexts(join(dir, file)).filter((text) => !prompts!.includes(text))) {
+      expect(await findPrompt(join(dir, file), said, undefined, patterns), `said: ${said.slice(0, 40)}`).toBe('not-yet');
+    }
     const end = ENDS[name];
     if (end) expect(await readState(join(dir, file), { patterns })).toMatchObject(end.state === 'idle' ? { ...end, turnEnded: true } : end);
   });
@@ -180,3 +193,37 @@ describe('a prompt whose line came late (2.1.250, 2.1.300)', () => {
     expect(await read('2.1.250', [prompt(1, 'First.')])).toMatchObject({ state: 'working' });
   });
 });
+
+describe.each(captured)('a prompt cancelled with Esc before any reply (Claude Code %s)', (version) => {
+  const patterns = patternsFor(version);
+  const file = join(FIXTURES, `claude-${version}`, 'transcripts', 'queued-and-interrupted.jsonl');
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const cut = lines.findIndex((line) => line.includes('A prompt after the interrupt.') && JSON.parse(line).type === 'user');
+
+  it('is the open last prompt until the next one comes, which leaves it a dead branch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flume-cancelled-'));
+    try {
+      // The file as it stood between the Esc and the next prompt: the cancelled line and bookkeeping.
+      const before = join(dir, 'before.jsonl');
+      writeFileSync(before, lines.slice(0, cut).join('\n') + '\n');
+      expect(await readState(before, { patterns })).toMatchObject({ state: 'working', openPrompt: 'This one is interrupted.' });
+      // The file alone cannot tell it from a live prompt yet: the driver looks at the input box.
+      expect(await findPrompt(before, 'This one is interrupted.', undefined, patterns)).toBe('taken');
+      expect(await findPrompt(file, 'This one is interrupted.', undefined, patterns)).toBe('not-yet');
+      // Answered prompts are never open.
+      expect((await readState(file, { patterns })).openPrompt).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The text blocks of a transcript's main-chain assistant lines. */
+function assistantTexts(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((rec) => rec.type === 'assistant' && rec.isSidechain !== true && Array.isArray(rec.message?.content))
+    .flatMap((rec) => rec.message.content.filter((b: any) => b.type === 'text' && b.text?.trim()).map((b: any) => String(b.text)));
+}
