@@ -29,6 +29,8 @@ export interface FakeScript {
   startDelayMs?: number;
   dropInputs?: number;
   transcriptLagMs?: number;
+  /** Every state-file change lands this late (default 250, as 2.1.332); the first write is at once. */
+  stateLagMs?: number;
   pasteThreshold?: number;
   notifyAfterMs?: number;
   idleNotifyAfterMs?: number;

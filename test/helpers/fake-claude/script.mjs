@@ -9,6 +9,8 @@ const DEFAULTS = {
   startDelayMs: 0,
   dropInputs: 0,
   transcriptLagMs: 0,
+  // The state file lags the screen in 2.1.332 by about this much (sessions/*.json against the transcript).
+  stateLagMs: 250,
   pasteThreshold: 800,
   notifyAfterMs: 6000,
   idleNotifyAfterMs: 60000,
