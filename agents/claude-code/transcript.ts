@@ -68,9 +68,11 @@ export async function findPrompt(
     for await (const line of linesFromEnd(path)) {
       const rec = parse(line);
       if (!rec || rec.isSidechain === true) continue;
-      const prompt = isPrompt(rec);
-      const dead = prompt && typeof rec.parentUuid === 'string' && promptParents.has(rec.parentUuid);
-      if (prompt && typeof rec.parentUuid === 'string') promptParents.add(rec.parentUuid);
+      // A session's first prompt has a null parent: a second root is the same fork.
+      const parent = rec.parentUuid === null ? '' : rec.parentUuid;
+      const prompt = isPrompt(rec) && typeof parent === 'string';
+      const dead = prompt && promptParents.has(parent);
+      if (prompt) promptParents.add(parent);
       const at = typeof rec.timestamp === 'string' ? Date.parse(rec.timestamp) : NaN;
       if (at < from) {
         if (at < from - SINCE_SLACK_MS) break;
@@ -93,8 +95,8 @@ export async function findPrompt(
 /**
  * A person's prompt (a user record of text, not a tool result or a meta line). Two prompts with the
  * same parent are a fork: the conversation went on from the later one, the earlier is a dead branch
- * (Claude Code does not reply to it; any records hanging from it are dead too). A parentless prompt
- * (a session's first) is never dead.
+ * (Claude Code does not reply to it; any records hanging from it are dead too). Two parentless
+ * (null) prompts are the same fork at the session's start; a record without the field is never dead.
  */
 function isPrompt(rec: Rec): boolean {
   if (rec.type !== 'user' || rec.isMeta === true || rec.isCompactSummary === true) return false;

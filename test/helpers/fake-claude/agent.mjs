@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createDialogs } from './dialogs.mjs';
 import { runHooks } from './hooks.mjs';
 import { actionKind, actionsFor } from './script.mjs';
@@ -78,6 +79,7 @@ export function createAgent(app, { transcript, script, settings }) {
         turn.tokens += Math.ceil(text.length / 4) + 3;
         app.history.push(...text.split('\n').map((line, index) => `${index ? '  ' : '⏺ '}${line}`));
       } else if (kind === 'sleepMs') await pause(turn, action.sleepMs);
+      else if (kind === 'waitFile') await waitFile(turn, action.waitFile);
       else if (kind === 'run') await runTool(action, reply);
       else if (kind === 'draft') app.draft = action.draft;
       else if (kind === 'hang') await new Promise(() => (turn.hanging = true));
@@ -192,6 +194,11 @@ function pause(turn, ms) {
       resolve();
     };
   });
+}
+
+/** Busy until the file exists (a test's release of a held reply); Esc cuts it short. */
+async function waitFile(turn, path) {
+  while (!turn.aborted && !existsSync(path)) await pause(turn, 50);
 }
 
 function runCommand(argv, cwd) {

@@ -17,6 +17,7 @@ export type FakeAction =
   | { say: string }
   | { run: string[]; description?: string }
   | { sleepMs: number }
+  | { waitFile: string }
   | { ask: { question: string; header?: string; options: Array<string | { label: string; description?: string }> } }
   | { permission: { tool?: string; command?: string; file?: string; content?: string; run?: string[] } }
   | { hang: true }

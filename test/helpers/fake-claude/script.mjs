@@ -18,7 +18,7 @@ const DEFAULTS = {
   draft: '',
   onPrompt: [],
 };
-const ACTIONS = ['say', 'run', 'sleepMs', 'ask', 'permission', 'hang', 'crash', 'exit', 'draft'];
+const ACTIONS = ['say', 'run', 'sleepMs', 'waitFile', 'ask', 'permission', 'hang', 'crash', 'exit', 'draft'];
 const MODIFIERS = { run: ['description'] };
 
 /** Loads and checks the script at `path`; no path means the default (reply "ok" to every prompt). */
