@@ -218,6 +218,29 @@ describe.each(captured)('a prompt cancelled with Esc before any reply (Claude Co
   });
 });
 
+describe('a session\'s first prompt cancelled with Esc before any reply', () => {
+  it('is a dead branch at the root: the next prompt has the same null parent (as 2.1.332 wrote in the e2e run)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flume-root-'));
+    try {
+      const path = join(dir, 't.jsonl');
+      const at = (s: number) => new Date(Date.UTC(2026, 10, 30, 12, 0, s)).toISOString();
+      const lines = [
+        { type: 'user', uuid: 'u1', parentUuid: null, timestamp: at(1), message: { role: 'user', content: 'Cancelled first.' } },
+        { type: 'user', uuid: 'u2', parentUuid: null, timestamp: at(5), message: { role: 'user', content: 'Then this.' } },
+        { type: 'assistant', uuid: 'a2', parentUuid: 'u2', timestamp: at(6), message: { id: 'm2', content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn' } },
+      ];
+      writeFileSync(path, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      expect(await findPrompt(path, 'Cancelled first.')).toBe('not-yet');
+      expect(await findPrompt(path, 'Then this.')).toBe('taken');
+      // Records that carry no parent field at all (hand-made, very old builds) are never a fork.
+      writeFileSync(path, lines.map(({ parentUuid: _p, ...l }) => JSON.stringify(l)).join('\n') + '\n');
+      expect(await findPrompt(path, 'Cancelled first.')).toBe('taken');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 /** The text blocks of a transcript's main-chain assistant lines. */
 function assistantTexts(path: string): string[] {
   return readFileSync(path, 'utf8')
