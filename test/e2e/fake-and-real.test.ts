@@ -23,7 +23,7 @@ import { assertIsolated } from '../helpers/netns.js';
 import { tmuxHost } from '../../agents/panes/tmux.js';
 import { draftText } from '../../agents/claude-code/screen.js';
 import type { PaneHost } from '../../core/agent.js';
-import { prompts, realRepo, waitFor, type RealRepoOptions } from './real-repo.js';
+import { prompts, realRepo, transcript, waitFor, type RealRepoOptions } from './real-repo.js';
 
 beforeAll(() => assertIsolated());
 
@@ -130,12 +130,18 @@ async function escBeforeReply(run: Run) {
   await waitFor(async () => draftText((await run.host.capture(pane)) ?? 'x') === '', 'an empty input box');
   const told = JSON.parse((await run.t.flume(['tell', 'note/esc', 'Say something short.', '--json'])).stdout);
   await until(run, 'note/esc', (v) => v.needs === 'Short.', 'the told prompt answered');
+  const path = place.stage.agent.transcriptPath;
+  const line = (content: string) => transcript(path).find((l: any) => l.type === 'user' && l.message?.content === content) as any;
   return {
     afterEsc,
     confirmAfterEsc,
     told: { taken: told.taken, sends: told.sends },
     confirmAfterNext: await confirm(run, 'note--esc', ESC_BRIEF),
-    prompts: prompts(place.stage.agent.transcriptPath),
+    prompts: prompts(path),
+    // The record itself: the next prompt takes the cancelled one's parent (null: it was the first),
+    // and nothing says "interrupted".
+    fork: line('Say something short.').parentUuid === line(ESC_BRIEF).parentUuid,
+    interrupted: JSON.stringify(transcript(path)).includes('[Request interrupted by user'),
   };
 }
 
@@ -149,6 +155,8 @@ const ESC_EXPECTED = {
   confirmAfterNext: 'not-yet',
   // Both lines stay in the transcript; only the second is on the live chain.
   prompts: [ESC_BRIEF, 'Say something short.'],
+  fork: true,
+  interrupted: false,
 };
 
 /** A permission prompt opened by the first turn. */
