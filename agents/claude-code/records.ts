@@ -22,7 +22,7 @@ export interface Rec {
   isApiErrorMessage?: boolean;
   timestamp?: unknown;
   uuid?: string;
-  /** The record this one follows; a record whose parent another later record also names is a dead branch. */
+  /** The record this one follows (null for a session's first); of two prompts with one parent, the earlier is a dead branch. */
   parentUuid?: string | null;
   operation?: string;
   content?: unknown;

@@ -50,8 +50,9 @@ const SINCE_SLACK_MS = 60_000;
  * `unknown` while there is no transcript (Claude Code writes it at the first prompt).
  *
  * A prompt cancelled with Esc before any reply stays in the file as a dead branch (2.1.250–2.1.332):
- * the next prompt names the cancelled one's parent as its own. It was not taken. While the cancelled prompt is still the last record nothing in the file
- * tells it from a live one; the driver then looks at the input box, where Claude Code put it back.
+ * the next prompt names the cancelled one's parent as its own. It was not taken. While the
+ * cancelled prompt is still the last record nothing in the file tells it from a live one; the
+ * driver then looks at the input box, where Claude Code put it back.
  */
 export async function findPrompt(
   path: string,
