@@ -12,7 +12,7 @@ import { classifyScreen, draftText } from './screen.js';
 import { preseed } from './preseed.js';
 import { printedCommand } from '../printed.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
-import { asRecorded } from './records.js';
+import { asRecorded, normalize, sameText as sameRecorded } from './records.js';
 import { programVersion } from './version.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
@@ -138,7 +138,14 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     async confirm({ handle, text, since }) {
       const path = await transcriptOf(handle);
-      return path ? findPrompt(path, text, since, patternsFor(handle.version)) : 'unknown';
+      const patterns = patternsFor(handle.version);
+      const state = path ? await findPrompt(path, text, since, patterns) : 'unknown';
+      // The last prompt, answered by nothing yet, is taken, or was cancelled with Esc and put back
+      // in the input box (2.1.332): the transcript holds both alike, the box tells them apart.
+      if (state !== 'taken' || !path) return state;
+      const open = (await readState(path, { patterns })).openPrompt;
+      if (open === undefined || !sameRecorded(open, normalize(asRecorded(text, patterns)), patterns)) return state;
+      return (await cancelledPrompt(hostOf(handle), handle, open, patterns)) ? 'not-yet' : state;
     },
 
     async read(handle) {
@@ -215,6 +222,11 @@ async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: 
     const tool = transcript?.pendingTool?.name;
     return { ...transcript, state: 'asking', dialog: 'permission', needs: `permission to use ${tool ?? 'a tool'}` };
   }
+  if (transcript?.openPrompt !== undefined && view === 'input-ready' && isDraft(screen!, transcript.openPrompt, patterns)) {
+    // Esc before the first reply: the turn was cancelled and its prompt is back in the box, unsent.
+    const { openPrompt: _open, ...rest } = transcript;
+    return { ...rest, state: 'idle', turnEnded: true, needs: CANCELLED };
+  }
   if (!transcript) return { state: view === 'input-ready' ? 'idle' : 'starting' };
   if (transcript.state === 'idle' && !transcript.turnEnded && view === 'working') return { ...transcript, state: 'working' };
   if (transcript.state === 'working' && view === 'input-ready' && session?.status === 'idle') {
@@ -222,6 +234,23 @@ async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: 
     return { ...transcript, state: 'idle', turnEnded: true, needs: transcript.needs ?? transcript.lastText };
   }
   return transcript;
+}
+
+/** What an agent whose last prompt was cancelled before any reply needs. */
+const CANCELLED = 'its prompt was cancelled before any reply (Esc) and is back in its input box, unsent: press Enter in its pane to send it, or clear it';
+
+/** True when the input box on screen holds `text` as a draft and the agent is not working. */
+function isDraft(screen: string, text: string, patterns: ClaudeCodePatterns): boolean {
+  if (classifyScreen(screen, patterns) !== 'input-ready') return false;
+  const draft = draftText(screen, patterns);
+  return draft.trim() !== '' && sameText(draft, text, patterns);
+}
+
+/** True when the agent's input box holds `text`, put back there by a cancel (Esc before any reply). */
+async function cancelledPrompt(host: PaneHost | undefined, handle: AgentHandle, text: string, patterns: ClaudeCodePatterns): Promise<boolean> {
+  if (!host || !handle.pane || !(await ownsPane(host, handle))) return false;
+  const screen = await host.capture(handle.pane);
+  return screen !== undefined && isDraft(screen, text, patterns);
 }
 
 /**

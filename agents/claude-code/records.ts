@@ -22,6 +22,8 @@ export interface Rec {
   isApiErrorMessage?: boolean;
   timestamp?: unknown;
   uuid?: string;
+  /** The record this one follows (null for a session's first); of two prompts with one parent, the earlier is a dead branch. */
+  parentUuid?: string | null;
   operation?: string;
   content?: unknown;
   compactMetadata?: { trigger?: string };
@@ -148,7 +150,7 @@ function squash(text: string): string {
 }
 
 /** A string, or the text blocks of a content array (tool results and images are not text). */
-function texts(content: unknown): string[] {
+export function texts(content: unknown): string[] {
   if (typeof content === 'string') return [content];
   return blocks(content).flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : []));
 }

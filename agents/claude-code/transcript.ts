@@ -8,7 +8,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentReading, PromptState } from '../../core/types.js';
 import { claudeCodePatterns, type ClaudeCodePatterns } from './patterns.js';
-import { asRecorded, blocks, kindOf, linesFromEnd, normalize, offered, parse, sameText, type Block, type Kind, type Rec } from './records.js';
+import { asRecorded, blocks, kindOf, linesFromEnd, normalize, offered, parse, sameText, texts, type Block, type Kind, type Rec } from './records.js';
 
 /** A reading of the transcript, with what the driver needs to settle it against the screen. */
 export interface TranscriptReading extends AgentReading {
@@ -16,6 +16,12 @@ export interface TranscriptReading extends AgentReading {
   pendingTool?: { id: string; name: string };
   /** The latest assistant text. Builds that write no turn end leave the screen to say it stopped there. */
   lastText?: string;
+  /**
+   * The last prompt, when nothing but bookkeeping came after it: taken and not yet answered, or
+   * cancelled with Esc before any reply (then Claude Code put it back in the input box; only the
+   * screen tells the two apart).
+   */
+  openPrompt?: string;
 }
 
 /** Claude Code's own state file for a session (`<configDir>/sessions/<pid>.json`). Undocumented. */
@@ -42,6 +48,11 @@ const SINCE_SLACK_MS = 60_000;
  * Was `text` taken as a prompt? `taken` once a main-chain user record holds it (typed, pasted, or
  * queued while the agent was busy; its TABs as the agent records them), at or after `since`; `not-yet` while the transcript lacks it;
  * `unknown` while there is no transcript (Claude Code writes it at the first prompt).
+ *
+ * A prompt cancelled with Esc before any reply stays in the file as a dead branch (2.1.250–2.1.332):
+ * the next prompt names the cancelled one's parent as its own. It was not taken. While the
+ * cancelled prompt is still the last record nothing in the file tells it from a live one; the
+ * driver then looks at the input box, where Claude Code put it back.
  */
 export async function findPrompt(
   path: string,
@@ -52,10 +63,17 @@ export async function findPrompt(
   const want = normalize(asRecorded(text, patterns));
   const from = since === undefined ? NaN : Date.parse(since);
   let revoked = 0;
+  // The parents of the prompts read so far, that is of the prompts written after this record.
+  const promptParents = new Set<string>();
   try {
     for await (const line of linesFromEnd(path)) {
       const rec = parse(line);
       if (!rec || rec.isSidechain === true) continue;
+      // A session's first prompt has a null parent: a second root is the same fork.
+      const parent = rec.parentUuid === null ? '' : rec.parentUuid;
+      const prompt = isPrompt(rec) && typeof parent === 'string';
+      const dead = prompt && promptParents.has(parent);
+      if (prompt) promptParents.add(parent);
       const at = typeof rec.timestamp === 'string' ? Date.parse(rec.timestamp) : NaN;
       if (at < from) {
         if (at < from - SINCE_SLACK_MS) break;
@@ -66,13 +84,24 @@ export async function findPrompt(
       // Read backwards, a queued prompt's withdrawal comes before its enqueue.
       if (offer.kind === 'revoke') revoked++;
       else if (offer.kind === 'enqueue' && revoked > 0) revoked--;
-      else return 'taken';
+      else if (!dead) return 'taken';
     }
   } catch (error) {
     if (isMissing(error)) return 'unknown';
     throw error;
   }
   return 'not-yet';
+}
+
+/**
+ * A person's prompt (a user record of text, not a tool result or a meta line). Two prompts with the
+ * same parent are a fork: the conversation went on from the later one, the earlier is a dead branch
+ * (Claude Code does not reply to it; any records hanging from it are dead too). Two parentless
+ * (null) prompts are the same fork at the session's start; a record without the field is never dead.
+ */
+function isPrompt(rec: Rec): boolean {
+  if (rec.type !== 'user' || rec.isMeta === true || rec.isCompactSummary === true) return false;
+  return !blocks(rec.message?.content).some((block) => block.type === 'tool_result') && texts(rec.message?.content).length > 0;
 }
 
 /**
@@ -107,7 +136,7 @@ export async function readState(path: string, options: ReadStateOptions = {}): P
     if (isMissing(error)) return { state: 'starting' };
     throw error;
   }
-  if (scan.heldPrompt !== undefined) newTurn(scan);
+  if (scan.heldPrompt !== undefined) newTurn(scan, scan.heldOpen);
   return settle(scan, t.askTool);
 }
 
@@ -160,6 +189,10 @@ interface Scan {
    * records of its own turn. The next record of the turn decides (see step).
    */
   heldPrompt?: number;
+  /** The held prompt's text, when nothing but bookkeeping came after it. */
+  heldOpen?: string;
+  /** The last prompt, when nothing but bookkeeping came after it (see TranscriptReading.openPrompt). */
+  openPrompt?: string;
   /** Tool results written after the latest reply: the model is answering them. */
   afterResult: boolean;
   /** A manual /compact after the latest reply (idle) or an automatic one (working). */
@@ -178,8 +211,9 @@ function step(scan: Scan, rec: Rec, kind: Kind, t: Patterns): 'go' | 'stop' {
     // A held prompt older than the turn record written before it was written late: it belongs to
     // that turn, read on. Otherwise it is what it looked like, a new turn.
     const late = kind !== 'prompt' && kind !== 'command' && timeOf(rec) > scan.heldPrompt;
-    scan.heldPrompt = undefined;
-    if (!late) return newTurn(scan);
+    const open = scan.heldOpen;
+    scan.heldPrompt = scan.heldOpen = undefined;
+    if (!late) return newTurn(scan, open);
   }
   const before = scan.replyId === undefined;
   switch (kind) {
@@ -206,20 +240,24 @@ function step(scan: Scan, rec: Rec, kind: Kind, t: Patterns): 'go' | 'stop' {
     case 'compact':
       if (before && !scan.ended) scan.compacted = rec.compactMetadata?.trigger === 'manual' ? 'idle' : 'working';
       return 'stop';
-    case 'prompt':
+    case 'prompt': {
+      const open = before && !scan.ended && !scan.afterResult && !scan.compacted ? texts(rec.message?.content).join('\n') : undefined;
       if (t.latePrompt && before && !Number.isNaN(timeOf(rec))) {
         scan.heldPrompt = timeOf(rec);
+        scan.heldOpen = open;
         return 'go';
       }
-      return newTurn(scan);
+      return newTurn(scan, open);
+    }
     default:
       return 'go';
   }
 }
 
-/** A prompt read before any reply: a new turn (or, after an interrupt, one cut short). */
-function newTurn(scan: Scan): 'stop' {
+/** A prompt read before any reply: a new turn (or, after an interrupt, one cut short). `open`: its text, if nothing followed it. */
+function newTurn(scan: Scan, open?: string): 'stop' {
   if (scan.replyId === undefined && !scan.ended) scan.afterResult = true;
+  scan.openPrompt = open;
   return 'stop';
 }
 
@@ -249,7 +287,7 @@ function settled(scan: Scan, askTool: string): TranscriptReading {
   }
   const tool = pending[0];
   if (tool) return { ...base, state: 'working', pendingTool: { id: tool.id ?? '', name: tool.name ?? '' }, lastText: said };
-  if (scan.afterResult || scan.compacted) return { ...base, state: 'working' };
+  if (scan.afterResult || scan.compacted) return { ...base, state: 'working', openPrompt: scan.openPrompt };
   // A reply of text alone with no turn end written: it may end there or go on; the screen decides.
   if (said !== undefined) return { ...base, state: 'working', lastText: said };
   // Nothing was ever asked of it: it waits for input. A window too small to tell is read as busy.

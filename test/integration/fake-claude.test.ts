@@ -137,7 +137,8 @@ describe.skipIf(!which('tmux'))('fake-claude in a tmux pane', () => {
     await fake.waitScreen(IDLE, 'input box');
     await fake.send('commit please');
     await fake.waitScreen(SPINNER, 'spinner');
-    expect(fake.state().status).toBe('busy');
+    // The state file lags the screen (stateLagMs, 250 ms by default as 2.1.332).
+    await waitFor(() => fake.state()?.status === 'busy', 'busy state');
     await fake.send('and then this');
     const queued = await fake.waitRecords((r) => r.some((x) => x.type === 'queue-operation' && x.operation === 'enqueue'), 'enqueue');
     expect(queued.find((x) => x.type === 'queue-operation')).toMatchObject({ operation: 'enqueue', content: 'and then this', sessionId: fake.sessionId });
@@ -166,6 +167,49 @@ describe.skipIf(!which('tmux'))('fake-claude in a tmux pane', () => {
     await fake.waitScreen(IDLE, 'input box again');
   });
 
+  it('Esc before the first reply cancels the turn as 2.1.332 does: a dead branch, the prompt back in its box', async () => {
+    const fake = await start({ onPrompt: [{ match: 'slow', actions: [{ sleepMs: 20_000 }, { say: 'Too late.' }] }, { actions: [{ say: 'Answered.' }] }] });
+    await fake.waitScreen(IDLE, 'input box');
+    await fake.send('first');
+    await fake.waitRecords((r) => turnEnds(r).length === 1, 'first turn');
+    await fake.send('a slow one');
+    await fake.waitScreen(SPINNER, 'spinner');
+    await host.keys(fake.pane, ['Escape']);
+    // (The box's `❯` may be followed by a no-break space, as in 2.1.332.)
+    await fake.waitScreen(/^❯[ \u00a0]a slow one$/m, 'the prompt back in the box');
+    await waitFor(() => fake.state()?.status === 'idle', 'idle state');
+    let records = fake.records();
+    // No interrupted line, no turn end, no reply: only the prompt's own line stays.
+    expect(records.some((r) => JSON.stringify(r.message?.content ?? '').includes('[Request interrupted'))).toBe(false);
+    expect(turnEnds(records)).toHaveLength(1);
+    // Only the box holds it: its echo above is gone.
+    expect((await fake.screen()).split('a slow one').length - 1).toBe(1);
+    await host.keys(fake.pane, ['C-u']);
+    await fake.send('next');
+    records = await fake.waitRecords((r) => turnEnds(r).length === 2, 'the next turn');
+    const chained = records.filter((r) => r.uuid);
+    const cancelled = chained.find((r) => r.message?.content === 'a slow one');
+    const next = chained.find((r) => r.message?.content === 'next');
+    // The next prompt takes the cancelled one's parent, so the cancelled one is a dead branch.
+    expect(next.parentUuid).toBe(cancelled.parentUuid);
+    expect(chained.some((r) => r.parentUuid === cancelled.uuid)).toBe(false);
+    expect(texts(records)).toEqual(['Answered.', 'Answered.']);
+  });
+
+  it('writes its state file as 2.1.332 does, late: the dialog is on screen before the file says waiting', async () => {
+    const fake = await start({ stateLagMs: 3000, onPrompt: [{ actions: [{ permission: { tool: 'Bash', command: 'rm -rf build' } }, { say: 'Deleted.' }] }] });
+    await fake.waitScreen(IDLE, 'input box');
+    // The first write (idle at start) is at once, in the real file's shape.
+    expect(fake.state()).toMatchObject({ pid: fake.pid, sessionId: fake.sessionId, cwd: fake.cwd, version: '2.1.332', kind: 'interactive', entrypoint: 'cli', status: 'idle' });
+    expect(fake.state().waitingFor).toBeUndefined();
+    await fake.send('delete the build');
+    await fake.waitScreen(/Do you want to proceed\?/, 'permission prompt');
+    expect(fake.state().status).not.toBe('waiting');
+    const waiting = await waitFor(() => fake.state()?.status === 'waiting' && fake.state(), 'waiting state', 15_000);
+    expect(waiting).toMatchObject({ waitingFor: 'permission prompt' });
+    expect(waiting.statusUpdatedAt).toBe(waiting.updatedAt);
+  });
+
   it('asks a question in a dialog; text typed there never reaches it; a digit answers it', async () => {
     const fake = await start({
       onPrompt: [{ actions: [{ ask: { question: 'Which database?', header: 'Database', options: ['Postgres', { label: 'SQLite', description: 'one file' }] } }, { say: 'Using {answer}.' }] }],
@@ -174,14 +218,14 @@ describe.skipIf(!which('tmux'))('fake-claude in a tmux pane', () => {
     await fake.send('set up storage');
     const screen = (await fake.waitScreen(/Enter to select · ↑\/↓ to navigate · Esc to cancel/, 'question dialog')).input;
     for (const line of ['☐ Database', 'Which database?', '1. Postgres', '2. SQLite', 'one file', '3. Type something.', '4. Chat about this']) expect(screen).toContain(line);
-    expect(fake.state().status).toBe('waiting');
+    expect(await waitFor(() => fake.state()?.status === 'waiting' && fake.state(), 'waiting state')).toMatchObject({ waitingFor: 'input needed' });
     const ask = toolUse(fake.records(), 'AskUserQuestion');
     expect(ask.input.questions[0]).toMatchObject({ question: 'Which database?', header: 'Database' });
     expect(resultFor(fake.records(), ask.id)).toBeUndefined();
     await host.type(fake.pane, 'hello');
     await sleep(300);
     expect(prompts(fake.records())).toEqual(['set up storage']);
-    expect(fake.state().status).toBe('waiting');
+    expect(fake.state()).toMatchObject({ status: 'waiting', waitingFor: 'input needed' });
     await host.type(fake.pane, '2');
     const records = await fake.waitRecords((r) => turnEnds(r).length, 'end of turn');
     expect(resultFor(records, ask.id)).toMatchObject({ toolUseResult: { answers: { 'Which database?': 'SQLite' } } });
@@ -209,7 +253,7 @@ describe.skipIf(!which('tmux'))('fake-claude in a tmux pane', () => {
     await fake.send('delete the build');
     const screen = (await fake.waitScreen(/Do you want to proceed\?/, 'permission prompt')).input;
     for (const line of ['rm -rf build', '❯ 1. Yes', 'No, and tell Claude what to do differently (esc)', 'Esc to cancel']) expect(screen).toContain(line);
-    expect(fake.state().status).toBe('waiting');
+    expect(await waitFor(() => fake.state()?.status === 'waiting' && fake.state(), 'waiting state')).toMatchObject({ waitingFor: 'permission prompt' });
     const use = toolUse(fake.records(), 'Bash');
     expect(resultFor(fake.records(), use.id)).toBeUndefined();
     const notified = await waitFor(() => hookLines('Notification')[0], 'Notification hook');

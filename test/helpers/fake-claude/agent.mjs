@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createDialogs } from './dialogs.mjs';
 import { runHooks } from './hooks.mjs';
 import { actionKind, actionsFor } from './script.mjs';
@@ -33,15 +34,17 @@ export function createAgent(app, { transcript, script, settings }) {
     if (blocked) app.history.push(`  ⎿ UserPromptSubmit operation blocked by hook: ${blocked.stderr.trim()}`);
     else {
       transcript.prompt(text);
-      app.history.push(...text.split('\n').map((line, index) => `${index ? '  ' : '> '}${line}`));
+      const echo = text.split('\n').map((line, index) => `${index ? '  ' : '> '}${line}`);
+      app.history.push(...echo);
       const reply = new Reply(transcript);
       const outcome = await perform(actionsFor(script, text), turn, reply);
       reply.end(outcome === 'done' ? 'end_turn' : null);
-      if (outcome === 'done') {
+      if (outcome === 'interrupted' && !reply.started) cancel(text, echo);
+      else if (outcome === 'done') {
         await runHooks(settings, 'Stop', { ...base(), stop_hook_active: false });
         transcript.turnDuration(Date.now() - turn.startedAt);
       } else transcript.interrupted(outcome === 'tool');
-      if (outcome !== 'done') app.history.push('  ⎿ Interrupted · What should Claude do instead?');
+      if (outcome !== 'done' && reply.started) app.history.push('  ⎿ Interrupted · What should Claude do instead?');
     }
     app.turn = null;
     app.setPhase('idle');
@@ -51,6 +54,18 @@ export function createAgent(app, { transcript, script, settings }) {
       transcript.queue('dequeue');
       submit(app.queued.shift(), { typed: false });
     }
+  }
+
+  /**
+   * Esc before the first reply, as 2.1.332 (test/fixtures/claude-2.1.332, queued-and-interrupted):
+   * no interrupted line and no turn end; the prompt's line stays, a dead branch (the next record
+   * takes its parent), its echo goes from the screen, and the prompt goes back into the input box.
+   */
+  function cancel(text, echo) {
+    transcript.cancelPrompt();
+    app.history.splice(app.history.length - echo.length, echo.length);
+    const unwrapped = text.replace(/^\n*<pasted_content id="[^"]*">\n([\s\S]*?)\n<\/pasted_content id="[^"]*">\n*$/, '$1');
+    app.draft = app.draft ? `${unwrapped}\n${app.draft}` : unwrapped;
   }
 
   /** Plays actions; resolves 'done', 'interrupted' (Esc) or 'tool' (a dialog was refused). */
@@ -64,6 +79,7 @@ export function createAgent(app, { transcript, script, settings }) {
         turn.tokens += Math.ceil(text.length / 4) + 3;
         app.history.push(...text.split('\n').map((line, index) => `${index ? '  ' : '⏺ '}${line}`));
       } else if (kind === 'sleepMs') await pause(turn, action.sleepMs);
+      else if (kind === 'waitFile') await waitFile(turn, action.waitFile);
       else if (kind === 'run') await runTool(action, reply);
       else if (kind === 'draft') app.draft = action.draft;
       else if (kind === 'hang') await new Promise(() => (turn.hanging = true));
@@ -150,9 +166,12 @@ class Reply {
     this.transcript = transcript;
     this.id = undefined;
     this.pending = undefined;
+    /** True once any reply block was made: an Esc after that interrupts, before it cancels. */
+    this.started = false;
   }
 
   block(content) {
+    this.started = true;
     this.id ??= `msg_fake${randomBytes(10).toString('hex')}`;
     if (this.pending) this.transcript.assistant(this.id, this.pending, null);
     this.pending = content;
@@ -175,6 +194,11 @@ function pause(turn, ms) {
       resolve();
     };
   });
+}
+
+/** Busy until the file exists (a test's release of a held reply); Esc cuts it short. */
+async function waitFile(turn, path) {
+  while (!turn.aborted && !existsSync(path)) await pause(turn, 50);
 }
 
 function runCommand(argv, cwd) {

@@ -11,6 +11,7 @@ import { parseArgs, UsageError } from './args.mjs';
 import { createKeyReader } from './input.mjs';
 import { frame } from './screen.mjs';
 import { loadScript } from './script.mjs';
+import { createSessionFile } from './session-file.mjs';
 import { Transcript, VERSION } from './transcript.mjs';
 
 // `claude --version` prints its version and exits, as the real program does (flume asks it at start).
@@ -56,7 +57,7 @@ const app = {
   setPhase(phase) {
     app.phase = phase;
     const status = { idle: 'idle', busy: 'busy', dialog: 'waiting' }[phase];
-    if (status) writeJson(statePath, { pid: process.pid, sessionId: app.sessionId, cwd, startedAt, kind: 'interactive', status, updatedAt: Date.now() });
+    if (status) sessionFile.update(status, app.dialog?.kind);
     app.render();
   },
   exit(code) {
@@ -71,6 +72,7 @@ const app = {
   },
 };
 const startedAt = Date.now();
+const sessionFile = createSessionFile({ path: statePath, sessionId: options.sessionId, cwd, startedAt, lagMs: script.stateLagMs });
 const agent = createAgent(app, { transcript, script, settings: options.settings });
 
 process.on('exit', () => {

@@ -17,6 +17,7 @@ export type FakeAction =
   | { say: string }
   | { run: string[]; description?: string }
   | { sleepMs: number }
+  | { waitFile: string }
   | { ask: { question: string; header?: string; options: Array<string | { label: string; description?: string }> } }
   | { permission: { tool?: string; command?: string; file?: string; content?: string; run?: string[] } }
   | { hang: true }
@@ -29,6 +30,8 @@ export interface FakeScript {
   startDelayMs?: number;
   dropInputs?: number;
   transcriptLagMs?: number;
+  /** Every state-file change lands this late (default 250, as 2.1.332); the first write is at once. */
+  stateLagMs?: number;
   pasteThreshold?: number;
   notifyAfterMs?: number;
   idleNotifyAfterMs?: number;

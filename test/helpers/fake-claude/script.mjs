@@ -9,6 +9,8 @@ const DEFAULTS = {
   startDelayMs: 0,
   dropInputs: 0,
   transcriptLagMs: 0,
+  // The state file lags the screen in 2.1.332 by about this much (sessions/*.json against the transcript).
+  stateLagMs: 250,
   pasteThreshold: 800,
   notifyAfterMs: 6000,
   idleNotifyAfterMs: 60000,
@@ -16,7 +18,7 @@ const DEFAULTS = {
   draft: '',
   onPrompt: [],
 };
-const ACTIONS = ['say', 'run', 'sleepMs', 'ask', 'permission', 'hang', 'crash', 'exit', 'draft'];
+const ACTIONS = ['say', 'run', 'sleepMs', 'waitFile', 'ask', 'permission', 'hang', 'crash', 'exit', 'draft'];
 const MODIFIERS = { run: ['description'] };
 
 /** Loads and checks the script at `path`; no path means the default (reply "ok" to every prompt). */

@@ -60,6 +60,7 @@ export class Transcript {
 
   /** A prompt the person typed: content is the plain string. */
   prompt(text) {
+    this.beforePrompt = this.parent;
     const messageId = randomUUID();
     this.write({ type: 'file-history-snapshot', messageId, snapshot: { messageId, trackedFileBackups: {}, timestamp: new Date().toISOString() }, isSnapshotUpdate: false });
     const uuid = this.message('user', { message: { role: 'user', content: text }, promptSource: 'typed', origin: { kind: 'human' }, permissionMode: this.permissionMode });
@@ -92,6 +93,14 @@ export class Transcript {
       toolUseResult: toolUseResult ?? (isError ? `Error: ${content}` : content),
       ...(source ? { sourceToolAssistantUUID: source } : {}),
     });
+  }
+
+  /**
+   * The last prompt was cancelled before any reply (Esc): as 2.1.332, its line stays where it is and
+   * the next record takes the cancelled one's parent, so the cancelled prompt is a dead branch.
+   */
+  cancelPrompt() {
+    this.parent = this.beforePrompt ?? null;
   }
 
   /** The line Claude Code writes when the person interrupts a turn. */

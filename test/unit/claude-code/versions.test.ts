@@ -66,6 +66,14 @@ const PROMPTS: Record<string, string[]> = {
   'exit-slash-exit': ['Hello.'],
 };
 
+/**
+ * Prompts typed but cancelled with Esc before any reply: their user line stays in the file as a dead
+ * branch (the next prompt takes the cancelled one's parent), and they were NOT taken.
+ */
+const CANCELLED: Record<string, string[]> = {
+  'queued-and-interrupted': ['This one is interrupted.'],
+};
+
 /** How each transcript ends, as readState reads it. */
 const ENDS: Record<string, { state: string; needs?: string }> = {
   'short-prompt': { state: 'idle', needs: 'Hello from the scripted API.' },
@@ -145,6 +153,11 @@ describe.each(captured)('what Claude Code %s wrote', (version) => {
     expect(prompts, `no prompts listed for ${name}`).toBeDefined();
     for (const prompt of prompts!) expect(await findPrompt(join(dir, file), prompt, undefined, patterns), prompt.slice(0, 40)).toBe('taken');
     expect(await findPrompt(join(dir, file), 'a prompt nobody typed', undefined, patterns)).toBe('not-yet');
+    for (const prompt of CANCELLED[name] ?? []) expect(await findPrompt(join(dir, file), prompt, undefined, patterns), `cancelled: ${prompt}`).toBe('not-yet');
+    // What the agent said is no prompt, though it is text in the same file.
+    for (const said of assistantTexts(join(dir, file)).filter((text) => !prompts!.includes(text))) {
+      expect(await findPrompt(join(dir, file), said, undefined, patterns), `said: ${said.slice(0, 40)}`).toBe('not-yet');
+    }
     const end = ENDS[name];
     if (end) expect(await readState(join(dir, file), { patterns })).toMatchObject(end.state === 'idle' ? { ...end, turnEnded: true } : end);
   });
@@ -180,3 +193,60 @@ describe('a prompt whose line came late (2.1.250, 2.1.300)', () => {
     expect(await read('2.1.250', [prompt(1, 'First.')])).toMatchObject({ state: 'working' });
   });
 });
+
+describe.each(captured)('a prompt cancelled with Esc before any reply (Claude Code %s)', (version) => {
+  const patterns = patternsFor(version);
+  const file = join(FIXTURES, `claude-${version}`, 'transcripts', 'queued-and-interrupted.jsonl');
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const cut = lines.findIndex((line) => line.includes('A prompt after the interrupt.') && JSON.parse(line).type === 'user');
+
+  it('is the open last prompt until the next one comes, which leaves it a dead branch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flume-cancelled-'));
+    try {
+      // The file as it stood between the Esc and the next prompt: the cancelled line and bookkeeping.
+      const before = join(dir, 'before.jsonl');
+      writeFileSync(before, lines.slice(0, cut).join('\n') + '\n');
+      expect(await readState(before, { patterns })).toMatchObject({ state: 'working', openPrompt: 'This one is interrupted.' });
+      // The file alone cannot tell it from a live prompt yet: the driver looks at the input box.
+      expect(await findPrompt(before, 'This one is interrupted.', undefined, patterns)).toBe('taken');
+      expect(await findPrompt(file, 'This one is interrupted.', undefined, patterns)).toBe('not-yet');
+      // Answered prompts are never open.
+      expect((await readState(file, { patterns })).openPrompt).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a session\'s first prompt cancelled with Esc before any reply', () => {
+  it('is a dead branch at the root: the next prompt has the same null parent (as 2.1.332 wrote in the e2e run)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flume-root-'));
+    try {
+      const path = join(dir, 't.jsonl');
+      const at = (s: number) => new Date(Date.UTC(2026, 10, 30, 12, 0, s)).toISOString();
+      const lines = [
+        { type: 'user', uuid: 'u1', parentUuid: null, timestamp: at(1), message: { role: 'user', content: 'Cancelled first.' } },
+        { type: 'user', uuid: 'u2', parentUuid: null, timestamp: at(5), message: { role: 'user', content: 'Then this.' } },
+        { type: 'assistant', uuid: 'a2', parentUuid: 'u2', timestamp: at(6), message: { id: 'm2', content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn' } },
+      ];
+      writeFileSync(path, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      expect(await findPrompt(path, 'Cancelled first.')).toBe('not-yet');
+      expect(await findPrompt(path, 'Then this.')).toBe('taken');
+      // Records that carry no parent field at all (hand-made, very old builds) are never a fork.
+      writeFileSync(path, lines.map(({ parentUuid: _p, ...l }) => JSON.stringify(l)).join('\n') + '\n');
+      expect(await findPrompt(path, 'Cancelled first.')).toBe('taken');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The text blocks of a transcript's main-chain assistant lines. */
+function assistantTexts(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((rec) => rec.type === 'assistant' && rec.isSidechain !== true && Array.isArray(rec.message?.content))
+    .flatMap((rec) => rec.message.content.filter((b: any) => b.type === 'text' && b.text?.trim()).map((b: any) => String(b.text)));
+}

@@ -1,0 +1,42 @@
+/**
+ * Claude Code's state file (`<config>/sessions/<pid>.json`) lags its screen: 2.1.332 wrote `waiting`
+ * about 200 ms after its permission dialog was up (test/fixtures/claude-2.1.332/README.md). The
+ * fake lags as much by default; here it lags a minute, so a flume that saw a permission prompt only
+ * through the state file would call the agent working while the dialog holds it. The screen decides.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
+import { tmuxHost } from '../../../agents/panes/tmux.js';
+
+let current: AgentRepo | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+/** The statuses in the fake's state files. */
+const stateFiles = (configDir: string) =>
+  readdirSync(join(configDir, 'sessions'))
+    .filter((name) => name.endsWith('.json'))
+    .map((name) => JSON.parse(readFileSync(join(configDir, 'sessions', name), 'utf8')).status as string);
+
+describe('a permission prompt', () => {
+  it('is read from the screen while Claude Code\'s state file has not yet said waiting', async () => {
+    current = agentRepo({ stateLagMs: 60_000, onPrompt: [{ actions: [{ permission: { tool: 'Bash', command: 'rm -rf build' } }, { say: 'Deleted.' }] }] });
+    const launched = await current.flume(['launch', '--kind', 'fix', '--name', 'perm', '--brief', 'Delete the build.', '--no-watch', '--json']);
+    expect(launched.code, launched.stdout + launched.stderr).toBe(0);
+    const place = JSON.parse(launched.stdout).place;
+    const host = tmuxHost({ socket: join(current.state, 'tmux', 'flume.sock') });
+    await waitFor(async () => (await host.capture(place.stage.agent.pane))?.includes('Do you want to proceed?'), 'the dialog on screen');
+    const view = await current.place('fix/perm');
+    // The state file still holds what it said at start.
+    expect(stateFiles(current.configDir)).toEqual(['idle']);
+    expect(view.stage).toMatchObject({ state: 'waiting', needs: 'permission to use Bash', agent: { state: 'asking' } });
+    // And flume types nothing into the dialog.
+    const told = await current.flume(['tell', 'fix/perm', 'Go on.', '--json']);
+    expect(JSON.parse(told.stdout).error?.code).toBe('AGENT_ASKING');
+  });
+});
