@@ -27,6 +27,8 @@ export type FakeAction =
 /** The fake's script, the JSON named by FAKE_CLAUDE_SCRIPT. */
 export interface FakeScript {
   startDelayMs?: number;
+  /** How long after the input box shows an Enter is still lost (the footer's second render); default 150. */
+  footerReadyMs?: number;
   dropInputs?: number;
   transcriptLagMs?: number;
   pasteThreshold?: number;

@@ -7,6 +7,7 @@ import { UsageError } from './args.mjs';
 
 const DEFAULTS = {
   startDelayMs: 0,
+  footerReadyMs: 150,
   dropInputs: 0,
   transcriptLagMs: 0,
   pasteThreshold: 800,
