@@ -2,9 +2,10 @@
  * The claude-code driver types only once the agent takes keys. Claude Code 2.1.332 draws its input
  * box 70–200 ms before the footer's second render (`← for agents`), and an Enter sent in between is
  * lost, the prompt left in the box (test/fixtures/claude-2.1.332/README.md, "a lost Enter"). The
- * fake does the same (`footerReadyMs`); here its footer comes 280 ms after its box, as on a loaded
- * machine, and the test sees the box within a few milliseconds of its drawing, so what the driver
- * does next starts from the box's first frame.
+ * fake does the same (`footerReadyMs`); here its footer comes 1.5 s after its box, as on a very
+ * loaded machine, and the test sees the box within a few milliseconds of its drawing, so what the
+ * driver does next starts from the box's first frame: a driver that only waits a fixed time after
+ * the box (or not at all) sends its Enter into the gap.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +40,7 @@ describe.skipIf(!which('tmux'))('the claude-code driver waits for the agent to t
     const configDir = join(root, 'config');
     const cwd = join(root, 'repo');
     mkdirSync(cwd, { recursive: true });
-    const fake = fakeClaude({ configDir, cwd, script: { footerReadyMs: 280 } });
+    const fake = fakeClaude({ configDir, cwd, script: { footerReadyMs: 1500 } });
     // The driver reads only the pane host from flume.
     const driver = claudeCodeDriver({ hosts: { get: () => host } } as unknown as Flume, { configDir });
     const opened = await host.open(fake.spec);
