@@ -96,6 +96,25 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
     expect(box(await manual.screen())).toEqual(box(real('idle-default-mode.txt')));
   });
 
+  it('an Enter sent after the box shows but before the footer’s second render is lost, the text left in the box', async () => {
+    const fake = await start({ footerReadyMs: 1500 }, { ready: false });
+    const first = await fake.waitScreen((s) => box(s) !== undefined, 'the box');
+    // The box's first frame: the footer without `← for agents`, as 2.1.332 draws it first.
+    expect(box(first)).toEqual({ line: '❯\u00a0', footer: '  ⏵⏵ accept edits on (shift+tab to cycle)' });
+    await fake.typeRaw('Say hello.');
+    await host.keys(fake.pane, ['Enter']);
+    await sleep(400);
+    const lost = await fake.screen();
+    expect(box(lost)?.footer).toBe('  ⏵⏵ accept edits on (shift+tab to cycle)');
+    expect(draftText(lost)).toBe('Say hello.');
+    expect(fake.prompts()).toEqual([]);
+    // Its second render is past (the draft in the box hides `← for agents`): now Enter submits.
+    await sleep(1500);
+    await host.keys(fake.pane, ['Enter']);
+    await waitFor(() => fake.prompts().length === 1, 'the prompt');
+    expect(fake.prompts()).toEqual(['Say hello.']);
+  });
+
   it('a draft: flume reads the text after the no-break space on both', async () => {
     const fake = await start();
     const text = 'a draft that is typed but not sent';
