@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, processExists, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
-import { classifyScreen, draftText } from './screen.js';
+import { classifyScreen, draftText, footerReady } from './screen.js';
 import { preseed } from './preseed.js';
 import { printedCommand } from '../printed.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
@@ -31,6 +31,8 @@ export interface ClaudeCodeOptions {
 const CHILD_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_CHILD_SESSION', 'CLAUDE_CODE_ENTRYPOINT'];
 
 const POLL_MS = 100;
+/** The longest wait for the footer's second render once the box is drawn (70–200 ms in 2.1.332, more on a loaded machine). */
+const READY_FOOTER_WAIT_MS = 2000;
 
 /** The Claude Code driver, under `key` (`claude-code`; `printed` forces the printed host). */
 export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, key = 'claude-code'): AgentDriver {
@@ -99,7 +101,10 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         if (screen !== undefined && classifyScreen(screen, patterns) === 'trust') return 'slow';
         if (screen !== undefined && classifyScreen(screen, patterns) === 'input-ready') {
           if (timeoutMs === 0) return 'ready';
-          // The box is drawn a moment before keys reach it: look again once it has settled.
+          // The box is drawn a moment before keys reach it: an Enter sent before the footer's second
+          // render is lost. Wait for that render; where it does not come (a draft in the box hides
+          // it), look again once the box has settled.
+          if (await waitForFooter(host, handle.pane, patterns, Math.min(deadline, Date.now() + READY_FOOTER_WAIT_MS))) return 'ready';
           await sleep(patterns.screen.readySettleMs);
           const again = await host.capture(handle.pane);
           if (again !== undefined && classifyScreen(again, patterns) === 'input-ready') return 'ready';
@@ -196,6 +201,17 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     },
   };
   return defineDriver(driver);
+}
+
+/** Polls the pane until its footer has had its second render (true), or until `until` (false). */
+async function waitForFooter(host: PaneHost, pane: string, patterns: ClaudeCodePatterns, until: number): Promise<boolean> {
+  if (!patterns.screen.readyFooter) return false;
+  for (;;) {
+    const screen = await host.capture(pane);
+    if (screen !== undefined && footerReady(screen, patterns)) return true;
+    if (Date.now() >= until) return false;
+    await sleep(50);
+  }
 }
 
 /** Reads an agent: exited when its process is gone; asking when a dialog is open by any reading. */

@@ -20,7 +20,12 @@ export interface ClaudeCodePatterns {
     input: RegExp;
     /** An input line that is really a highlighted menu option (`❯ 1. Yes`): never the input box. */
     menuOption: RegExp;
-    /** The box is drawn this long before keys reach it (70–200 ms in 2.1.332): wait, then look again. */
+    /**
+     * The footer's second render, under the box: only then does an Enter reach the agent (2.1.332
+     * draws the box 70–200 ms before it, and loses an Enter sent in between). An empty box shows it.
+     */
+    readyFooter?: RegExp;
+    /** Where the footer never shows `readyFooter` (a draft in the box hides it): wait this long, then look again. */
     readySettleMs: number;
     /** How many lines a draft may span before the box's bottom rule. */
     maxDraftLines: number;
@@ -83,6 +88,7 @@ export const claudeCodePatterns: ClaudeCodePatterns = {
     input: /^\s*❯(?:[ \u00a0](.*))?$/,
     menuOption: /^\s*❯\s*\d+\.\s/,
     maxDraftLines: 60,
+    readyFooter: /← for agents/,
     readySettleMs: 300,
     // 2.1.332 builds the hint as `Try "<example>"` (its examples end in "?" or "…" too).
     placeholders: [/^Try ".*"$/, /^Press up to edit queued messages$/],

@@ -48,6 +48,18 @@ export function draftText(screen: string, patterns: ClaudeCodePatterns = claudeC
   return s.placeholders.some((hint) => hint.test(draft.trim())) ? '' : draft;
 }
 
+/**
+ * True when the input box is drawn and the footer under it has had its second render (the
+ * patterns' `readyFooter`), after which Claude Code takes keys; false while no box is open.
+ */
+export function footerReady(screen: string, patterns: ClaudeCodePatterns = claudeCodePatterns): boolean {
+  const s = patterns.screen;
+  const lines = screenLines(screen, s);
+  const box = inputBox(lines, s);
+  if (!box || !s.readyFooter || openDialog(lines, box.top + 1, s)) return false;
+  return lines.slice(box.bottom + 1).some((line) => s.readyFooter!.test(line));
+}
+
 /** Where the input box is: its top rule, its `❯` line and its bottom rule (line indexes). */
 interface Box {
   top: number;

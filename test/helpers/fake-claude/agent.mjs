@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { createDialogs } from './dialogs.mjs';
 import { runHooks } from './hooks.mjs';
 import { actionKind, actionsFor } from './script.mjs';
+import { BULLET, echoLines } from './screen.mjs';
 
 const VERBS = ['Working', 'Pondering', 'Brewing', 'Crafting', 'Thinking'];
 const REJECTED = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
@@ -34,8 +35,7 @@ export function createAgent(app, { transcript, script, settings }) {
     if (blocked) app.history.push(`  ⎿ UserPromptSubmit operation blocked by hook: ${blocked.stderr.trim()}`);
     else {
       transcript.prompt(text);
-      const echo = text.split('\n').map((line, index) => `${index ? '  ' : '> '}${line}`);
-      app.history.push(...echo);
+      app.history.push(...echoLines(text));
       const reply = new Reply(transcript);
       const outcome = await perform(actionsFor(script, text), turn, reply);
       reply.end(outcome === 'done' ? 'end_turn' : null);
@@ -77,7 +77,7 @@ export function createAgent(app, { transcript, script, settings }) {
         const text = action.say.replaceAll('{answer}', turn.answer ?? '').replaceAll('{prompt}', turn.prompt);
         reply.block({ type: 'text', text });
         turn.tokens += Math.ceil(text.length / 4) + 3;
-        app.history.push(...text.split('\n').map((line, index) => `${index ? '  ' : '⏺ '}${line}`));
+        app.history.push(...text.split('\n').map((line, index) => `${index ? '  ' : BULLET}${line}`));
       } else if (kind === 'sleepMs') await pause(turn, action.sleepMs);
       else if (kind === 'waitFile') await waitFile(turn, action.waitFile);
       else if (kind === 'run') await runTool(action, reply);
@@ -97,7 +97,7 @@ export function createAgent(app, { transcript, script, settings }) {
     const id = toolId();
     reply.block({ type: 'tool_use', id, name, input: input ?? { command, description: action.description ?? command } });
     const source = reply.end('tool_use');
-    app.history.push(`⏺ ${name}(${command})`);
+    app.history.push(`${BULLET}${name}(${command})`);
     app.render();
     const result = await runCommand(action.run, app.cwd);
     const output = (result.stdout + result.stderr).trim() || '(No content)';
@@ -129,7 +129,7 @@ export function createAgent(app, { transcript, script, settings }) {
     const id = toolId();
     reply.block({ type: 'tool_use', id, name: tool, input });
     const source = reply.end('tool_use');
-    app.history.push(`⏺ ${tool}(${spec.command ?? spec.file})`);
+    app.history.push(`${BULLET}${tool}(${spec.command ?? spec.file})`);
     runHooks(settings, 'PermissionRequest', { ...base(), tool_name: tool, tool_input: input }, tool);
     const notify = setTimeout(() => runHooks(settings, 'Notification', { ...base(), message: `Claude needs your permission to use ${tool}`, notification_type: 'permission_prompt' }, 'permission_prompt'), script.notifyAfterMs);
     const choice = await openDialog({ kind: 'permission', tool, subject: spec.command ?? spec.file });

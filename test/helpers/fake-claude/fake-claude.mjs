@@ -3,6 +3,7 @@
  * fake-claude: a stand-in for Claude Code where flume relies on it (command line, TUI screen,
  * transcript, state file, hooks), driven by a JSON script (README.md). Plain JS: no build step.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
@@ -52,6 +53,10 @@ const app = {
   note: '',
   turn: null,
   pastes: [],
+  // One id for every paste of a session, as 2.1.332 writes (`<pasted_content id="0e10">`).
+  pasteId: randomBytes(2).toString('hex'),
+  // False until the footer's second render after the box first shows: an Enter before it is lost.
+  footerReady: false,
   crashed: false,
   render: () => app.crashed || process.stdout.write(frame(app, process.stdout.columns || 80, process.stdout.rows || 24)),
   setPhase(phase) {
@@ -97,11 +102,20 @@ setTimeout(start, script.startDelayMs);
 async function start() {
   if (script.trust && !trusted()) {
     app.phase = 'trust';
-    if (!(await agent.trust())) return app.exit(1);
+    if (!(await agent.trust())) {
+      process.stdout.write("\x1b[J\r\nClaude Code didn't start because this folder isn't trusted.\r\nRun claude again and choose Yes, or run it in another folder.\r\n");
+      return app.exit(1);
+    }
     trustFolder();
   }
   app.draft = script.draft;
   app.setPhase('idle');
+  // 2.1.332 draws the box, then 70–200 ms later renders the footer again (`← for agents`); only
+  // then does Enter submit. Until then an Enter is lost and the text stays in the box.
+  setTimeout(() => {
+    app.footerReady = true;
+    app.render();
+  }, script.footerReadyMs);
   if (options.prompt) agent.submit(options.prompt, { typed: false });
 }
 
@@ -121,12 +135,12 @@ function onEvent(event) {
   app.note = '';
   if (app.dialog) return agent.dialogKey(event);
   if (event.type === 'paste') {
-    // As 2.1.332: a pasted TAB becomes four spaces wherever it stands; a typed one is the Tab key.
-    addPaste(event.text.replace(/\t/g, '    '));
-  } else if (event.type !== 'key') {
-    if (event.text.length >= script.pasteThreshold) addPaste(event.text);
-    else app.draft += event.text;
-  } else if (key === 'enter') {
+    // As 2.1.332: a pasted TAB becomes four spaces wherever it stands (a typed one is the Tab key),
+    // and a trailing newline is dropped.
+    addPaste(event.text.replace(/\t/g, '    ').replace(/\n$/, ''), { bracketed: true });
+  } else if (event.type !== 'key') addPaste(event.text, { bracketed: false });
+  else if (key === 'enter') {
+    if (!app.footerReady) return;
     const text = expandPastes(app.draft);
     app.draft = '';
     if (text.trim()) agent.submit(text);
@@ -136,20 +150,25 @@ function onEvent(event) {
   app.render();
 }
 
-/** A long paste shows as a placeholder and reaches the transcript wrapped in pasted_content tags. */
-function addPaste(text) {
-  if (text.length <= script.pasteThreshold) return void (app.draft += text);
+/**
+ * Text that arrived in one read. As 2.1.332: more than `pasteThreshold` (800) characters, typed or
+ * pasted, or a bracketed paste of 4 or more lines, shows as `[Pasted text #N +M lines]` (M the
+ * newlines, no `+M lines` for one line) and reaches the transcript wrapped in pasted_content tags;
+ * anything else is typed into the box.
+ */
+function addPaste(text, { bracketed }) {
+  const newlines = (text.match(/\n/g) || []).length;
+  if (text.length <= script.pasteThreshold && !(bracketed && newlines >= 3)) return void (app.draft += text);
   app.pastes.push(text);
-  const lines = (text.match(/\r\n|\r|\n/g) || []).length;
-  app.draft += `[Pasted text #${app.pastes.length}${lines ? ` +${lines} lines` : ''}]`;
+  app.draft += `[Pasted text #${app.pastes.length}${newlines ? ` +${newlines} lines` : ''}]`;
 }
 
+/** The draft with each placeholder replaced by its paste, as 2.1.332 records it. */
 function expandPastes(draft) {
   return draft.replace(/\[Pasted text #(\d+)(?: \+\d+ lines)?\]/g, (match, n) => {
     const text = app.pastes[Number(n) - 1];
     if (text === undefined) return match;
-    const id = Number(n).toString(16).padStart(4, '0');
-    return `<pasted_content id="${id}">\n${text}\n</pasted_content id="${id}">`;
+    return `\n\n<pasted_content id="${app.pasteId}">\n${text}\n</pasted_content id="${app.pasteId}">\n`;
   });
 }
 

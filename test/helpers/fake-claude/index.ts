@@ -28,6 +28,8 @@ export type FakeAction =
 /** The fake's script, the JSON named by FAKE_CLAUDE_SCRIPT. */
 export interface FakeScript {
   startDelayMs?: number;
+  /** How long after the input box shows an Enter is still lost (the footer's second render); default 150. */
+  footerReadyMs?: number;
   dropInputs?: number;
   transcriptLagMs?: number;
   /** Every state-file change lands this late (default 250, as 2.1.332); the first write is at once. */

@@ -7,6 +7,7 @@ import { UsageError } from './args.mjs';
 
 const DEFAULTS = {
   startDelayMs: 0,
+  footerReadyMs: 150,
   dropInputs: 0,
   transcriptLagMs: 0,
   // The state file lags the screen in 2.1.332 by about this much (sessions/*.json against the transcript).

@@ -11,6 +11,8 @@ import { classifyScreen, draftText, type ScreenState } from '../../../agents/cla
 const SCREENS = join(import.meta.dirname, '../../fixtures/claude-screens');
 const screen = (name: string) => readFileSync(join(SCREENS, name), 'utf8');
 const RULE = '─'.repeat(100);
+/** The input box's prompt: `❯` and a no-break space, as 2.1.332 draws it (an echo of a sent prompt has a plain space). */
+const BOX = '❯\u00a0';
 
 const EXPECTED: Array<[string, ScreenState, string]> = [
   ['idle-startup.txt', 'input-ready', ''],
@@ -44,17 +46,17 @@ describe('classifyScreen', () => {
   it('is unknown for a screen that is not Claude Code’s, or not drawn yet', () => {
     expect(classifyScreen('')).toBe('unknown');
     expect(classifyScreen('user@host:~/repo$ claude\n')).toBe('unknown');
-    expect(classifyScreen(`${RULE}\n❯ half a box\n`)).toBe('unknown');
+    expect(classifyScreen(`${RULE}\n${BOX}half a box\n`)).toBe('unknown');
   });
 
   it('reads a capture taken with escape sequences (capture-pane -e)', () => {
-    const colored = `\x1b[2m${RULE}\x1b[0m\n\x1b[1m❯\x1b[0m \x1b[7mo\x1b[27mk go\n\x1b[2m${RULE}\x1b[0m\n  \x1b[2m? for shortcuts\x1b[0m\n`;
+    const colored = `\x1b[2m${RULE}\x1b[0m\n\x1b[1m❯\x1b[0m\u00a0\x1b[7mo\x1b[27mk go\n\x1b[2m${RULE}\x1b[0m\n  \x1b[2m? for shortcuts\x1b[0m\n`;
     expect(classifyScreen(colored)).toBe('input-ready');
     expect(draftText(colored)).toBe('ok go');
   });
 
   it('reads a spinner only above the box, not a finished turn’s past tense', () => {
-    const box = `${RULE}\n❯ \n${RULE}\n`;
+    const box = `${RULE}\n${BOX}\n${RULE}\n`;
     expect(classifyScreen(`✻ Cooked for 2m 3s\n\n${box}`)).toBe('input-ready');
     expect(classifyScreen(`✽ Reticulating… (4s · ↓ 12 tokens)\n\n${box}`)).toBe('working');
     expect(classifyScreen(`* Thinking…\n${box}`)).toBe('working');
@@ -85,7 +87,7 @@ describe('draftText', () => {
   });
 
   it('ignores the placeholder hint but keeps text that merely starts like one', () => {
-    expect(draftText(`${RULE}\n❯ Try "refactor src/a.ts"\n${RULE}\n`)).toBe('');
-    expect(draftText(`${RULE}\n❯ Try again with the fix\n${RULE}\n`)).toBe('Try again with the fix');
+    expect(draftText(`${RULE}\n${BOX}Try "refactor src/a.ts"\n${RULE}\n`)).toBe('');
+    expect(draftText(`${RULE}\n${BOX}Try again with the fix\n${RULE}\n`)).toBe('Try again with the fix');
   });
 });
