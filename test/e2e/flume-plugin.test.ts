@@ -78,7 +78,8 @@ describe("flume's Claude Code plugin in the real program", () => {
       if (results[0]?.toolUseId === search) return toolUse(STATUS_TOOL, { place: 'fix/look' });
       if (results[0] && STILL_CONNECTING.test(results[0].text) && retried++ < RETRIES) return toolUse(STATUS_TOOL, { place: 'fix/look' }, { delayMs: 1000 });
       if (results.length > 0) return 'The place is in its code stage.';
-      if (lastUserText(request.body) !== brief) return 'Nothing to do.';
+      // Any other turn is none the test expects: unscripted, so the API records it and the test fails.
+      if (lastUserText(request.body) !== brief) return undefined;
       return JSON.stringify(request.body).includes(STATUS_TOOL) ? toolUse(STATUS_TOOL, { place: 'fix/look' }) : toolUse('ToolSearch', { query: `select:${STATUS_TOOL}` }, { id: search });
     };
     current = await realRepo({
