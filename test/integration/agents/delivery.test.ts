@@ -64,7 +64,7 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     const result = await current.flume(['launch', '--kind', 'fix', '--name', 'long', '--brief', brief, '--no-watch', '--json']);
     const { place } = JSON.parse(result.stdout);
     expect(place.stage.delivery).toBe('taken');
-    expect(place.stage.prompt).toContain(brief);
+    expect(place.stage.prompt).toContain(brief.trim());
     // The transcript holds one prompt, and it is the whole prompt flume rendered, every line of it in
     // order: a long paste is recorded inside <pasted_content> tags (as 2.1.332 does), nothing else added or lost.
     const taken = userPrompts(place.stage.agent.transcriptPath);
