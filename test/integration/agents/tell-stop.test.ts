@@ -95,6 +95,26 @@ describe('flume tell', () => {
     expect(JSON.parse(refused.stdout).error.message).toContain('has a permission prompt open');
   });
 
+  it('is refused with nothing typed while a permission prompt is on screen and Claude Code\'s state file still says busy', async () => {
+    // The real program writes `waiting` to its state file a moment after the dialog is drawn
+    // (test/fixtures/claude-2.1.332/README.md, "It lags"): the screen alone must be enough.
+    current = agentRepo({ onPrompt: [{ actions: [{ permission: { tool: 'Bash', command: 'rm -rf build' } }] }] });
+    const place = await launch(current, 'lag');
+    const host = tmuxHost({ socket: join(current.state, 'tmux', 'flume.sock') });
+    await waitFor(async () => /Do you want to proceed\?/.test((await host.capture(place.stage.agent.pane)) ?? ''), 'the permission dialog on screen');
+    const sessions = join(current.configDir, 'sessions');
+    const { readdirSync, readFileSync, writeFileSync } = await import('node:fs');
+    const file = readdirSync(sessions).map((name) => join(sessions, name)).find((path) => JSON.parse(readFileSync(path, 'utf8')).sessionId === place.stage.agent.sessionId)!;
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), status: 'busy', updatedAt: Date.now() }));
+    const seen = await settledSight(at(current, place));
+    expect((await current.place('fix/lag')).stage.agent.state).toBe('asking');
+    const refused = await current.flume(['tell', 'fix/lag', 'go ahead', '--json']);
+    expect(code(refused.stdout), refused.stdout + refused.stderr).toBe('AGENT_ASKING');
+    expect(JSON.parse(refused.stdout).error.details.dialog).toBe('permission');
+    expect(await sight(at(current, place))).toEqual(seen);
+    expect(JSON.parse(readFileSync(file, 'utf8')).status).toBe('busy');
+  });
+
   it('never submits a draft someone left in the input box', async () => {
     current = agentRepo({ onPrompt: [{ actions: [{ say: 'Done for now.' }, { draft: 'half typed thought' }] }] });
     const place = await launch(current, 'draft');
