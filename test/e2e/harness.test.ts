@@ -120,6 +120,8 @@ describe('the real Claude Code against the scripted API', () => {
 /** Starts the scripted API, a seeded config, a trusted git repository and claude in a pane; all undone after the test. */
 async function startAgent(script: Script, options: Partial<ClaudeEnvOptions> = {}): Promise<{ api: MessagesApi; env: ClaudeEnv; pane: ClaudePane; repo: string }> {
   const api = await startMessagesApi({ script });
+  // Run last (cleanups run in reverse), once the agent is gone: it may ask nothing the test did not script.
+  cleanups.push(() => expect(api.unexpected(), 'what the scripted API saw unscripted').toEqual([]));
   cleanups.push(() => api.close());
   const env = makeClaudeEnv({ baseUrl: api.url, ...options });
   cleanups.push(() => env.cleanup());

@@ -130,6 +130,7 @@ export async function realRepo(options: RealRepoOptions): Promise<RealRepo> {
       if (!existsSync(file)) return [];
       return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
     },
+    /** Ends everything, then fails the test if the scripted API saw a turn it had no reply for, or traffic it does not know. */
     async cleanup() {
       for (const watch of watches) await watch.stop();
       // The real program writes to its config dir as it exits: wait for every agent to be gone first.
@@ -146,6 +147,9 @@ export async function realRepo(options: RealRepoOptions): Promise<RealRepo> {
           await sleep(200);
         }
       }
+      // Checked last, once the agents are gone, so a turn asked while they exited counts too.
+      const unexpected = api.unexpected();
+      if (unexpected.length > 0) throw new Error(`the scripted Messages API saw what no test scripted:\n  ${unexpected.join('\n  ')}`);
     },
   };
   return real;

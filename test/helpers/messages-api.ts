@@ -9,6 +9,9 @@
  * Such side requests are answered with a title and kept in `side`, never taking a scripted reply;
  * 2.1.250's `HEAD /api/hello` at start is answered 200 and kept in `probes`.
  * Anything else is answered sensibly and recorded in `other`, so a new kind of request shows up in a test.
+ * A model turn the script has no reply for (a list run out, a function that answers undefined) gets
+ * the fallback and is kept in `unscripted`; `unexpected()` names it and any `other` traffic, and the
+ * end-to-end helper fails a test whose API saw any (test/e2e/real-repo.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -33,8 +36,11 @@ export interface Reply {
 /** A reply as a test writes it: a bare string is one text block. */
 export type ReplyLike = string | Reply;
 
-/** What the server answers: replies in order, or a function of the request. */
-export type Script = ReplyLike[] | ((request: MessagesRequest, index: number) => ReplyLike | Promise<ReplyLike>);
+/**
+ * What the server answers: replies in order, or a function of the request. A function answers
+ * undefined for a turn it has no reply for: that turn is unscripted (the fallback, and recorded).
+ */
+export type Script = ReplyLike[] | ((request: MessagesRequest, index: number) => ReplyLike | undefined | Promise<ReplyLike | undefined>);
 
 /** A request to `/v1/messages` as it came in. */
 export interface MessagesRequest {
@@ -77,8 +83,14 @@ export interface MessagesApi {
   probes: string[];
   /** Every other request (count_tokens, unknown paths), so a test can notice new traffic. */
   other: Array<{ method: string; url: string; body: string }>;
-  /** How many turns got the fallback reply because the script had run out. */
-  unscripted: number;
+  /** The model turns the script had no reply for (a list run out, a function's undefined), answered with the fallback. */
+  unscripted: MessagesRequest[];
+  /**
+   * What the API saw that no test scripted, one line each: unscripted turns (with the last thing the
+   * user said) and `other` traffic. Side requests (a session title) and probes are not in it: the
+   * agent makes those beside the conversation, and they never take a scripted reply.
+   */
+  unexpected(): string[];
   /** Adds replies to the end of a list script. */
   push(...replies: ReplyLike[]): void;
   /** Resolves with the `n`th request (1-based) once it has arrived. */
@@ -109,7 +121,11 @@ export async function startMessagesApi(options: MessagesApiOptions = {}): Promis
     side: [],
     probes: [],
     other: [],
-    unscripted: 0,
+    unscripted: [],
+    unexpected: () => [
+      ...api.unscripted.map((r) => `unscripted turn #${api.requests.indexOf(r) + 1}: ${describeTurn(r.body)}`),
+      ...api.other.map((o) => `other request: ${o.method} ${o.url}`),
+    ],
     push: (...replies) => void queue.push(...replies),
     waitForRequest: (n, timeoutMs = 30_000) => waitFor(() => api.requests[n - 1], waiters, timeoutMs, `request #${n}`),
     close: () => new Promise((resolve) => {
@@ -161,7 +177,7 @@ export async function startMessagesApi(options: MessagesApiOptions = {}): Promis
     for (const wake of waiters.splice(0)) wake();
     let next: ReplyLike | undefined = scriptFn ? await scriptFn(request, index) : queue.shift();
     if (next === undefined) {
-      api.unscripted += 1;
+      api.unscripted.push(request);
       next = options.fallback ?? 'Done.';
     }
     const reply = typeof next === 'string' ? text(next) : next;
@@ -173,6 +189,14 @@ export async function startMessagesApi(options: MessagesApiOptions = {}): Promis
   api.port = (server.address() as AddressInfo).port;
   api.url = `http://127.0.0.1:${api.port}`;
   return api;
+}
+
+/** A turn in a few words: the last user text (or its tool results), cut short. */
+function describeTurn(body: MessagesBody): string {
+  const said = lastUserText(body);
+  const results = toolResults(body);
+  const what = said ? JSON.stringify(said) : results.length ? `tool results ${JSON.stringify(results.map((r) => r.text))}` : '(nothing)';
+  return what.length > 200 ? `${what.slice(0, 200)}…` : what;
 }
 
 /** What a side request (a session title) gets: JSON, as a structured-output title request wants. */

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, writeFileSync, mkdirSync, realpathSync, rmSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkStatusRun } from './status-schema.js';
 
 /** The project's root and its built CLI. */
 export const PROJECT = fileURLToPath(new URL('../..', import.meta.url));
@@ -87,7 +88,10 @@ export function flumeEnv(stateDir: string, extra: Record<string, string> = {}): 
   return { ...(process.env as Record<string, string>), ...GIT_ENV, FLUME_STATE_DIR: stateDir, ...extra };
 }
 
-/** Runs the built flume CLI and waits for it. */
+/**
+ * Runs the built flume CLI and waits for it. A `status --json` that succeeds is validated against
+ * status.schema.json here (rejecting when it does not match), so every test that reads status checks the schema.
+ */
 export async function flume(args: string[], options: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
   if (options.env?.FLUME_STATE_DIR) await trustMade(options.env.FLUME_STATE_DIR);
   return new Promise((resolve, reject) => {
@@ -97,7 +101,16 @@ export async function flume(args: string[], options: { cwd?: string; env?: Recor
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 + 9 : -1), stdout, stderr }));
+    child.on('close', (code, signal) => {
+      const result = { code: code ?? (signal ? 128 + 9 : -1), stdout, stderr };
+      try {
+        checkStatusRun(args, result);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      resolve(result);
+    });
     child.stdin.end(options.input ?? '');
   });
 }

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { hasInputBox } from '../../helpers/claude-pane.js';
@@ -68,8 +67,14 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     const result = await current.flume(['launch', '--kind', 'fix', '--name', 'long', '--brief', brief, '--no-watch', '--json']);
     const { place } = JSON.parse(result.stdout);
     expect(place.stage.delivery).toBe('taken');
-    const records = readFileSync(place.stage.agent.transcriptPath, 'utf8');
-    expect(records).toContain('Line 39: the quick brown fox');
+    expect(place.stage.prompt).toContain(brief.trim());
+    // The transcript holds one prompt, and it is the whole prompt flume rendered, every line of it in
+    // order: a long paste is recorded inside <pasted_content> tags (as 2.1.332 does), nothing else added or lost.
+    const taken = userPrompts(place.stage.agent.transcriptPath);
+    expect(taken).toHaveLength(1);
+    const wrapped = /^\n*<pasted_content id="([0-9a-f]{4})">\n([\s\S]*)\n<\/pasted_content id="\1">\n*$/.exec(taken[0]);
+    expect(wrapped, taken[0]).not.toBeNull();
+    expect(wrapped![2]).toBe(place.stage.prompt);
   });
 
   it('leaves a slow start unknown, never failed, and sends once the agent accepts input', async () => {

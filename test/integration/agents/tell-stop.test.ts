@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { tmuxHost } from '../../../agents/panes/tmux.js';
+import { settledSight, sight, type AgentAt } from '../../helpers/untouched.js';
 
 let current: AgentRepo | undefined;
 afterEach(async () => {
@@ -19,6 +20,8 @@ async function launch(repo: AgentRepo, name: string) {
 const prompts = (path: string) => readRecords(path).filter((r) => r.type === 'user' && typeof r.message?.content === 'string').map((r) => r.message.content as string);
 const agentState = async (repo: AgentRepo, id: string) => (await repo.place(id)).stage.agent.state;
 const code = (stdout: string) => JSON.parse(stdout).error?.code;
+/** The place's agent as the test sees it: its pane on flume's tmux server and its transcript. */
+const at = (repo: AgentRepo, place: any): AgentAt => ({ socket: join(repo.state, 'tmux', 'flume.sock'), pane: place.stage.agent.pane, transcriptPath: place.stage.agent.transcriptPath });
 
 describe('flume tell', () => {
   it('reaches an idle agent as a prompt, confirmed in its transcript', async () => {
@@ -43,12 +46,15 @@ describe('flume tell', () => {
     const place = await launch(current, 'esc');
     await waitFor(async () => (await agentState(current!, 'fix/esc')) === 'idle', 'the agent to end its turn');
     const before = prompts(place.stage.agent.transcriptPath);
+    const seen = await settledSight(at(current, place));
     // A single-pass strip of `\e[200~` would leave `\e[201~` here, ending the paste and typing the rest.
     for (const text of ['one\x1b[20\x1b[200~1~two\nthree', 'ring \x07', 'csi \u009b2J']) {
       const refused = await current.flume(['tell', 'fix/esc', text, '--json']);
       expect(code(refused.stdout), refused.stdout).toBe('BAD_TEXT');
     }
     expect(prompts(place.stage.agent.transcriptPath)).toEqual(before);
+    // Nothing typed: the pane and the transcript are as they were, byte for byte.
+    expect(await sight(at(current, place))).toEqual(seen);
     expect(await agentState(current, 'fix/esc')).toBe('idle');
     const told = await current.flume(['tell', 'fix/esc', 'Answer:\tblue\r\nand green', '--json']);
     expect(told.code, told.stdout).toBe(0);
@@ -61,10 +67,12 @@ describe('flume tell', () => {
     const place = await launch(current, 'ask');
     await waitFor(async () => (await agentState(current!, 'fix/ask')) === 'asking', 'the question dialog');
     const before = readRecords(place.stage.agent.transcriptPath).length;
+    const seen = await settledSight(at(current, place));
     const refused = await current.flume(['tell', 'fix/ask', 'Later: bananas', '--json']);
     expect(refused.code).toBe(1);
     expect(code(refused.stdout)).toBe('AGENT_ASKING');
     expect(readRecords(place.stage.agent.transcriptPath).length).toBe(before);
+    expect(await sight(at(current, place))).toEqual(seen);
     const host = tmuxHost({ socket: join(current.state, 'tmux', 'flume.sock') });
     expect(await host.capture(place.stage.agent.pane)).not.toContain('bananas');
     await host.keys(place.stage.agent.pane, ['1']);
@@ -74,31 +82,59 @@ describe('flume tell', () => {
     expect(prompts(place.stage.agent.transcriptPath)).toContain('Later: bananas');
   });
 
-  it('is refused while a permission prompt is open', async () => {
+  it('is refused with nothing typed while a permission prompt is open', async () => {
     current = agentRepo({ onPrompt: [{ actions: [{ permission: { tool: 'Bash', command: 'rm -rf build' } }] }] });
-    await launch(current, 'perm');
+    const place = await launch(current, 'perm');
     await waitFor(async () => (await agentState(current!, 'fix/perm')) === 'asking', 'the permission prompt');
+    const seen = await settledSight(at(current, place));
     const refused = await current.flume(['tell', 'fix/perm', 'go ahead', '--json']);
+    // Nothing typed: the dialog stands as it was (no key answered it), and the transcript did not grow.
+    expect(await sight(at(current, place))).toEqual(seen);
     expect(code(refused.stdout)).toBe('AGENT_ASKING');
     expect(JSON.parse(refused.stdout).error.details.dialog).toBe('permission');
     expect(JSON.parse(refused.stdout).error.message).toContain('has a permission prompt open');
+  });
+
+  it('is refused with nothing typed while a permission prompt is on screen and Claude Code\'s state file still says busy', async () => {
+    // The real program writes `waiting` to its state file a moment after the dialog is drawn
+    // (test/fixtures/claude-2.1.332/README.md, "It lags"): the screen alone must be enough.
+    current = agentRepo({ onPrompt: [{ actions: [{ permission: { tool: 'Bash', command: 'rm -rf build' } }] }] });
+    const place = await launch(current, 'lag');
+    const host = tmuxHost({ socket: join(current.state, 'tmux', 'flume.sock') });
+    await waitFor(async () => /Do you want to proceed\?/.test((await host.capture(place.stage.agent.pane)) ?? ''), 'the permission dialog on screen');
+    const sessions = join(current.configDir, 'sessions');
+    const { readdirSync, readFileSync, writeFileSync } = await import('node:fs');
+    const file = readdirSync(sessions).map((name) => join(sessions, name)).find((path) => JSON.parse(readFileSync(path, 'utf8')).sessionId === place.stage.agent.sessionId)!;
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), status: 'busy', updatedAt: Date.now() }));
+    const seen = await settledSight(at(current, place));
+    expect((await current.place('fix/lag')).stage.agent.state).toBe('asking');
+    const refused = await current.flume(['tell', 'fix/lag', 'go ahead', '--json']);
+    expect(code(refused.stdout), refused.stdout + refused.stderr).toBe('AGENT_ASKING');
+    expect(JSON.parse(refused.stdout).error.details.dialog).toBe('permission');
+    expect(await sight(at(current, place))).toEqual(seen);
+    expect(JSON.parse(readFileSync(file, 'utf8')).status).toBe('busy');
   });
 
   it('never submits a draft someone left in the input box', async () => {
     current = agentRepo({ onPrompt: [{ actions: [{ say: 'Done for now.' }, { draft: 'half typed thought' }] }] });
     const place = await launch(current, 'draft');
     await waitFor(async () => (await agentState(current!, 'fix/draft')) === 'idle', 'the turn end');
+    const seen = await settledSight(at(current, place));
     const refused = await current.flume(['tell', 'fix/draft', 'more', '--json']);
     expect(code(refused.stdout)).toBe('AGENT_BUSY');
+    // The draft still stands alone in the box: nothing added to it, nothing submitted.
+    expect(await sight(at(current, place))).toEqual(seen);
     expect(prompts(place.stage.agent.transcriptPath).join('\n')).not.toContain('half typed');
   });
 
   it('is refused when the agent is not up', async () => {
     current = agentRepo({ onPrompt: [{ actions: [{ say: 'bye' }, { crash: 3 }] }] });
-    await launch(current, 'dead');
+    const place = await launch(current, 'dead');
     await waitFor(async () => (await agentState(current!, 'fix/dead')) === 'exited', 'the crash');
+    const seen = await settledSight(at(current, place));
     const refused = await current.flume(['tell', 'fix/dead', 'hello?', '--json']);
     expect(code(refused.stdout)).toBe('AGENT_NOT_UP');
+    expect(await sight(at(current, place))).toEqual(seen);
   });
 });
 

@@ -130,7 +130,8 @@ describe('a lock', () => {
 
   it('whose holder lives, or lives on another host, is never taken: the launch is refused and changes nothing', async () => {
     const root = repo();
-    for (const token of [`${process.pid} ${hostname()} ${randomUUID()}`, `1 another-host ${randomUUID()}`]) {
+    // The other host's holder is a pid that is dead here: only the other-host rule keeps it (pid 1 lives here).
+    for (const token of [`${process.pid} ${hostname()} ${randomUUID()}`, `${await deadPid()} another-host ${randomUUID()}`]) {
       lockFile(root, 'fix--held', token);
       const before = fullSnapshot(root, stateDir);
       expectRefused(await run(launchArgs(root, 'held', MAKE_ONLY)), 1, ['PLACE_EXISTS', 'PLACE_BUSY'], `a launch while ${token} holds the lock`);

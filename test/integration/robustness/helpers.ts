@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { FLUME_BIN, flumeEnv, git, PROJECT, snapshot, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
+import { checkStatusRun } from '../../helpers/status-schema.js';
 
 /** A run of the CLI, with the code of the FlumeError it printed (from `--json` stdout or stderr). */
 export interface Run extends CliResult {
@@ -84,10 +85,10 @@ export function inProcessFlume(stateDir: string, cwd: string) {
     let stdout = '';
     let stderr = '';
     const quick = await fastStatus(args);
-    if (quick !== undefined) return parse({ code: 0, stdout: quick, stderr });
+    if (quick !== undefined) return checked(args, { code: 0, stdout: quick, stderr });
     const io = { stdout: (text: string) => void (stdout += text), stderr: (text: string) => void (stderr += text), isTTY: false };
     const code = await runCli(args, defaultPreset, { io, self: FLUME_BIN });
-    return parse({ code, stdout, stderr });
+    return checked(args, { code, stdout, stderr });
   };
 }
 
@@ -110,9 +111,22 @@ export async function spawnFlume(args: string[], options: { cwd?: string; env: R
     child.on('error', fail);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      done({ code: code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : -1), stdout, stderr });
+      const result = { code: code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : -1), stdout, stderr };
+      try {
+        checkStatusRun(args, result);
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      done(result);
     });
   });
+}
+
+/** A finished in-process run, its `status --json` validated against the schema, then parsed. */
+function checked(args: string[], result: CliResult): Run {
+  checkStatusRun(args, result);
+  return parse(result);
 }
 
 /** The error a run printed, read from `--json` stdout or the `CODE message` line on stderr. */

@@ -1,6 +1,8 @@
 import { describe, it } from 'vitest';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { git } from '../../helpers/repo.js';
+import { settledSight, sight } from '../../helpers/untouched.js';
 import { LONG, promptsOf, repoFor, running, tip } from './helpers.js';
 
 // Each test has its own repository, state, tmux server and supervisor: they run at once.
@@ -50,6 +52,8 @@ describe.concurrent('flume go-on', { timeout: LONG }, () => {
     // Waiting is what go-on once took for a question's stopping short: it ran the fix's stage again.
     await t.until('fix/on', (p) => p?.stage?.state === 'waiting', 'the stage to wait');
     const before = t.record('fix--on');
+    const agent = { socket: join(t.state, 'tmux', 'flume.sock'), pane: place.stage.agent.pane, transcriptPath: place.stage.agent.transcriptPath };
+    const seen = await settledSight(agent);
     const result = await t.flume(['go-on', 'fix/on', '--note', 'here is the key', '--json']);
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'CANNOT_GO_ON', details: { stage: 'code', deliverable: 'commit' } });
@@ -57,6 +61,8 @@ describe.concurrent('flume go-on', { timeout: LONG }, () => {
     expect(t.events('fix--on').filter((e) => e.event === 'stage-started')).toHaveLength(1);
     expect(running(place.stage.agent.pid)).toBe(true);
     expect(t.sessions(place.path)).toEqual([place.stage.agent.sessionId]);
+    // Nothing typed: the agent's pane and transcript are as they were, byte for byte.
+    expect(await sight(agent)).toEqual(seen);
   });
 });
 

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { commit, git } from '../../helpers/repo.js';
+import { validStatus } from '../../helpers/status-schema.js';
 import { countTasks } from '../../../deliverables/index.js';
 import { LONG, promptsOf, repoFor, running } from './helpers.js';
 
@@ -43,7 +44,7 @@ done`);
     for (;;) {
       const before = committed();
       const ahead = working();
-      const view = (await status(defaultPreset, { repo: t.repo })).places[0].stage!;
+      const view = validStatus(JSON.parse(JSON.stringify(await status(defaultPreset, { repo: t.repo }))), 'status() in-process').places[0].stage!;
       const after = committed();
       const reading = { before, after, ahead, done: view.progress!.done, state: view.state };
       readings.push(reading);

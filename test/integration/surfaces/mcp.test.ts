@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { PROJECT } from '../../helpers/repo.js';
+import { parseStatus, validStatus } from '../../helpers/status-schema.js';
 
 let current: AgentRepo;
 let client: Client;
@@ -37,10 +38,12 @@ describe('the MCP server, driven by the SDK\'s own client over stdio', () => {
 
     const status: any = await client.callTool({ name: 'status', arguments: {} });
     expect(status.isError).toBeFalsy();
-    const report = JSON.parse(text(status));
+    const report = parseStatus(text(status), 'the MCP status tool');
+    expect(validStatus(status.structuredContent, 'the MCP status tool\'s structuredContent')).toEqual(report);
     expect(report.places.map((p: { id: string }) => p.id).sort()).toEqual(['fix/why-does-the-parser-drop-the', 'question/why-does-the-parser-drop-the']);
     const one: any = await client.callTool({ name: 'status', arguments: { place: 'fix/why-does-the-parser-drop-the' } });
-    expect(one.structuredContent.places).toHaveLength(1);
+    expect(validStatus(one.structuredContent, 'the MCP status tool for one place').places).toHaveLength(1);
+    expect(parseStatus(text(one), 'the MCP status tool for one place')).toEqual(one.structuredContent);
   });
 
   it('answers bad arguments and refusals with errors carrying flume\'s code and fix, and keeps serving', async () => {

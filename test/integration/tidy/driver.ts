@@ -11,6 +11,7 @@ import { status, type StatusReport } from '../../../core/engine/status.js';
 import type { PlaceRecord } from '../../../core/types.js';
 import { defaultPreset } from '../../../plugins/defaults.js';
 import { flume, flumeEnv } from '../../helpers/repo.js';
+import { parseStatus, validStatus } from '../../helpers/status-schema.js';
 
 /** One repository driven by flume. */
 export interface Driver {
@@ -27,7 +28,8 @@ export async function engineDriver(root: string): Promise<Driver> {
     launch: (name) => makePlace(repository, { kind: 'fix', name, brief: `work of ${name}` }),
     drop: async (name) => void (await dropPlace(repository, `fix--${name}`)),
     tidy: (options = {}) => tidy(repository, { only: options.only?.replace('/', '--'), dryRun: options.dryRun }),
-    status: () => status(defaultPreset, { repo: root }),
+    // As `status --json` would print it, checked against the published schema.
+    status: async () => validStatus<StatusReport>(JSON.parse(JSON.stringify(await status(defaultPreset, { repo: root }))), 'status() in-process'),
   };
 }
 
@@ -45,6 +47,6 @@ export function cliDriver(root: string, stateDir: string, extraEnv: Record<strin
     drop: async (name) => void (await call(['drop', `fix/${name}`])),
     tidy: async (options = {}) =>
       JSON.parse(await call(['tidy', ...(options.only ? [options.only] : []), ...(options.dryRun ? ['--dry-run'] : []), '--json'])).outcomes,
-    status: async () => JSON.parse(await call(['status', '--json'])),
+    status: async () => parseStatus(await call(['status', '--json'])),
   };
 }
