@@ -35,7 +35,8 @@ export function createAgent(app, { transcript, script, settings }) {
     if (blocked) app.history.push(`  ⎿ UserPromptSubmit operation blocked by hook: ${blocked.stderr.trim()}`);
     else {
       transcript.prompt(text);
-      app.history.push(...echoLines(text));
+      const echo = echoLines(text);
+      app.history.push(...echo);
       const reply = new Reply(transcript);
       const outcome = await perform(actionsFor(script, text), turn, reply);
       reply.end(outcome === 'done' ? 'end_turn' : null);
