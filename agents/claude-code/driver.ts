@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
 import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, processExists, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
-import { findPrompt, readState, sessionState } from './transcript.js';
+import { findPrompt, sessionState } from './transcript.js';
+import { judgeAgent, readAgents, readTranscript } from './reading.js';
 import { classifyScreen, draftText } from './screen.js';
 import { preseed } from './preseed.js';
 import { printedCommand } from '../printed.js';
@@ -142,7 +143,18 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     },
 
     async read(handle) {
-      return readAgent(handle, hostOf(handle), await transcriptOf(handle), configOf(handle));
+      const host = hostOf(handle);
+      const session = await sessionState(configOf(handle), handle.sessionId);
+      // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
+      const own = host && handle.pane ? await ownsPane(host, handle) : false;
+      const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && processExists(session.pid));
+      const transcript = await readTranscript(handle, await transcriptOf(handle));
+      const screen = alive && host && handle.pane ? await host.capture(handle.pane) : undefined;
+      return judgeAgent(handle, { session, own, alive, transcript, screen });
+    },
+
+    async readMany(handles) {
+      return readAgents(handles, { host: (key) => flume.hosts.get(key), configOf, transcriptOf });
     },
 
     async hasDraft(handle) {
@@ -189,39 +201,6 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     },
   };
   return defineDriver(driver);
-}
-
-/** Reads an agent: exited when its process is gone; asking when a dialog is open by any reading. */
-async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: string | undefined, configDir: string): Promise<AgentReading> {
-  const patterns = patternsFor(handle.version);
-  const session = await sessionState(configDir, handle.sessionId);
-  // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
-  const own = host && handle.pane ? await ownsPane(host, handle) : false;
-  const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && processExists(session.pid));
-  const transcript = path ? await readState(path, { patterns }) : undefined;
-  if (!alive) {
-    if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
-    return { state: 'exited', ...(handle.pane && !own ? { paneGone: true } : {}), ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
-  }
-  const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
-  const view = screen === undefined ? 'unknown' : classifyScreen(screen, patterns);
-  if (view === 'trust') {
-    return { state: 'asking', dialog: 'trust', needs: `Claude Code asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };
-  }
-  if (transcript?.state === 'asking' || view === 'question') {
-    return { ...transcript, state: 'asking', dialog: 'question', needs: transcript?.needs ?? 'it asks a question (see its pane)' };
-  }
-  if (view === 'permission' || (session?.status === 'waiting' && transcript?.pendingTool)) {
-    const tool = transcript?.pendingTool?.name;
-    return { ...transcript, state: 'asking', dialog: 'permission', needs: `permission to use ${tool ?? 'a tool'}` };
-  }
-  if (!transcript) return { state: view === 'input-ready' ? 'idle' : 'starting' };
-  if (transcript.state === 'idle' && !transcript.turnEnded && view === 'working') return { ...transcript, state: 'working' };
-  if (transcript.state === 'working' && view === 'input-ready' && session?.status === 'idle') {
-    // Builds that write no turn end: the screen and Claude Code's state both say it stopped.
-    return { ...transcript, state: 'idle', turnEnded: true, needs: transcript.needs ?? transcript.lastText };
-  }
-  return transcript;
 }
 
 /**
