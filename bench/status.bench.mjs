@@ -107,7 +107,7 @@ function flumeStatus(env) {
 /** What status reports, in brief: so a figure is never taken over places status could not read. */
 function summary(report) {
   const count = (f) => report.places.reduce((acc, p) => ((acc[f(p)] = (acc[f(p)] ?? 0) + 1), acc), {});
-  return `agents ${JSON.stringify(count((p) => p.stage?.agent?.state ?? 'none'))}, landing ${JSON.stringify(count((p) => p.landing.state))}`;
+  return `agents ${JSON.stringify(count((p) => p.stage?.agent?.state ?? 'none'))}, landing ${JSON.stringify(count((p) => `${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} missing)` : ''}`))}`;
 }
 
 const manyCount = Number(process.env.MANY ?? 30);
