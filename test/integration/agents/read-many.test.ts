@@ -82,18 +82,21 @@ describe.skipIf(!hasTmux)('reading many agents at once', () => {
       // Seen only on its screen: no transcript line until it is answered.
       permission: { onPrompt: [{ actions: [{ permission: { tool: 'Bash', command: 'rm -rf build' } }] }] },
       exited: { onPrompt: [{ actions: [{ say: 'Bye.' }, { exit: 0 }] }] },
+      // These two show only on their screens: no transcript exists before a first prompt.
+      trust: { trust: true },
+      fresh: {},
     };
     const handles: AgentHandle[] = [];
     for (const [name, script] of Object.entries(scripts)) {
       const cwd = join(dir, name);
       mkdirSync(cwd, { recursive: true });
-      const fake = fakeClaude({ configDir, cwd, script, args: [`${name}: begin`] });
+      const fake = fakeClaude({ configDir, cwd, script, args: name === 'trust' || name === 'fresh' ? [] : [`${name}: begin`] });
       const opened = await host.open(fake.spec);
       handles.push({ driver: 'claude-code', sessionId: fake.sessionId, host: 'tmux', version: '2.1.332', pane: opened.pane, paneIdentity: opened.identity, pid: opened.pid, cwd: realpathSync(cwd), startedAt: new Date().toISOString(), data: { configDir } });
     }
     // One handle whose pane now holds another program: its agent reads as gone, its pane unnamed.
     handles.push({ ...handles[0], sessionId: '00000000-0000-4000-8000-000000000000', paneIdentity: 'not-this-pane' });
-    const want = ['idle', 'working', 'asking', 'asking', 'exited', 'exited'];
+    const want = ['idle', 'working', 'asking', 'asking', 'exited', 'asking', 'idle', 'exited'];
     await waitFor(async () => (await Promise.all(handles.map((h) => driver.read(h)))).every((r, i) => r.state === want[i]), 'each agent in its state', 30_000);
     const one = await Promise.all(handles.map((h) => driver.read(h)));
     reset();
@@ -102,6 +105,7 @@ describe.skipIf(!hasTmux)('reading many agents at once', () => {
     expect(many).toEqual(one);
     expect(many.map((r) => r?.state)).toEqual(want);
     expect(many[3]).toMatchObject({ dialog: 'permission' });
-    expect(many[5]).toMatchObject({ paneGone: true });
+    expect(many[5]).toMatchObject({ dialog: 'trust' });
+    expect(many[7]).toMatchObject({ paneGone: true });
   });
 });
