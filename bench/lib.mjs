@@ -50,16 +50,24 @@ export function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-/** A `git` on PATH that counts its calls. */
-export function gitCounter() {
-  const dir = temp('flume-bench-git-');
+/**
+ * Wrappers first on PATH that count each named program's calls (`git`, `tmux`), for a pass of its
+ * own: a wrapper is a shell that then runs the program, so nothing is timed while one is on PATH.
+ */
+export function processCounter(programs) {
+  const dir = temp('flume-bench-count-');
+  for (const name of programs) {
+    const real = execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+    writeFileSync(join(dir, name), `#!/bin/sh\necho ${name} >> '${join(dir, 'calls.log')}'\nexec '${real}' "$@"\n`);
+    chmodSync(join(dir, name), 0o755);
+  }
   const log = join(dir, 'calls.log');
-  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  writeFileSync(join(dir, 'git'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`);
-  chmodSync(join(dir, 'git'), 0o755);
   return {
     path: `${dir}:${process.env.PATH}`,
-    count: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0),
+    counts: () => {
+      const lines = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
+      return Object.fromEntries(programs.map((name) => [name, lines.filter((line) => line === name).length]));
+    },
     reset: () => rmSync(log, { force: true }),
   };
 }

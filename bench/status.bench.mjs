@@ -1,52 +1,160 @@
-// flume status --json over 100 places against 1 place in one repository, measured side by side; the
-// git processes each spawns, counted; and `flume status` on an idle host against a bare `node -e 0`.
+// `flume status --json` on the real path: N places, each with a live (fake) agent in a tmux pane on
+// the bench's own socket, real commits on each branch (some merged or cherry-picked onto main, so
+// the patch-id work runs), transcripts of a few hundred KB. 1 place against 30 (and 100 with
+// MANY=100), timed interleaved; then `flume status` on an idle host against a bare `node -e 0`.
+// The processes each status spawns are counted in a separate, untimed pass: no wrapper is on PATH
+// while anything is timed.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FLUME, PROJECT, fmt, git, gitCounter, makeRepo, sideBySide, temp } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, fmt, git, makeRepo, median, processCounter, sideBySide, temp } from './lib.mjs';
 
-const { openRepository } = await import(join(PROJECT, 'dist/core/context.js'));
-const { makePlace } = await import(join(PROJECT, 'dist/core/engine/launch.js'));
-const { defaultPreset } = await import(join(PROJECT, 'dist/plugins/defaults.js'));
+const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
-async function repoWithPlaces(count, stateDir) {
-  process.env.FLUME_STATE_DIR = stateDir;
-  const root = makeRepo();
-  const repository = await openRepository(root, await defaultPreset());
-  for (let i = 0; i < count; i++) {
-    const record = await makePlace(repository, { kind: 'fix', name: `p${i}`, brief: 'bench' });
-    if (i % 2 === 0) {
-      git(record.path, 'commit', '-q', '--allow-empty-message', '-m', '', '--allow-empty');
-      git(record.path, 'commit', '-q', '-m', `work ${i}`, '--allow-empty');
-    }
+// What each agent does with its prompt: four commits of real content in files of its own, two
+// tool outputs of about 200 KB each (the transcript's bulk, as a test run's or a log's would be),
+// and a reply. Even places then keep working (a spinner, a pending turn); odd ones end their turn.
+const commit = (n) => [
+  'sh',
+  '-c',
+  `d=src/$(basename "$PWD"); mkdir -p $d && awk -v n=${n} -v p="$d" 'BEGIN { for (i = 1; i <= 120; i++) printf "export const %s_%d_%d = \\"%s line %d of part %d\\";\\n", "v", n, i, p, i, n }' > $d/part${n}.ts && git add -A && git commit -qm "part ${n} of $(basename "$PWD")" && echo committed part ${n}`,
+];
+const bulk = ['sh', '-c', 'seq -f "log line %g: all tests passed in this module, nothing to report" 1 3000'];
+const work = (rest) => [
+  { say: 'I will make the change in four parts, committing each.' },
+  { run: commit(1), description: 'Write part 1 and commit' },
+  { run: commit(2), description: 'Write part 2 and commit' },
+  { run: bulk, description: 'Run the tests' },
+  { run: commit(3), description: 'Write part 3 and commit' },
+  { run: commit(4), description: 'Write part 4 and commit' },
+  { run: bulk, description: 'Run the tests again' },
+  { say: 'The four parts are committed and the tests pass. '.repeat(20) },
+  ...rest,
+];
+
+/** A repository whose config runs the fake agent on tmux; its own state dir (so its own tmux socket). */
+function setup(name, mark) {
+  const state = temp(`flume-bench-status-${name}-`);
+  const configDir = temp('flume-bench-claude-');
+  const scriptPath = join(configDir, 'script.json');
+  const done = `node -e "require('fs').writeFileSync('${mark}/'+require('path').basename(process.cwd()),'')"`;
+  writeFileSync(
+    scriptPath,
+    JSON.stringify({
+      onPrompt: [
+        { match: 'KEEP-BUSY', actions: work([{ run: ['sh', '-c', done], description: 'Mark' }, { sleepMs: 3_600_000 }]) },
+        { actions: work([{ run: ['sh', '-c', done], description: 'Mark' }, { say: 'Done: four commits on the branch. Shall I open a pull request?' }]) },
+      ],
+    }),
+  );
+  const repo = makeRepo();
+  writeFileSync(
+    join(repo, 'flume.config.ts'),
+    `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: FAKE, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '60s' } })};\n`,
+  );
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'config');
+  // The load limit raised: on a host this loaded a first load of the config can pass 10 s.
+  const env = { ...process.env, ...GIT_ENV, FLUME_STATE_DIR: state, FLUME_CONFIG_TIMEOUT_MS: '120000' };
+  // The config runs only once trusted (flume trust), as a user would have done.
+  const trusted = spawnSync(process.execPath, [FLUME, 'trust', '--repo', repo], { env, cwd: repo, encoding: 'utf8' });
+  if (trusted.status !== 0) throw new Error(`flume trust: ${trusted.stdout}${trusted.stderr}`);
+  return { state, repo, env, configDir };
+}
+
+function launch(env, repo, name, brief) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [FLUME, 'launch', '--kind', 'fix', '--name', name, '--brief', brief, '--no-watch'], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`flume launch ${name}: ${out}`))));
+  });
+}
+
+/** N places with live agents that committed; a third merged onto main, a third half cherry-picked. */
+async function repoWithAgents(count) {
+  const marks = temp('flume-bench-marks-');
+  const bench = setup(String(count), marks);
+  const names = [...Array(count).keys()].map((i) => `p${i}`);
+  // A few launches at once: each waits for its agent to take the prompt.
+  for (let i = 0; i < names.length; i += 4) {
+    await Promise.all(names.slice(i, i + 4).map((name, j) => launch(bench.env, bench.repo, name, `${(i + j) % 2 === 0 ? 'KEEP-BUSY' : 'END-TURN'}: make the change for ${name}`)));
   }
-  return root;
+  const deadline = Date.now() + 300_000;
+  while (!names.every((name) => existsSync(join(marks, `fix--${name}`)))) {
+    if (Date.now() > deadline) throw new Error(`agents never finished: ${names.filter((name) => !existsSync(join(marks, `fix--${name}`))).join(' ')}`);
+    await sleep(500);
+  }
+  names.forEach((name, i) => {
+    const branch = `fix/${name}`;
+    if (i % 3 === 0) git(bench.repo, 'merge', '-q', '--no-ff', '-m', `merge ${branch}`, branch);
+    if (i % 3 === 1) {
+      const commits = git(bench.repo, 'rev-list', '--reverse', `main..${branch}`).split('\n');
+      git(bench.repo, 'cherry-pick', commits[0], commits[1]);
+    }
+  });
+  return bench;
 }
 
-const oneState = temp('flume-bench-state1-');
-const manyState = temp('flume-bench-state100-');
-const idleState = temp('flume-bench-idle-');
-await repoWithPlaces(1, oneState);
-await repoWithPlaces(100, manyState);
-const counter = gitCounter();
-const env = (state) => ({ ...process.env, FLUME_STATE_DIR: state, PATH: counter.path });
-
-const counts = {};
-for (const [name, state] of [['1 place', oneState], ['100 places', manyState]]) {
-  counter.reset();
-  sideBySide({ [name]: [process.execPath, [FLUME, 'status', '--json'], env(state)] }, 1);
-  counts[name] = counter.count();
+function flumeStatus(env) {
+  const result = spawnSync(process.execPath, [FLUME, 'status', '--json'], { env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`flume status: ${result.stderr}`);
+  return JSON.parse(result.stdout);
 }
+
+/** What status reports, in brief: so a figure is never taken over places status could not read. */
+function summary(report) {
+  const count = (f) => report.places.reduce((acc, p) => ((acc[f(p)] = (acc[f(p)] ?? 0) + 1), acc), {});
+  return `agents ${JSON.stringify(count((p) => p.stage?.agent?.state ?? 'none'))}, landing ${JSON.stringify(count((p) => `${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} missing)` : ''}`))}`;
+}
+
+const manyCount = Number(process.env.MANY ?? 30);
 const rounds = Number(process.env.ROUNDS ?? 15);
-const medians = sideBySide(
-  {
-    'status, 1 place': [process.execPath, [FLUME, 'status', '--json'], env(oneState)],
-    'status, 100 places': [process.execPath, [FLUME, 'status', '--json'], env(manyState)],
-    'node -e 0': [process.execPath, ['-e', '0'], env(idleState)],
-    'status, no places': [process.execPath, [FLUME, 'status', '--json'], env(idleState)],
-  },
-  rounds,
-);
-console.log(`status --json, median of ${rounds} interleaved runs:`);
-for (const [name, ms] of Object.entries(medians)) console.log(`  ${name.padEnd(20)} ${fmt(ms)}`);
-console.log(`  100 places / 1 place      ${(medians['status, 100 places'] / medians['status, 1 place']).toFixed(2)}x  (limit 1.5x)`);
-console.log(`  no places / node -e 0     ${(medians['status, no places'] / medians['node -e 0']).toFixed(2)}x  (limit 3x)`);
-console.log(`git processes per status: 1 place ${counts['1 place']}, 100 places ${counts['100 places']}`);
+const benches = [];
+try {
+  const started = Date.now();
+  const one = await repoWithAgents(1);
+  benches.push(one);
+  const many = await repoWithAgents(manyCount);
+  benches.push(many);
+  const idle = { env: { ...process.env, FLUME_STATE_DIR: temp('flume-bench-idle-') } };
+  console.log(`set up 1 + ${manyCount} places with live agents in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+
+  // What the timed runs will read, checked first.
+  for (const [name, bench] of [['1 place', one], [`${manyCount} places`, many]]) {
+    const report = flumeStatus(bench.env);
+    const transcripts = report.places.map((p) => p.stage?.agent?.transcript).filter((t) => t && existsSync(t));
+    const sizes = transcripts.map((t) => readFileSync(t).length / 1024);
+    console.log(`  ${name}: ${summary(report)}; transcripts ${transcripts.length}, median ${median(sizes).toFixed(0)} KB`);
+  }
+
+  // Untimed: how many processes one status spawns (git and tmux, counted by wrappers first on PATH).
+  const counter = processCounter(['git', 'tmux']);
+  for (const [name, bench] of [['1 place', one], [`${manyCount} places`, many]]) {
+    counter.reset();
+    flumeStatus({ ...bench.env, PATH: counter.path });
+    console.log(`  processes one status spawns, ${name}: ${Object.entries(counter.counts()).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
+
+  // Timed: interleaved, nothing on PATH but the user's own.
+  const status = (env) => [process.execPath, [FLUME, 'status', '--json'], env];
+  const medians = sideBySide(
+    {
+      'status, 1 place': status(one.env),
+      [`status, ${manyCount} places`]: status(many.env),
+      'node -e 0': [process.execPath, ['-e', '0'], idle.env],
+      'status, no places': status(idle.env),
+    },
+    rounds,
+  );
+  console.log(`status --json, median of ${rounds} interleaved runs (load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}):`);
+  for (const [name, ms] of Object.entries(medians)) console.log(`  ${name.padEnd(22)} ${fmt(ms)}`);
+  console.log(`  ${manyCount} places / 1 place       ${(medians[`status, ${manyCount} places`] / medians['status, 1 place']).toFixed(2)}x  (limit 1.5x)`);
+  console.log(`  no places / node -e 0     ${(medians['status, no places'] / medians['node -e 0']).toFixed(2)}x  (limit 3x)`);
+} finally {
+  // KEEP=1 leaves the agents running, for profiling (the state dirs are printed).
+  if (process.env.KEEP) console.log(`kept: ${benches.map((b) => `FLUME_STATE_DIR=${b.state}`).join(' ')}`);
+  else for (const bench of benches) spawnSync('tmux', ['-S', join(bench.state, 'tmux', 'flume.sock'), 'kill-server']);
+}

@@ -17,6 +17,14 @@ export interface PaneSpec {
   env: Record<string, string>;
 }
 
+/** A pane as a look at all of a host's panes finds it. */
+export interface PaneState {
+  /** The identity the host gave the pane at open (as `identity` reads it), if it carries one. */
+  identity?: string;
+  /** True while the pane's program runs (as `alive` reads it). */
+  alive: boolean;
+}
+
 /** Where an agent runs. `printed` has no pane: it hands the command to the operator. */
 export interface PaneHost {
   key: string;
@@ -40,6 +48,14 @@ export interface PaneHost {
   alive(pane: string): Promise<boolean>;
   /** Closes the pane, ending whatever runs in it. */
   close(pane: string): Promise<void>;
+  /**
+   * Optional: every pane the host has now, by id, in one look (what `identity` and `alive` would say
+   * of each). Status reads many agents at once with it: a fixed number of processes however many
+   * places there are. A host without it is asked pane by pane.
+   */
+  panes?(): Promise<Map<string, PaneState>>;
+  /** Optional: the screens of many panes in one look (as `capture` reads each); a pane not read is absent. */
+  captureMany?(panes: string[]): Promise<Map<string, string>>;
 }
 
 /** An agent program flume can start, confirm prompts to, read, tell and stop. */
@@ -64,6 +80,12 @@ export interface AgentDriver {
   confirm(request: ConfirmRequest): Promise<PromptState>;
   /** Reads the agent's state from its own record (and its screen, for dialogs). */
   read(handle: AgentHandle): Promise<AgentReading>;
+  /**
+   * Optional: reads many agents at once, each as `read` would (undefined where one could not be read),
+   * sharing what they have in common (their host's panes, the agent's own state files). Status uses
+   * it so its cost does not grow by a process per place; without it, `read` is called for each.
+   */
+  readMany?(handles: AgentHandle[]): Promise<Array<AgentReading | undefined>>;
   /** True when the input box holds text nobody submitted (a tell must not submit it). */
   hasDraft(handle: AgentHandle): Promise<boolean>;
   /**
@@ -84,6 +106,13 @@ export interface AgentDriver {
 export async function ownsPane(host: PaneHost, handle: AgentHandle): Promise<boolean> {
   if (!handle.pane) return false;
   if (handle.paneIdentity !== undefined) return (await host.identity(handle.pane).catch(() => undefined)) === handle.paneIdentity;
+  return handle.pid === undefined || processExists(handle.pid);
+}
+
+/** ownsPane, judged from a look at all the host's panes (`PaneHost.panes`) rather than a question of its own. */
+export function ownsPaneIn(panes: Map<string, PaneState>, handle: AgentHandle): boolean {
+  if (!handle.pane) return false;
+  if (handle.paneIdentity !== undefined) return panes.get(handle.pane)?.identity === handle.paneIdentity;
   return handle.pid === undefined || processExists(handle.pid);
 }
 

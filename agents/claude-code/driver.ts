@@ -5,9 +5,10 @@
  */
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, processExists, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, processExists, type AgentDriver, type AgentHandle, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
+import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
 import { classifyScreen, draftText, footerReady } from './screen.js';
 import { preseed } from './preseed.js';
 import { printedCommand } from '../printed.js';
@@ -154,7 +155,18 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     },
 
     async read(handle) {
-      return readAgent(handle, hostOf(handle), await transcriptOf(handle), configOf(handle));
+      const host = hostOf(handle);
+      const session = await sessionState(configOf(handle), handle.sessionId);
+      // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
+      const own = host && handle.pane ? await ownsPane(host, handle) : false;
+      const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && processExists(session.pid));
+      const transcript = await readTranscript(handle, await transcriptOf(handle));
+      const screen = alive && host && handle.pane ? await host.capture(handle.pane) : undefined;
+      return judgeAgent(handle, { session, own, alive, transcript, screen });
+    },
+
+    async readMany(handles) {
+      return readAgents(handles, { host: (key) => flume.hosts.get(key), configOf, transcriptOf });
     },
 
     async hasDraft(handle) {
@@ -214,54 +226,6 @@ async function waitForFooter(host: PaneHost, pane: string, patterns: ClaudeCodeP
   }
 }
 
-/** Reads an agent: exited when its process is gone; asking when a dialog is open by any reading. */
-async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: string | undefined, configDir: string): Promise<AgentReading> {
-  const patterns = patternsFor(handle.version);
-  const session = await sessionState(configDir, handle.sessionId);
-  // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
-  const own = host && handle.pane ? await ownsPane(host, handle) : false;
-  const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && processExists(session.pid));
-  const transcript = path ? await readState(path, { patterns }) : undefined;
-  if (!alive) {
-    if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
-    return { state: 'exited', ...(handle.pane && !own ? { paneGone: true } : {}), ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
-  }
-  const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
-  const view = screen === undefined ? 'unknown' : classifyScreen(screen, patterns);
-  if (view === 'trust') {
-    return { state: 'asking', dialog: 'trust', needs: `Claude Code asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };
-  }
-  if (transcript?.state === 'asking' || view === 'question') {
-    return { ...transcript, state: 'asking', dialog: 'question', needs: transcript?.needs ?? 'it asks a question (see its pane)' };
-  }
-  if (view === 'permission' || (session?.status === 'waiting' && transcript?.pendingTool)) {
-    const tool = transcript?.pendingTool?.name;
-    return { ...transcript, state: 'asking', dialog: 'permission', needs: `permission to use ${tool ?? 'a tool'}` };
-  }
-  if (transcript?.openPrompt !== undefined && view === 'input-ready' && isDraft(screen!, transcript.openPrompt, patterns)) {
-    // Esc before the first reply: the turn was cancelled and its prompt is back in the box, unsent.
-    const { openPrompt: _open, ...rest } = transcript;
-    return { ...rest, state: 'idle', turnEnded: true, needs: CANCELLED };
-  }
-  if (!transcript) return { state: view === 'input-ready' ? 'idle' : 'starting' };
-  if (transcript.state === 'idle' && !transcript.turnEnded && view === 'working') return { ...transcript, state: 'working' };
-  if (transcript.state === 'working' && view === 'input-ready' && session?.status === 'idle') {
-    // Builds that write no turn end: the screen and Claude Code's state both say it stopped.
-    return { ...transcript, state: 'idle', turnEnded: true, needs: transcript.needs ?? transcript.lastText };
-  }
-  return transcript;
-}
-
-/** What an agent whose last prompt was cancelled before any reply needs. */
-const CANCELLED = 'its prompt was cancelled before any reply (Esc) and is back in its input box, unsent: press Enter in its pane to send it, or clear it';
-
-/** True when the input box on screen holds `text` as a draft and the agent is not working. */
-function isDraft(screen: string, text: string, patterns: ClaudeCodePatterns): boolean {
-  if (classifyScreen(screen, patterns) !== 'input-ready') return false;
-  const draft = draftText(screen, patterns);
-  return draft.trim() !== '' && sameText(draft, text, patterns);
-}
-
 /** True when the agent's input box holds `text`, put back there by a cancel (Esc before any reply). */
 async function cancelledPrompt(host: PaneHost | undefined, handle: AgentHandle, text: string, patterns: ClaudeCodePatterns): Promise<boolean> {
   if (!host || !handle.pane || !(await ownsPane(host, handle))) return false;
@@ -305,13 +269,6 @@ export function agentEnvironment(options: ClaudeCodeOptions, base: NodeJS.Proces
   Object.assign(env, options.env ?? {});
   env.HOME ??= homedir();
   return env;
-}
-
-/** True when a draft on screen is the text flume typed (the screen wraps and trims lines). */
-function sameText(draft: string, text: string, patterns: ClaudeCodePatterns): boolean {
-  const squash = (value: string) => value.replace(/\s+/g, ' ').trim();
-  if (patterns.screen.pastedDraft.test(draft.trim())) return true;
-  return squash(draft) === squash(text) || (text.length > 200 && squash(text).startsWith(squash(draft).slice(0, 100)));
 }
 
 /** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */

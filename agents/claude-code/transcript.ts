@@ -145,23 +145,33 @@ export async function readState(path: string, options: ReadStateOptions = {}): P
  * for the session is absent. A crashed claude leaves its file behind, so check the pid is alive.
  */
 export async function sessionState(configDirectory: string, sessionId: string): Promise<SessionFile | undefined> {
+  return (await sessionStates(configDirectory)).get(sessionId);
+}
+
+/**
+ * Every session's state file in a config folder, by session id (the newest file where a session has
+ * several): one read of the folder for many agents, where sessionState per agent would read it whole
+ * each time.
+ */
+export async function sessionStates(configDirectory: string): Promise<Map<string, SessionFile>> {
   const dir = join(configDirectory, 'sessions');
+  const states = new Map<string, SessionFile>();
   let names: string[];
   try {
     names = (await readdir(dir)).filter((name) => /^\d+\.json$/.test(name));
   } catch {
-    return undefined;
+    return states;
   }
   const found: Array<SessionFile & { mtime: number }> = [];
   for (const name of names) {
     try {
       const path = join(dir, name);
       const data = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
-      if (data.sessionId !== sessionId) continue;
+      if (typeof data.sessionId !== 'string') continue;
       const status = ['idle', 'busy', 'waiting'].includes(data.status as string) ? data.status : 'unknown';
       found.push({
         pid: Number.parseInt(name, 10),
-        sessionId,
+        sessionId: data.sessionId,
         cwd: typeof data.cwd === 'string' ? data.cwd : undefined,
         status: status as SessionFile['status'],
         waitingFor: typeof data.waitingFor === 'string' ? data.waitingFor : undefined,
@@ -171,10 +181,11 @@ export async function sessionState(configDirectory: string, sessionId: string): 
       // Torn or vanished while read (claude rewrites and deletes it): not a reading.
     }
   }
-  const newest = found.sort((a, b) => b.mtime - a.mtime)[0];
-  if (!newest) return undefined;
-  const { mtime: _mtime, ...file } = newest;
-  return file;
+  // Newest first, so each session keeps its newest file; a stable sort keeps ties in folder order.
+  for (const { mtime: _mtime, ...file } of found.sort((a, b) => b.mtime - a.mtime)) {
+    if (!states.has(file.sessionId)) states.set(file.sessionId, file);
+  }
+  return states;
 }
 
 type Patterns = ClaudeCodePatterns['transcript'];

@@ -26,7 +26,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, processExists, type PaneHost } from '../../core/agent.js';
+import { definePaneHost, processExists, type PaneHost, type PaneState } from '../../core/agent.js';
 import { FlumeError } from '../../core/errors.js';
 import { run, which, type RunResult } from '../../core/exec.js';
 import { paneEnvScript, withoutPasteMarkers } from '../../core/pane-env.js';
@@ -63,10 +63,20 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
     const result = await tmux([['display-message', '-p', '-t', pane, format]]);
     const [dead, pid, server, status] = result.stdout.trim().split(' ');
     if (result.exitCode !== 0 || !pid) return undefined;
-    // tmux built with libutempter can miss a pane's SIGCHLD (tmux/tmux#311): its program stays a
-    // zombie and the pane has no exit status. Signalling the server makes it reap.
-    if (dead === '1' ? !status : !processRunning(Number(pid))) signalQuietly(Number(server), 'SIGCHLD');
+    nudge(dead, pid, server, status);
     return { dead: dead === '1', pid: Number(pid), server: Number(server) };
+  }
+
+  // tmux built with libutempter can miss a pane's SIGCHLD (tmux/tmux#311): its program stays a
+  // zombie and the pane has no exit status. Signalling the server makes it reap.
+  function nudge(dead: string, pid: string, server: string, status: string | undefined): void {
+    if (dead === '1' ? !status : !processRunning(Number(pid))) signalQuietly(Number(server), 'SIGCHLD');
+  }
+
+  async function capture(pane: string, captureOptions: { history?: boolean } = {}): Promise<string | undefined> {
+    // With history: what scrolled off too, as a dead pane's notice pushes its program's last words up.
+    const result = await tmux([['capture-pane', '-p', '-J', ...(captureOptions.history ? ['-S', '-'] : []), '-t', pane]]);
+    return result.exitCode === 0 ? result.stdout : undefined;
   }
 
   async function livePane(pane: string): Promise<void> {
@@ -149,11 +159,7 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       const result = await tmux([['display-message', '-p', '-t', pane, `#{${PANE_MARK}}`]]);
       return (result.exitCode === 0 && result.stdout.trim()) || undefined;
     },
-    async capture(pane, options = {}) {
-      // With history: what scrolled off too, as a dead pane's notice pushes its program's last words up.
-      const result = await tmux([['capture-pane', '-p', '-J', ...(options.history ? ['-S', '-'] : []), '-t', pane]]);
-      return result.exitCode === 0 ? result.stdout : undefined;
-    },
+    capture,
     async type(pane, text) {
       if (text === '') return;
       await livePane(pane);
@@ -179,6 +185,50 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
     async alive(pane) {
       const info = await paneInfo(pane);
       return info !== undefined && !info.dead && processRunning(info.pid);
+    },
+    async panes() {
+      // One client for every pane: what identity and alive would read, pane by pane. The mark goes
+      // last, as a user's mark may hold spaces; no server running means no panes.
+      const format = `#{pane_id} #{pane_dead} #{pane_pid} #{pid} #{pane_dead_status}#{pane_dead_signal} #{${PANE_MARK}}`;
+      const result = await tmux([['list-panes', '-a', '-F', format]]);
+      const found = new Map<string, PaneState>();
+      if (result.exitCode !== 0) {
+        if (/no server running|error connecting/i.test(result.stderr)) return found;
+        throw new FlumeError('IO_FAILED', `tmux could not list its panes: ${firstLine(result)}`, {
+          fix: 'Check that tmux runs here (`tmux -V`).',
+          details: { socket: options.socket, stderr: result.stderr.trim() },
+        });
+      }
+      for (const line of result.stdout.split('\n')) {
+        const [pane, dead, pid, server, status, ...mark] = line.split(' ');
+        if (!pane || !pid) continue;
+        nudge(dead, pid, server, status);
+        const identity = mark.join(' ').trim();
+        found.set(pane, { ...(identity ? { identity } : {}), alive: dead !== '1' && processRunning(Number(pid)) });
+      }
+      return found;
+    },
+    async captureMany(panes) {
+      // One client for many screens, each after a line of its own that no screen holds. tmux stops a
+      // command list at the first command that fails (a pane gone meanwhile): the screens after it
+      // are read one by one.
+      const screens = new Map<string, string>();
+      let rest = [...new Set(panes)];
+      while (rest.length > 0) {
+        const fence = `flume-screen-${randomUUID()}`;
+        const result = await tmux(rest.flatMap((pane) => [['display-message', '-p', fence], ['capture-pane', '-p', '-J', '-t', pane]]));
+        const parts = result.stdout.split(`${fence}\n`).slice(1);
+        // A part is whole when the next fence follows it, or it is the last and the list ran to its end.
+        const whole = result.exitCode === 0 ? parts.length : parts.length - 1;
+        for (let i = 0; i < whole && i < rest.length; i++) screens.set(rest[i], parts[i]);
+        const failed = rest[Math.max(0, whole)];
+        rest = rest.slice(Math.max(0, whole) + 1);
+        if (failed !== undefined) {
+          const screen = await capture(failed);
+          if (screen !== undefined) screens.set(failed, screen);
+        }
+      }
+      return screens;
     },
     async close(pane) {
       const info = await paneInfo(pane);

@@ -5,7 +5,7 @@
 import { callHook } from '../hooks.js';
 import { deliverableOf } from '../context.js';
 import type { Flume } from '../plugin.js';
-import type { AgentReading, DeliveryState, KindDef, StageState } from '../types.js';
+import type { AgentHandle, AgentReading, DeliveryState, KindDef, StageState } from '../types.js';
 import { deliverableRequest, type PlaceReading, type Reading } from './reading.js';
 import { exitedNeeds, fingerprint } from './decide.js';
 
@@ -38,8 +38,35 @@ export interface StageView {
   };
 }
 
-/** Reads the place's current stage; null when no stage has started. */
-export async function stageView(flume: Flume, reading: Reading, place: PlaceReading, kind: KindDef): Promise<StageView | null> {
+/** Agent readings by handle; undefined where the agent could not be read. */
+export type AgentReadings = Map<AgentHandle, AgentReading | undefined>;
+
+/**
+ * Reads many agents at once: each driver gets all its handles in one call (`readMany`), so reading
+ * thirty agents costs about what reading one does; a driver without it is asked agent by agent.
+ */
+export async function readAgents(flume: Flume, handles: AgentHandle[]): Promise<AgentReadings> {
+  const readings: AgentReadings = new Map();
+  const byDriver = new Map<string, AgentHandle[]>();
+  for (const handle of handles) byDriver.set(handle.driver, [...(byDriver.get(handle.driver) ?? []), handle]);
+  await Promise.all(
+    [...byDriver].map(async ([key, group]) => {
+      const driver = flume.agents.get(key);
+      if (!driver) return;
+      const read = (handle: AgentHandle) => driver.read(handle).catch(() => undefined);
+      const many = driver.readMany ? await driver.readMany(group).catch(() => undefined) : undefined;
+      const found = many ?? (await Promise.all(group.map(read)));
+      group.forEach((handle, i) => readings.set(handle, found[i]));
+    }),
+  );
+  return readings;
+}
+
+/**
+ * Reads the place's current stage; null when no stage has started. Its agent comes from `agents`
+ * (readAgents over every place's agent at once), or is read here when absent from it.
+ */
+export async function stageView(flume: Flume, reading: Reading, place: PlaceReading, kind: KindDef, agents?: Promise<AgentReadings>): Promise<StageView | null> {
   const record = place.record.stage;
   if (!record) return null;
   const stage = kind.stages.find((s) => s.name === record.name) ?? kind.stages[record.index];
@@ -73,8 +100,9 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
   }
   const handle = record.agent;
   if (handle) {
+    const readings = await agents;
     const driver = flume.agents.get(handle.driver);
-    const agent = driver ? await driver.read(handle).catch(() => undefined) : undefined;
+    const agent = readings?.has(handle) ? readings.get(handle) : driver ? await driver.read(handle).catch(() => undefined) : undefined;
     view.agent = {
       driver: handle.driver,
       host: handle.host,

@@ -11,7 +11,7 @@ import { lockHolder } from '../state/lock.js';
 import { keyOf, placeLockFile, readRecord, readRecords, type BrokenRecord } from '../state/store.js';
 import type { PlaceRecord } from '../types.js';
 import { readPlaces, type PlaceReading, type Reading } from './reading.js';
-import { stageView, type StageView } from './stage-view.js';
+import { readAgents, stageView, type AgentReadings, type StageView } from './stage-view.js';
 import { supervisorState } from './supervisor-state.js';
 
 /** One place as status reports it. The shape is published as status.schema.json. */
@@ -109,11 +109,15 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
     repository = { info, flume: await (await import('../plugin.js')).createFlume({ plugins: await preset(), root: info.root }) };
   }
   const reading = await readPlaces(info.root, records);
-  const places = await Promise.all(reading.places.map((place) => placeStatus(repository!, reading, place, repositoryStatus.error?.code)));
+  // Every agent read at once (one look at each host's panes), alongside the git reading.
+  const flume = repository.flume;
+  const handles = reading.places.flatMap((p) => (flume.kinds.get(p.record.kind) && p.record.stage?.agent ? [p.record.stage.agent] : []));
+  const agents = readAgents(flume, handles);
+  const places = await Promise.all(reading.places.map((place) => placeStatus(repository!, reading, place, agents, repositoryStatus.error?.code)));
   return { repository: repositoryStatus, places };
 }
 
-async function placeStatus(repository: Repository, reading: Reading, place: PlaceReading, configError?: string): Promise<PlaceStatus> {
+async function placeStatus(repository: Repository, reading: Reading, place: PlaceReading, agents: Promise<AgentReadings>, configError?: string): Promise<PlaceStatus> {
   const { record, worktree, branch } = place;
   const kind = repository.flume.kinds.get(record.kind);
   const problems: string[] = [];
@@ -141,7 +145,7 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
     worktree: { present: Boolean(worktree), locked: Boolean(worktree?.locked), head: worktree?.head ?? null },
     ready: record.ready,
     stages: kind?.stages.map((s) => s.name) ?? [],
-    stage: kind ? await stageView(repository.flume, reading, place, kind) : null,
+    stage: kind ? await stageView(repository.flume, reading, place, kind, agents) : null,
     landing,
     ...(record.dropped ? { dropped: record.dropped } : {}),
     ...(record.kept ? { kept: record.kept } : {}),

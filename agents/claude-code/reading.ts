@@ -1,0 +1,123 @@
+/**
+ * Reading Claude Code agents: what one look at an agent gathers (its state file, pane, transcript's
+ * tail and screen) and how the driver judges its state from that, for one agent or many at once.
+ * Many at once share what they have in common: each config folder's state files are read once, and
+ * each host's panes and screens are looked at in one go, so reading thirty agents costs about what
+ * reading one does.
+ */
+import { ownsPane, ownsPaneIn, processExists, type AgentHandle, type AgentReading, type PaneHost } from '../../core/index.js';
+import { readState, sessionStates, type SessionFile, type TranscriptReading } from './transcript.js';
+import { classifyScreen, draftText } from './screen.js';
+import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
+
+/** What the driver knows of where its agents are. */
+export interface AgentPlaces {
+  host(key: string): PaneHost | undefined;
+  configOf(handle: AgentHandle): string;
+  transcriptOf(handle: AgentHandle): Promise<string | undefined>;
+}
+
+/**
+ * Reads many agents as the driver's `read` reads each (undefined for one that could not be read):
+ * the state files of each config folder read once, each host's panes looked at in one go (a host
+ * that cannot, or fails to, is asked pane by pane), and the screens of the live ones read together
+ * after their transcripts, as `read` takes them.
+ */
+export async function readAgents(handles: AgentHandle[], where: AgentPlaces): Promise<Array<AgentReading | undefined>> {
+  const sessions = new Map(await Promise.all([...new Set(handles.map(where.configOf))].map(async (dir) => [dir, await sessionStates(dir)] as const)));
+  const hosts = [...new Set(handles.filter((h) => h.pane).map((h) => h.host))];
+  const panes = new Map(await Promise.all(hosts.map(async (key) => [key, await where.host(key)?.panes?.().catch(() => undefined)] as const)));
+  const looks = await Promise.all(
+    handles.map(async (handle) => {
+      try {
+        const host = where.host(handle.host);
+        const session = sessions.get(where.configOf(handle))?.get(handle.sessionId);
+        const seen = panes.get(handle.host);
+        let own = false;
+        let alive: boolean;
+        if (host && handle.pane) {
+          own = seen ? ownsPaneIn(seen, handle) : await ownsPane(host, handle);
+          alive = own && (seen ? seen.get(handle.pane)?.alive === true : await host.alive(handle.pane));
+        } else alive = Boolean(session && processExists(session.pid));
+        const transcript = await readTranscript(handle, await where.transcriptOf(handle));
+        return { handle, host, session, own, alive, transcript };
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  const screens = new Map<AgentHandle, string | undefined>();
+  for (const key of hosts) {
+    const host = where.host(key);
+    const wanted = looks.filter((look) => look?.alive && look.host === host && look.handle.pane).map((look) => look!.handle);
+    if (!host || wanted.length === 0) continue;
+    const many = host.captureMany ? await host.captureMany(wanted.map((h) => h.pane!)).catch(() => undefined) : undefined;
+    for (const handle of wanted) screens.set(handle, many ? many.get(handle.pane!) : await host.capture(handle.pane!).catch(() => undefined));
+  }
+  return looks.map((look) => (look ? judgeAgent(look.handle, { ...look, screen: screens.get(look.handle) }) : undefined));
+}
+
+/** What one reading of an agent gathered: its state file, its pane, its transcript's tail, its screen. */
+interface AgentLook {
+  session?: SessionFile;
+  /** The handle's pane is its own (core/agent.ts ownsPane). */
+  own: boolean;
+  alive: boolean;
+  transcript?: TranscriptReading;
+  /** Read only while it is alive. */
+  screen?: string;
+}
+
+export async function readTranscript(handle: AgentHandle, path: string | undefined): Promise<TranscriptReading | undefined> {
+  return path ? readState(path, { patterns: patternsFor(handle.version) }) : undefined;
+}
+
+/** Judges an agent from a look: exited when its process is gone; asking when a dialog is open by any reading. */
+export function judgeAgent(handle: AgentHandle, { session, own, alive, transcript, screen }: AgentLook): AgentReading {
+  const patterns = patternsFor(handle.version);
+  if (!alive) {
+    if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
+    return { state: 'exited', ...(handle.pane && !own ? { paneGone: true } : {}), ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
+  }
+  const view = screen === undefined ? 'unknown' : classifyScreen(screen, patterns);
+  if (view === 'trust') {
+    return { state: 'asking', dialog: 'trust', needs: `Claude Code asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };
+  }
+  if (transcript?.state === 'asking' || view === 'question') {
+    return { ...transcript, state: 'asking', dialog: 'question', needs: transcript?.needs ?? 'it asks a question (see its pane)' };
+  }
+  if (view === 'permission' || (session?.status === 'waiting' && transcript?.pendingTool)) {
+    const tool = transcript?.pendingTool?.name;
+    return { ...transcript, state: 'asking', dialog: 'permission', needs: `permission to use ${tool ?? 'a tool'}` };
+  }
+  if (transcript?.openPrompt !== undefined && view === 'input-ready' && isDraft(screen!, transcript.openPrompt, patterns)) {
+    // Esc before the first reply: the turn was cancelled and its prompt is back in the box, unsent.
+    const { openPrompt: _open, ...rest } = transcript;
+    return { ...rest, state: 'idle', turnEnded: true, needs: CANCELLED };
+  }
+  if (!transcript) return { state: view === 'input-ready' ? 'idle' : 'starting' };
+  if (transcript.state === 'idle' && !transcript.turnEnded && view === 'working') return { ...transcript, state: 'working' };
+  if (transcript.state === 'working' && view === 'input-ready' && session?.status === 'idle') {
+    // Builds that write no turn end: the screen and Claude Code's state both say it stopped.
+    return { ...transcript, state: 'idle', turnEnded: true, needs: transcript.needs ?? transcript.lastText };
+  }
+  return transcript;
+}
+
+
+/** What an agent whose last prompt was cancelled before any reply needs. */
+const CANCELLED = 'its prompt was cancelled before any reply (Esc) and is back in its input box, unsent: press Enter in its pane to send it, or clear it';
+
+/** True when the input box on screen holds `text` as a draft and the agent is not working. */
+export function isDraft(screen: string, text: string, patterns: ClaudeCodePatterns): boolean {
+  if (classifyScreen(screen, patterns) !== 'input-ready') return false;
+  const draft = draftText(screen, patterns);
+  return draft.trim() !== '' && sameText(draft, text, patterns);
+}
+
+/** True when a draft on screen is the text flume typed (the screen wraps and trims lines). */
+export function sameText(draft: string, text: string, patterns: ClaudeCodePatterns): boolean {
+  const squash = (value: string) => value.replace(/\s+/g, ' ').trim();
+  if (patterns.screen.pastedDraft.test(draft.trim())) return true;
+  return squash(draft) === squash(text) || (text.length > 200 && squash(text).startsWith(squash(draft).slice(0, 100)));
+}
