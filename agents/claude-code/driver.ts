@@ -5,7 +5,7 @@
  */
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, processExists, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
@@ -93,8 +93,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const deadline = Date.now() + timeoutMs;
       let polls: number | undefined;
       for (;;) {
-        if (!(await ownsPane(host, handle)) || !(await host.alive(handle.pane))) return 'exited';
-        const screen = await host.capture(handle.pane);
+        const { alive, screen } = await lookAtPane(host, handle);
+        if (!alive) return 'exited';
         // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
         if (screen !== undefined && classifyScreen(screen, patterns) === 'trust') return 'slow';
         if (screen !== undefined && classifyScreen(screen, patterns) === 'input-ready') {
@@ -195,15 +195,17 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 async function readAgent(handle: AgentHandle, host: PaneHost | undefined, path: string | undefined, configDir: string): Promise<AgentReading> {
   const patterns = patternsFor(handle.version);
   const session = await sessionState(configDir, handle.sessionId);
-  // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
-  const own = host && handle.pane ? await ownsPane(host, handle) : false;
-  const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && processExists(session.pid));
   const transcript = path ? await readState(path, { patterns }) : undefined;
+  // One look at the pane, after the transcript (the screen is the newer reading, as the checks below
+  // assume): its identity first, so a pane id tmux gave a later agent never reads as this one alive.
+  const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
+  const own = pane?.own ?? false;
+  const alive = pane ? pane.alive : Boolean(session && processExists(session.pid));
   if (!alive) {
     if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
     return { state: 'exited', ...(handle.pane && !own ? { paneGone: true } : {}), ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
   }
-  const screen = host && handle.pane ? await host.capture(handle.pane) : undefined;
+  const screen = pane?.screen;
   const view = screen === undefined ? 'unknown' : classifyScreen(screen, patterns);
   if (view === 'trust') {
     return { state: 'asking', dialog: 'trust', needs: `Claude Code asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };

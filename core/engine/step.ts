@@ -28,6 +28,14 @@ export interface StepOptions {
   lockTimeoutMs?: number;
   /** The place was readied a moment ago (by launch): the first stage need not ready it again. */
   justReadied?: boolean;
+  /**
+   * What a supervisor's pass read of the place a moment ago, before the lock. When the record under
+   * the lock is still the one it read and it shows a new deliverable, the first round marks it
+   * delivered from that reading rather than reading the repository again: no flume acted on the place
+   * in between (its record would differ), and the deliverable's commit stays a fact. Any other
+   * decision is taken on a fresh reading under the lock.
+   */
+  prior?: { record: PlaceRecord; facts: Facts };
   now?: () => number;
 }
 
@@ -42,9 +50,10 @@ export async function advance(repository: Repository, key: string, options: Step
       if (!record) return { actions };
       const kind = repository.flume.kinds.get(record.kind);
       if (!kind) return { record, actions };
-      const reading = await readPlaces(repository.info.root, [record]);
-      const facts = await gather(repository, reading, reading.places[0], kind, options.now?.() ?? Date.now());
-      const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
+      const limits = limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined);
+      const prior = round === 0 && options.prior && JSON.stringify(options.prior.record) === JSON.stringify(record) ? { ...options.prior.facts, now: options.now?.() ?? Date.now() } : undefined;
+      const facts = prior && decide(kind, record, prior, limits).type === 'mark-delivered' ? prior : await freshFacts(repository, record, kind, options);
+      const action = decide(kind, record, facts, limits);
       if (action.type === 'wait') return { record, actions };
       actions.push(action);
       options.onAction?.(action, record);
@@ -53,6 +62,11 @@ export async function advance(repository: Repository, key: string, options: Step
     }
     return { record: await readRecord(commonDir, key), actions };
   }, { timeoutMs: options.lockTimeoutMs ?? 30_000 });
+}
+
+async function freshFacts(repository: Repository, record: PlaceRecord, kind: KindDef, options: StepOptions): Promise<Facts> {
+  const reading = await readPlaces(repository.info.root, [record]);
+  return gather(repository, reading, reading.places[0], kind, options.now?.() ?? Date.now());
 }
 
 /** The limits in force for a stage: the stage's own, then the config's, then flume's defaults. */
@@ -80,6 +94,9 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
   const { flume } = repository;
   facts.head = place.branch?.head;
   if (def) facts.deliverable = await readStageDeliverable(repository, reading, place, def);
+  // A new deliverable decides alone (decide marks it delivered whatever the agent does): the agent
+  // is read in the next round, once the delivery is on record, not before it.
+  if (!stage.delivered && facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) return facts;
   const handle = stage.agent;
   const driver = handle ? flume.agents.get(handle.driver) : undefined;
   if (handle && driver) {
