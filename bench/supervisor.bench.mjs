@@ -250,6 +250,7 @@ async function independent() {
   const line = (name, d) => `${name}: median ${fmt(median(d))}, p90 ${fmt(percentile(d, 90))}, max ${fmt(Math.max(...d))} (${d.length} deliveries)`;
   console.log(`commit → its delivery recorded, ${count} places delivering while ${count} start stages slowly (${slowMs} ms to the input box):`);
   console.log(`  ${line('steps on their own', own)} (limits: median 1000 ms, p90 2000 ms)`);
+  if (awaited.length === 0) return;
   console.log(`  ${line('pass awaits each step', awaited)}`);
   console.log(`  ratio awaited / own: median ${(median(awaited) / median(own)).toFixed(1)}×, p90 ${(percentile(awaited, 90) / percentile(own, 90)).toFixed(1)}×`);
 }

@@ -30,6 +30,7 @@ export type {
   StageRecord,
   StageState,
 } from './types.js';
+export { waitForChange } from './engine/files.js';
 export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';
 export type { StageView } from './engine/stage-view.js';
 export { paneEnvScript, shellQuote, withoutPasteMarkers } from './pane-env.js';

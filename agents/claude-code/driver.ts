@@ -5,7 +5,7 @@
  */
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, waitForChange, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
@@ -105,10 +105,11 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
           if (again !== undefined && classifyScreen(again, patterns) === 'input-ready') return 'ready';
         }
         if (Date.now() >= deadline) return 'slow';
-        // Polled less often as the wait grows (100 ms up to 1 s): each poll is two tmux processes, and
-        // many slow starts at once would otherwise fill the supervisor with them.
+        // Looked at less often as the wait grows (100 ms up to 1 s): each look is a process, and many
+        // slow starts at once would otherwise fill the supervisor with them. Its state file appearing
+        // (Claude Code writes it as it comes up) or its transcript starting cuts the wait short.
         polls = (polls ?? 0) + 1;
-        await sleep(Math.min(Math.min(1000, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
+        await waitForChange(driver.watchPaths(handle), Math.min(Math.min(1000, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
       }
     },
 

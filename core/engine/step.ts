@@ -184,7 +184,10 @@ export async function startStage(
   if (previous) {
     record.history.push({ name: previous.name, startedAt: previous.startedAt, endedAt: new Date().toISOString(), ...(previous.delivered ? { delivered: previous.delivered.what } : {}) });
   }
-  const head = (await readPlaces(root, [record])).places[0].branch?.head ?? record.base;
+  // One reading serves the head and the deliverable check below: the place's agent has ended and
+  // the next has not started, so nothing moves the branch in between (its place holds this record).
+  const reading = await readPlaces(root, [record]);
+  const head = reading.places[0].branch?.head ?? record.base;
   const driverKey = driverOf(flume, def);
   const driver = flume.agents.get(driverKey);
   if (!driver) throw new FlumeError('UNKNOWN_AGENT', `No plugin provides the agent "${driverKey}".`, { fix: 'Name an agent a plugin provides (claude-code, printed).' });
@@ -208,8 +211,7 @@ export async function startStage(
     // The intent, written before the agent starts: a crash after the start finds the session id.
     agent: { driver: driverKey, sessionId, host: host.key, cwd: record.path, startedAt: new Date().toISOString() },
   };
-  const fresh = await readPlaces(root, [record]);
-  const already = await readStageDeliverable(repository, fresh, fresh.places[0], def);
+  const already = await readStageDeliverable(repository, reading, reading.places[0], def);
   if (already?.present) record.stage.presentAtStart = fingerprint(already);
   await writeRecord(commonDir, record);
   await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, sessionId, host: host.key });
