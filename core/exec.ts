@@ -33,7 +33,6 @@ export interface RunOptions {
 
 /** Runs a program to its end and returns what it left; never throws for a non-zero exit. */
 export async function run(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
-  if (process.env.FLUME_TRACE) (await import('node:fs')).appendFileSync(process.env.FLUME_TRACE, `${Date.now()} spawn ${file} ${args.slice(0, 5).join(' ')}\n`);
   const result = await execa(file, args, {
     cwd: options.cwd,
     env: options.env,
@@ -59,7 +58,6 @@ export async function run(file: string, args: string[], options: RunOptions = {}
 
 /** Runs a program to its end, its output as bytes (for binary git output such as `cat-file --batch`). */
 export async function runBytes(file: string, args: string[], options: RunOptions = {}): Promise<{ exitCode: number | null; stdout: Buffer; stderr: string }> {
-  if (process.env.FLUME_TRACE) (await import('node:fs')).appendFileSync(process.env.FLUME_TRACE, `${Date.now()} spawn ${file} ${args.slice(0, 5).join(' ')}\n`);
   const result = await execa(file, args, {
     cwd: options.cwd,
     env: options.env,

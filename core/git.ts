@@ -58,7 +58,6 @@ function git(cwd: string): SimpleGit {
 const WORKTREE_RACE = /failed to read .*worktrees\/[^/\s]+\/(commondir|gitdir)/;
 
 async function raw(cwd: string, args: string[], retries = 5): Promise<string> {
-  if (process.env.FLUME_TRACE) (await import('node:fs')).appendFileSync(process.env.FLUME_TRACE, `${Date.now()} spawn git ${args.slice(0, 3).join(' ')}\n`);
   for (let attempt = 0; ; attempt++) {
     try {
       return await git(cwd).raw(args);

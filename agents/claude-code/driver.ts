@@ -31,6 +31,8 @@ export interface ClaudeCodeOptions {
 const CHILD_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_CHILD_SESSION', 'CLAUDE_CODE_ENTRYPOINT'];
 
 const POLL_MS = 100;
+/** The longest wait between two looks for a starting agent's input box. */
+const INPUT_LOOK_MAX_MS = 2000;
 
 /** The Claude Code driver, under `key` (`claude-code`; `printed` forces the printed host). */
 export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, key = 'claude-code'): AgentDriver {
@@ -105,11 +107,12 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
           if (again !== undefined && classifyScreen(again, patterns) === 'input-ready') return 'ready';
         }
         if (Date.now() >= deadline) return 'slow';
-        // Looked at less often as the wait grows (100 ms up to 1 s): each look is a process, and many
-        // slow starts at once would otherwise fill the supervisor with them. Its state file appearing
-        // (Claude Code writes it as it comes up) or its transcript starting cuts the wait short.
+        // Looked at less often as the wait grows (100 ms up to 2 s): each look is a process, and many
+        // slow starts at once would otherwise fill the supervisor with them (a spawn holds its event
+        // loop for tens of ms on a loaded host). Its state file appearing (Claude Code writes it as it
+        // comes up) or its transcript starting cuts a wait short.
         polls = (polls ?? 0) + 1;
-        await waitForChange(driver.watchPaths(handle), Math.min(Math.min(1000, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
+        await waitForChange(driver.watchPaths(handle), Math.min(Math.min(INPUT_LOOK_MAX_MS, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
       }
     },
 

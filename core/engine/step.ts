@@ -45,6 +45,8 @@ export async function advance(repository: Repository, key: string, options: Step
   return withPlaceLock(commonDir, key, async () => {
     const actions: Action[] = [];
     let readied = options.justReadied ?? false;
+    // What the last round read, carried into the next when its action changed nothing else read.
+    let carried: Facts | undefined;
     for (let round = 0; round < 12; round++) {
       const record = await readRecord(commonDir, key);
       if (!record) return { actions };
@@ -52,13 +54,18 @@ export async function advance(repository: Repository, key: string, options: Step
       if (!kind) return { record, actions };
       const limits = limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined);
       const prior = round === 0 && options.prior && JSON.stringify(options.prior.record) === JSON.stringify(record) ? { ...options.prior.facts, now: options.now?.() ?? Date.now() } : undefined;
-      const facts = prior && decide(kind, record, prior, limits).type === 'mark-delivered' ? prior : await freshFacts(repository, record, kind, options);
+      const reused = carried ?? (prior && decide(kind, record, prior, limits).type === 'mark-delivered' ? prior : undefined);
+      const facts = reused ? { ...reused, now: options.now?.() ?? Date.now() } : await freshFacts(repository, record, kind, options);
+      carried = undefined;
       const action = decide(kind, record, facts, limits);
       if (action.type === 'wait') return { record, actions };
       actions.push(action);
       options.onAction?.(action, record);
       await act(repository, record, kind, action, facts, readied);
       if (action.type === 'start-stage') readied = false;
+      // A delivered stage's agent was stopped (stop throws unless its process is gone): what comes
+      // next is decided on the delivery just read, with the agent ended, not on another reading.
+      if (action.type === 'stop-agent') carried = { ...facts, agent: { state: 'exited' } };
     }
     return { record: await readRecord(commonDir, key), actions };
   }, { timeoutMs: options.lockTimeoutMs ?? 30_000 });

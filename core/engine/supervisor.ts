@@ -28,12 +28,6 @@ import { isOwnNote, supervisorLock, writePassNote } from './supervisor-state.js'
 
 export { supervisorLock };
 
-import { appendFileSync } from 'node:fs';
-// TEMPORARY profiling trace.
-export function TRACE(line: string): void {
-  if (process.env.FLUME_TRACE) appendFileSync(process.env.FLUME_TRACE, `${Date.now()} ${line}\n`);
-}
-
 /** How the supervisor runs. */
 export interface SupervisorOptions {
   /** The slow poll, ms (default 30 s): the fallback when no event comes, and the clock for stuck. */
@@ -69,7 +63,6 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   const poke = (_event?: unknown, filename?: string | null) => {
     // The note of a pass is written after it: it must not wake the next one.
     if (isOwnNote(filename)) return;
-    TRACE(`poke ${filename ?? ''} wait=${wake ? 1 : 0}`);
     dirty = true;
     wake?.();
   };
@@ -99,8 +92,6 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   try {
     while (!options.signal?.aborted) {
       dirty = false;
-      const t0 = Date.now();
-      TRACE(`pass-begin ${passes + 1}`);
       const paths = new Set<string>([hostStateDir()]);
       let places = 0;
       for (const { root } of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
@@ -125,7 +116,6 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
           log(`${root}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
-      TRACE(`pass-end ${passes + 1} ${Date.now() - t0}ms watchers=${paths.size}`);
       rewatch(watchers, paths, poke);
       // Status reads when the last pass ended; tests wait on passes rather than on the clock.
       await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
@@ -248,8 +238,7 @@ function stepPlace(repository: Repository, record: PlaceRecord, run: Run, prior?
   const key = join(repository.info.commonDir, keyOf(record));
   const steps = run.steps;
   let acted = false;
-  TRACE(`step-begin ${record.id}`);
-  const step = advance(repository, keyOf(record), { lockTimeoutMs: 0, prior, onAction: (a) => TRACE(`action ${record.id} ${a.type}`) })
+  const step = advance(repository, keyOf(record), { lockTimeoutMs: 0, prior })
     .then((result) => {
       acted = result.actions.length > 0;
       for (const done of result.actions) run.log(`${record.id}: ${done.type}${'reason' in done ? ` (${done.reason})` : ''}`);
@@ -258,7 +247,6 @@ function stepPlace(repository: Repository, record: PlaceRecord, run: Run, prior?
       if (!(error instanceof FlumeError && error.code === 'PLACE_BUSY')) run.log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
     })
     .finally(() => {
-      TRACE(`step-end ${record.id}`);
       steps.delete(key);
       run.ended.set(key, ++run.ends);
       if (acted) run.poke();
