@@ -1,9 +1,11 @@
-// The supervisor: (1) from a deliverable's commit to the next stage's agent started, with `flume watch`
-// running (limit: median under 1 s); (2) its cost with 50 idle places, each with a live (fake) agent
-// waiting on the operator (limits: under 1% of a core, under 150 MB); (3) places move independently:
-// 8 places whose stage starts are slow while 8 others deliver, from each commit to its delivery's
-// record (limits: median under 1 s, p90 under 2 s), side by side with a supervisor whose pass waits
-// for each step (FLUME_AWAIT_STEPS=1, how it worked before).
+// The supervisor: (1) from a deliverable's commit to the next stage's prompt taken in its agent's
+// transcript, with `flume watch` running (limit: median under 1 s), the commits at random moments;
+// (2) its cost with 50 idle places, each with a live (fake) agent waiting on the operator (limits:
+// under 1% of a core, under 150 MB); (3) places move independently: 8 places whose stage starts are
+// slow while 8 others deliver, from each commit to its delivery's record (limits: median under 1 s,
+// p90 under 2 s), optionally side by side with a supervisor whose pass waits for each step
+// (FLUME_AWAIT_STEPS=1, how it worked before; AWAITED=0 skips it).
+// WATCH_NODE_ARGS passes node flags to the supervisor (e.g. `--cpu-prof --cpu-prof-dir=<dir>`).
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, existsSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
