@@ -35,8 +35,16 @@ function flume(env, cwd, ...args) {
   return result.stdout;
 }
 
-function cleanup({ state }, watcher) {
-  watcher?.kill('SIGTERM');
+/**
+ * Stops the supervisor, then the agents' tmux server. The supervisor ends its steps under way before
+ * it exits, and a step may open a pane (starting the server again): the server goes after it.
+ */
+async function cleanup({ state }, watcher) {
+  if (watcher && watcher.exitCode === null && watcher.signalCode === null) {
+    const exited = new Promise((done) => watcher.once('exit', done));
+    watcher.kill('SIGTERM');
+    await Promise.race([exited, sleep(90_000)]);
+  }
   spawnSync('tmux', ['-S', join(state, 'tmux', 'flume.sock'), 'kill-server']);
 }
 
@@ -128,7 +136,7 @@ async function latency() {
       }
     }
   } finally {
-    cleanup(setupResult, watcher);
+    await cleanup(setupResult, watcher);
   }
   const line = (name, key) => {
     const values = rows.map((row) => row[key]);
@@ -171,7 +179,7 @@ async function idle() {
     const waiting = status.places.filter((p) => p.stage?.state === 'waiting').length;
     console.log(`supervisor with ${count} idle places (${waiting} waiting on the operator), over ${elapsed.toFixed(0)} s: ${((used / elapsed) * 100).toFixed(2)}% of a core, ${rssMb(watcher.pid).toFixed(0)} MB resident (limits: 1%, 150 MB)`);
   } finally {
-    cleanup(setupResult, watcher);
+    await cleanup(setupResult, watcher);
   }
 }
 
@@ -234,7 +242,7 @@ async function independentRun(awaitSteps, count, slowMs) {
     }
     return delays;
   } finally {
-    cleanup(setupResult, watcher);
+    await cleanup(setupResult, watcher);
   }
 }
 
