@@ -46,6 +46,12 @@ export interface PaneHost {
   keys(pane: string, keys: string[]): Promise<void>;
   /** True while the pane's program is running. */
   alive(pane: string): Promise<boolean>;
+  /**
+   * Optional: the pane's identity, whether its program runs, and (while it runs) its screen, in one
+   * look: the same answers as `identity`, `alive` and `capture`, at the cost of one call where the
+   * host can (tmux: one client process instead of three). Undefined when no pane is there.
+   */
+  look?(pane: string): Promise<PaneLook | undefined>;
   /** Closes the pane, ending whatever runs in it. */
   close(pane: string): Promise<void>;
   /**
@@ -56,6 +62,14 @@ export interface PaneHost {
   panes?(): Promise<Map<string, PaneState>>;
   /** Optional: the screens of many panes in one look (as `capture` reads each); a pane not read is absent. */
   captureMany?(panes: string[]): Promise<Map<string, string>>;
+}
+
+/** One look at a pane: what `identity`, `alive` and `capture` would answer, taken at once. */
+export interface PaneLook {
+  identity?: string;
+  alive: boolean;
+  /** The screen while the program runs; undefined when the host cannot read screens or it ended. */
+  screen?: string;
 }
 
 /** An agent program flume can start, confirm prompts to, read, tell and stop. */
@@ -114,6 +128,25 @@ export function ownsPaneIn(panes: Map<string, PaneState>, handle: AgentHandle): 
   if (!handle.pane) return false;
   if (handle.paneIdentity !== undefined) return panes.get(handle.pane)?.identity === handle.paneIdentity;
   return handle.pid === undefined || processExists(handle.pid);
+}
+
+/**
+ * The handle's pane at one look: whether it is the handle's own (as `ownsPane`), whether its program
+ * runs, and its screen while it does. Hosts with `look` answer in one call, others in three: an agent
+ * waiting for its input box is looked at many times a second across many places.
+ */
+export async function lookAtPane(host: PaneHost, handle: AgentHandle): Promise<{ own: boolean; alive: boolean; screen?: string }> {
+  if (!handle.pane) return { own: false, alive: false };
+  if (host.look) {
+    const look = await host.look(handle.pane).catch(() => undefined);
+    const own = handle.paneIdentity !== undefined ? look?.identity === handle.paneIdentity : handle.pid === undefined || processExists(handle.pid);
+    const alive = own && Boolean(look?.alive);
+    return { own, alive, ...(alive && look?.screen !== undefined ? { screen: look.screen } : {}) };
+  }
+  const own = await ownsPane(host, handle);
+  const alive = own && (await host.alive(handle.pane));
+  const screen = alive ? await host.capture(handle.pane) : undefined;
+  return { own, alive, ...(screen !== undefined ? { screen } : {}) };
 }
 
 /** True while a process of that pid exists (one owned by another user counts: EPERM). */

@@ -138,7 +138,12 @@ const CHERRY_DIFF = ['-p', '--root', '--no-renames', '-U3', '--no-color', '--no-
  * judges it (patch ids, merges ignored), for all branches at once in a fixed number of processes.
  */
 export async function unlandedCounts(root: string, pairs: Array<{ branch: string; target: string }>): Promise<Map<string, number>> {
-  const result = new Map<string, number>();
+  return new Map([...(await unlandedAt(root, pairs))].map(([branch, at]) => [branch, at.count]));
+}
+
+/** As `unlandedCounts`, with the two heads each count was judged at (refs can move while it runs). */
+export async function unlandedAt(root: string, pairs: Array<{ branch: string; target: string }>): Promise<Map<string, { count: number; branchHead: string; targetHead: string }>> {
+  const result = new Map<string, { count: number; branchHead: string; targetHead: string }>();
   if (pairs.length === 0) return result;
   const tips = [...new Set(pairs.flatMap((pair) => [pair.branch, pair.target]))].map((name) => `refs/heads/${name}`);
   const bases = (await run('git', ['merge-base', '--octopus', ...tips], { cwd: root })).stdout.trim();
@@ -157,7 +162,7 @@ export async function unlandedCounts(root: string, pairs: Array<{ branch: string
     const branchHead = heads.get(`refs/heads/${pair.branch}`);
     const targetHead = heads.get(`refs/heads/${pair.target}`);
     if (!branchHead || !targetHead) continue;
-    result.set(pair.branch, judgeLanding(parseLog(logText), ids, branchHead, targetHead));
+    result.set(pair.branch, { count: judgeLanding(parseLog(logText), ids, branchHead, targetHead), branchHead, targetHead });
   }
   return result;
 }

@@ -6,8 +6,8 @@ export { createHooks, callHook, tappedKeys } from './hooks.js';
 export type { Hooks, ReadyContext, StartRequest, ConfirmRequest, DeliverableRequest, DeliverableReading, TidyCandidate } from './hooks.js';
 export { createFlume, defineConfig, defineKind, definePlugin, Registry } from './plugin.js';
 export type { Flume, FlumePlugin } from './plugin.js';
-export { checkPaneSpec, defineDriver, definePaneHost, ownsPane, ownsPaneIn, processExists } from './agent.js';
-export type { AgentDriver, PaneHost, PaneSpec, PaneState } from './agent.js';
+export { checkPaneSpec, defineDriver, definePaneHost, lookAtPane, ownsPane, ownsPaneIn, processExists } from './agent.js';
+export type { AgentDriver, PaneHost, PaneLook, PaneSpec, PaneState } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
 export type { FlumeErrorCode, FlumeErrorOptions } from './errors.js';
 export { configSchema } from './config/schema.js';
@@ -30,6 +30,7 @@ export type {
   StageRecord,
   StageState,
 } from './types.js';
+export { waitForChange } from './engine/files.js';
 export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';
 export type { StageView } from './engine/stage-view.js';
 export { paneEnvScript, shellQuote, withoutPasteMarkers } from './pane-env.js';

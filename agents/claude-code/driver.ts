@@ -5,7 +5,7 @@
  */
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, ownsPane, processExists, type AgentDriver, type AgentHandle, type Flume, type PaneHost } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -34,6 +34,8 @@ const CHILD_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_CHILD_SESSION', 'CLAUDE_CODE
 const POLL_MS = 100;
 /** The longest wait for the footer's second render once the box is drawn (70–200 ms in 2.1.332, more on a loaded machine). */
 const READY_FOOTER_WAIT_MS = 2000;
+/** The longest wait between two looks for a starting agent's input box. */
+const INPUT_LOOK_MAX_MS = 2000;
 
 /** The Claude Code driver, under `key` (`claude-code`; `printed` forces the printed host). */
 export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, key = 'claude-code'): AgentDriver {
@@ -96,8 +98,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const deadline = Date.now() + timeoutMs;
       let polls: number | undefined;
       for (;;) {
-        if (!(await ownsPane(host, handle)) || !(await host.alive(handle.pane))) return 'exited';
-        const screen = await host.capture(handle.pane);
+        const { alive, screen } = await lookAtPane(host, handle);
+        if (!alive) return 'exited';
         // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
         if (screen !== undefined && classifyScreen(screen, patterns) === 'trust') return 'slow';
         if (screen !== undefined && classifyScreen(screen, patterns) === 'input-ready') {
@@ -111,10 +113,12 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
           if (again !== undefined && classifyScreen(again, patterns) === 'input-ready') return 'ready';
         }
         if (Date.now() >= deadline) return 'slow';
-        // Polled less often as the wait grows (100 ms up to 1 s): each poll is two tmux processes, and
-        // many slow starts at once would otherwise fill the supervisor with them.
+        // Looked at less often as the wait grows (100 ms up to 2 s): each look is a process, and many
+        // slow starts at once would otherwise fill the supervisor with them (a spawn holds its event
+        // loop for tens of ms on a loaded host). Its state file appearing (Claude Code writes it as it
+        // comes up) or its transcript starting cuts a wait short.
         polls = (polls ?? 0) + 1;
-        await sleep(Math.min(Math.min(1000, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
+        await waitForChange(driver.watchPaths(handle), Math.min(Math.min(INPUT_LOOK_MAX_MS, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
       }
     },
 
@@ -157,12 +161,13 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     async read(handle) {
       const host = hostOf(handle);
       const session = await sessionState(configOf(handle), handle.sessionId);
-      // The pane's identity first: a pane id tmux gave a later agent must not read as this one alive.
-      const own = host && handle.pane ? await ownsPane(host, handle) : false;
-      const alive = host && handle.pane ? own && (await host.alive(handle.pane)) : Boolean(session && processExists(session.pid));
       const transcript = await readTranscript(handle, await transcriptOf(handle));
-      const screen = alive && host && handle.pane ? await host.capture(handle.pane) : undefined;
-      return judgeAgent(handle, { session, own, alive, transcript, screen });
+      // One look at the pane, after the transcript (the screen is the newer reading, as judgeAgent
+      // assumes): its identity first, so a pane id tmux gave a later agent never reads as this one alive.
+      const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
+      const own = pane?.own ?? false;
+      const alive = pane ? pane.alive : Boolean(session && processExists(session.pid));
+      return judgeAgent(handle, { session, own, alive, transcript, screen: pane?.screen });
     },
 
     async readMany(handles) {

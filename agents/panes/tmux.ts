@@ -59,12 +59,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
   const tmux = (commands: string[][], input?: string) => tmuxRun(options.socket, commands, input);
 
   async function paneInfo(pane: string): Promise<{ dead: boolean; pid: number; server: number } | undefined> {
-    const format = '#{pane_dead} #{pane_pid} #{pid} #{pane_dead_status}#{pane_dead_signal}';
-    const result = await tmux([['display-message', '-p', '-t', pane, format]]);
-    const [dead, pid, server, status] = result.stdout.trim().split(' ');
-    if (result.exitCode !== 0 || !pid) return undefined;
-    nudge(dead, pid, server, status);
-    return { dead: dead === '1', pid: Number(pid), server: Number(server) };
+    const result = await tmux([['display-message', '-p', '-t', pane, INFO_FORMAT]]);
+    return result.exitCode === 0 ? parseInfo(result.stdout.split('\n')[0]) : undefined;
   }
 
   // tmux built with libutempter can miss a pane's SIGCHLD (tmux/tmux#311): its program stays a
@@ -230,6 +226,18 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       }
       return screens;
     },
+    async look(pane) {
+      // One client for what identity, alive and capture ask: a pane waited on is looked at often.
+      const result = await tmux([['display-message', '-p', '-t', pane, `${INFO_FORMAT}\t#{${PANE_MARK}}`], ['capture-pane', '-p', '-J', '-t', pane]]);
+      if (result.exitCode !== 0) return undefined;
+      const end = result.stdout.indexOf('\n');
+      const line = end < 0 ? result.stdout : result.stdout.slice(0, end);
+      const info = parseInfo(line);
+      if (!info) return undefined;
+      const alive = !info.dead && processRunning(info.pid);
+      const identity = line.split('\t')[4] || undefined;
+      return { ...(identity ? { identity } : {}), alive, ...(alive && end >= 0 ? { screen: result.stdout.slice(end + 1) } : {}) };
+    },
     async close(pane) {
       const info = await paneInfo(pane);
       if (!info) return;
@@ -246,6 +254,19 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       });
     },
   });
+}
+
+/** What `paneInfo` asks tmux of a pane: dead, its program's pid, the server's pid, how it ended. */
+const INFO_FORMAT = '#{pane_dead}\t#{pane_pid}\t#{pid}\t#{pane_dead_status}#{pane_dead_signal}';
+
+/** Reads a line printed with INFO_FORMAT; undefined when it names no pane. */
+function parseInfo(line: string): { dead: boolean; pid: number; server: number } | undefined {
+  const [dead, pid, server, status] = line.trim().split('\t');
+  if (!pid) return undefined;
+  // tmux built with libutempter can miss a pane's SIGCHLD (tmux/tmux#311): its program stays a
+  // zombie and the pane has no exit status. Signalling the server makes it reap.
+  if (dead === '1' ? !status : !processRunning(Number(pid))) signalQuietly(Number(server), 'SIGCHLD');
+  return { dead: dead === '1', pid: Number(pid), server: Number(server) };
 }
 
 /** Ends a tmux server of flume's own and every pane in it; resolves when none was running. */

@@ -6,7 +6,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { DeliverableRequest } from '../hooks.js';
-import { readObjects, readRepository, treeNames, unlandedCounts, type Branch, type RepositoryReading, type Worktree } from '../git.js';
+import { readObjects, readRepository, treeNames, unlandedAt, type Branch, type RepositoryReading, type Worktree } from '../git.js';
 import type { PlaceRecord, StageDef } from '../types.js';
 
 /** What one reading says of one place. */
@@ -39,16 +39,45 @@ export async function readPlaces(root: string, records: PlaceRecord[]): Promise<
     worktree: repository.worktrees.find((w) => resolve(w.path) === record.path),
     branch: repository.branches.get(record.branch),
   }));
-  let landing: Promise<Map<string, number> | undefined> | undefined;
+  let landing: Promise<Map<string, number>> | undefined;
   const unlanded = async (record: PlaceRecord) => {
-    landing ??= unlandedCounts(
-      root,
-      places.filter((p) => p.branch && repository.branches.has(p.record.target)).map((p) => ({ branch: p.record.branch, target: p.record.target })),
-    ).catch(() => undefined);
-    return (await landing)?.get(record.branch);
+    landing ??= landings(root, repository, places);
+    return (await landing).get(record.branch);
   };
   return { root, generatedAt: new Date().toISOString(), repository, places, unlanded, object: batchLoader(root) };
 }
+
+/**
+ * How many patches each place's branch has that its target lacks, at the reading's heads. A count is
+ * a function of the two commits alone, so counts are kept by commit pair for the life of the process
+ * (the supervisor asks pass after pass): only a pair not seen before costs git processes.
+ */
+async function landings(root: string, repository: RepositoryReading, places: PlaceReading[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const missing: Array<{ branch: string; target: string; key: string }> = [];
+  for (const place of places) {
+    const target = repository.branches.get(place.record.target);
+    if (!place.branch || !target) continue;
+    const key = `${root}\0${place.branch.head}\0${target.head}`;
+    const known = LANDINGS.get(key);
+    if (known !== undefined) counts.set(place.record.branch, known);
+    else missing.push({ branch: place.record.branch, target: place.record.target, key });
+  }
+  if (missing.length === 0) return counts;
+  const found = await unlandedAt(root, missing).catch(() => undefined);
+  if (LANDINGS.size > 1000) LANDINGS.clear();
+  for (const pair of missing) {
+    const at = found?.get(pair.branch);
+    if (!at) continue;
+    counts.set(pair.branch, at.count);
+    // Kept only when judged at the reading's own heads (a ref may have moved meanwhile).
+    if (pair.key === `${root}\0${at.branchHead}\0${at.targetHead}`) LANDINGS.set(pair.key, at.count);
+  }
+  return counts;
+}
+
+/** Unlanded counts by repository, branch head and target head. */
+const LANDINGS = new Map<string, number>();
 
 /** The request a deliverable reader gets for one place, read at the branch head taken in the reading. */
 export function deliverableRequest(reading: Reading, place: PlaceReading, stage: StageDef, options: { type: string; [key: string]: unknown }): DeliverableRequest | undefined {

@@ -28,6 +28,14 @@ export interface StepOptions {
   lockTimeoutMs?: number;
   /** The place was readied a moment ago (by launch): the first stage need not ready it again. */
   justReadied?: boolean;
+  /**
+   * What a supervisor's pass read of the place a moment ago, before the lock. When the record under
+   * the lock is still the one it read and it shows a new deliverable, the first round marks it
+   * delivered from that reading rather than reading the repository again: no flume acted on the place
+   * in between (its record would differ), and the deliverable's commit stays a fact. Any other
+   * decision is taken on a fresh reading under the lock.
+   */
+  prior?: { record: PlaceRecord; facts: Facts };
   now?: () => number;
 }
 
@@ -37,22 +45,35 @@ export async function advance(repository: Repository, key: string, options: Step
   return withPlaceLock(commonDir, key, async () => {
     const actions: Action[] = [];
     let readied = options.justReadied ?? false;
+    // What the last round read, carried into the next when its action changed nothing else read.
+    let carried: Facts | undefined;
     for (let round = 0; round < 12; round++) {
       const record = await readRecord(commonDir, key);
       if (!record) return { actions };
       const kind = repository.flume.kinds.get(record.kind);
       if (!kind) return { record, actions };
-      const reading = await readPlaces(repository.info.root, [record]);
-      const facts = await gather(repository, reading, reading.places[0], kind, options.now?.() ?? Date.now());
-      const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
+      const limits = limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined);
+      const prior = round === 0 && options.prior && JSON.stringify(options.prior.record) === JSON.stringify(record) ? { ...options.prior.facts, now: options.now?.() ?? Date.now() } : undefined;
+      const reused = carried ?? (prior && decide(kind, record, prior, limits).type === 'mark-delivered' ? prior : undefined);
+      const facts = reused ? { ...reused, now: options.now?.() ?? Date.now() } : await freshFacts(repository, record, kind, options);
+      carried = undefined;
+      const action = decide(kind, record, facts, limits);
       if (action.type === 'wait') return { record, actions };
       actions.push(action);
       options.onAction?.(action, record);
       await act(repository, record, kind, action, facts, readied);
       if (action.type === 'start-stage') readied = false;
+      // A delivered stage's agent was stopped (stop throws unless its process is gone): what comes
+      // next is decided on the delivery just read, with the agent ended, not on another reading.
+      if (action.type === 'stop-agent') carried = { ...facts, agent: { state: 'exited' } };
     }
     return { record: await readRecord(commonDir, key), actions };
   }, { timeoutMs: options.lockTimeoutMs ?? 30_000 });
+}
+
+async function freshFacts(repository: Repository, record: PlaceRecord, kind: KindDef, options: StepOptions): Promise<Facts> {
+  const reading = await readPlaces(repository.info.root, [record]);
+  return gather(repository, reading, reading.places[0], kind, options.now?.() ?? Date.now());
 }
 
 /** The limits in force for a stage: the stage's own, then the config's, then flume's defaults. */
@@ -80,6 +101,9 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
   const { flume } = repository;
   facts.head = place.branch?.head;
   if (def) facts.deliverable = await readStageDeliverable(repository, reading, place, def);
+  // A new deliverable decides alone (decide marks it delivered whatever the agent does): the agent
+  // is read in the next round, once the delivery is on record, not before it.
+  if (!stage.delivered && facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) return facts;
   const handle = stage.agent;
   const driver = handle ? flume.agents.get(handle.driver) : undefined;
   if (handle && driver) {
@@ -167,7 +191,10 @@ export async function startStage(
   if (previous) {
     record.history.push({ name: previous.name, startedAt: previous.startedAt, endedAt: new Date().toISOString(), ...(previous.delivered ? { delivered: previous.delivered.what } : {}) });
   }
-  const head = (await readPlaces(root, [record])).places[0].branch?.head ?? record.base;
+  // One reading serves the head and the deliverable check below: the place's agent has ended and
+  // the next has not started, so nothing moves the branch in between (its place holds this record).
+  const reading = await readPlaces(root, [record]);
+  const head = reading.places[0].branch?.head ?? record.base;
   const driverKey = driverOf(flume, def);
   const driver = flume.agents.get(driverKey);
   if (!driver) throw new FlumeError('UNKNOWN_AGENT', `No plugin provides the agent "${driverKey}".`, { fix: 'Name an agent a plugin provides (claude-code, printed).' });
@@ -191,8 +218,7 @@ export async function startStage(
     // The intent, written before the agent starts: a crash after the start finds the session id.
     agent: { driver: driverKey, sessionId, host: host.key, cwd: record.path, startedAt: new Date().toISOString() },
   };
-  const fresh = await readPlaces(root, [record]);
-  const already = await readStageDeliverable(repository, fresh, fresh.places[0], def);
+  const already = await readStageDeliverable(repository, reading, reading.places[0], def);
   if (already?.present) record.stage.presentAtStart = fingerprint(already);
   await writeRecord(commonDir, record);
   await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, sessionId, host: host.key });

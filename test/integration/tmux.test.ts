@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer, splitBursts, tmuxHost } from '../../agents/panes/tmux.js';
 import { isFlumeError } from '../../core/errors.js';
-import { ownsPane } from '../../core/agent.js';
+import { lookAtPane, ownsPane } from '../../core/agent.js';
 import { run, which } from '../../core/exec.js';
 import { fakeClaude, readRecords, waitFor } from '../helpers/fake-claude/index.js';
 
@@ -165,6 +165,42 @@ describe.skipIf(!hasTmux)('tmux pane host', () => {
       expect(await host.identity(second.pane)).toBeUndefined();
     } finally {
       process.kill(first.pid, 'SIGKILL');
+    }
+  });
+
+  it('looks at a pane in one tmux client: what identity, alive and capture say one by one, and nothing for a closed pane', async () => {
+    const { pane, pid, identity } = await start('raw');
+    const handle = { driver: 'x', sessionId: 's', host: 'tmux', cwd: dir, startedAt: '', pane, pid, paneIdentity: identity };
+    expect(await host.look!(pane)).toEqual({ identity: await host.identity(pane), alive: await host.alive(pane), screen: await host.capture(pane) });
+    expect((await host.look!(pane))?.screen).toContain('READY raw');
+    // Counted by a tmux first on PATH: one client a look, where identity, alive and capture take three.
+    const bin = join(dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    const log = join(bin, 'calls');
+    const real = (await run('sh', ['-c', 'command -v tmux'])).stdout.trim();
+    writeFileSync(join(bin, 'tmux'), `#!/bin/sh\necho x >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 });
+    const path = process.env.PATH;
+    const calls = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      writeFileSync(log, '');
+      const looked = await lookAtPane(host, handle);
+      expect(calls()).toBe(1);
+      writeFileSync(log, '');
+      const { look: _look, ...withoutLook } = host;
+      expect(await lookAtPane(withoutLook, handle)).toEqual(looked);
+      expect(calls()).toBe(3);
+    } finally {
+      process.env.PATH = path;
+    }
+    expect(seesIt(await lookAtPane(host, handle))).toBe(true);
+    expect(await lookAtPane(host, { ...handle, paneIdentity: 'another pane' })).toEqual({ own: false, alive: false });
+    await host.close(pane);
+    expect(await host.look!(pane)).toBeUndefined();
+    expect(await lookAtPane(host, handle)).toEqual({ own: false, alive: false });
+
+    function seesIt(value: { own: boolean; alive: boolean; screen?: string }) {
+      return value.own && value.alive && Boolean(value.screen?.includes('READY raw'));
     }
   });
 
