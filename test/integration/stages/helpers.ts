@@ -276,7 +276,15 @@ export function promptsOf(transcript: string): string[] {
     .filter(Boolean)
     .map((line) => JSON.parse(line))
     .filter((r) => r.type === 'user' && typeof r.message?.content === 'string')
-    .map((r) => r.message.content as string);
+    .map((r) => unpasted(r.message.content as string));
+}
+
+/**
+ * A prompt as it was typed: 2.1.332 (and the fake, as it) records a pasted prompt of four or more
+ * lines inside `<pasted_content id="…">` tags with blank lines around them.
+ */
+function unpasted(content: string): string {
+  return content.replace(/\n*<pasted_content id="[^"]*">\n([\s\S]*?)\n<\/pasted_content id="[^"]*">\n*/g, '$1');
 }
 
 /** True while the process runs. */
