@@ -18,7 +18,8 @@ const WORKERS = Number(process.env.FLUME_TEST_WORKERS ?? 4);
 
 export default defineConfig({
   test: {
-    testTimeout: 60_000,
+    // Files run four at a time: a test that takes 20 s alone can take a minute beside three others.
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],

@@ -12,16 +12,18 @@ const FIXTURES = join(import.meta.dirname, '../../fixtures/claude-transcripts');
 const BIG = join(FIXTURES, 'spotter_4d5611e5-241a-462a-8d15-5122611a9569.jsonl'); // 3.0 MB, 1512 lines
 const SMALL = join(FIXTURES, 'spotter_short.jsonl'); // 10 KB, 15 lines
 
-async function median(path: string, runs: number): Promise<number> {
-  for (let i = 0; i < 5; i++) await readState(path); // warm the page cache and the JIT
-  const times: number[] = [];
+/** Median times of readState on each file, their runs interleaved so a change of load falls on both alike. */
+async function medians(paths: string[], runs: number): Promise<number[]> {
+  for (let i = 0; i < 5; i++) for (const path of paths) await readState(path); // warm the page cache and the JIT
+  const times: number[][] = paths.map(() => []);
   for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    await readState(path);
-    times.push(performance.now() - start);
+    for (const [j, path] of paths.entries()) {
+      const start = performance.now();
+      await readState(path);
+      times[j]!.push(performance.now() - start);
+    }
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
+  return times.map((list) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)]!);
 }
 
 describe('readState cost', () => {
@@ -31,8 +33,7 @@ describe('readState cost', () => {
   });
 
   it('costs about the same on 3 MB as on 10 KB', async () => {
-    const small = await median(SMALL, 200);
-    const big = await median(BIG, 200);
+    const [small, big] = (await medians([SMALL, BIG], 200)) as [number, number];
     const ratio = big / small;
     console.log(
       `readState median: 10 KB ${small.toFixed(3)} ms, 3 MB ${big.toFixed(3)} ms, ratio ${ratio.toFixed(2)}`,
