@@ -61,7 +61,10 @@ git commit -qm "Mend the findings of verify"`),
 printf 'Checked every task and scenario.\\n\\n%s\\n' "$2" > "openspec/changes/$1/verify.md"
 git add -A
 git commit -qm "Verify $1"`),
-    submit: t.bin('submit.sh', `OPENSPEC_TELEMETRY=0 ${OPENSPEC} archive "$1" --yes >/dev/null
+    // Archives and lands once the test has seen submission begin (a quick supervisor could otherwise
+    // land and tidy the place between two of its readings).
+    submit: t.bin('submit.sh', `${t.gate('submit')}
+OPENSPEC_TELEMETRY=0 ${OPENSPEC} archive "$1" --yes >/dev/null
 git add -A
 git commit -qm "Archive $1"
 ${LAND}`),
@@ -118,6 +121,7 @@ describe.concurrent('a change, driven by the supervisor', { timeout: LONG }, () 
       onView(p) {
         if (p.stage?.name === 'construct' && p.stage.state === 'working') t.open('construct');
         if (p.stage?.name === 'code' && p.stage.progress?.done > 0) t.open(`seen-${p.stage.progress.done}`);
+        if (p.stage?.name === 'submission') t.open('submit');
       },
     });
 
