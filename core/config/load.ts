@@ -11,8 +11,6 @@ import type { FlumePlugin } from '../plugin.js';
 import type { FlumeConfig } from './schema.js';
 import { configError, configProblems, type ConfigProblem } from './validate.js';
 import { findConfigFile, type FoundConfig } from './find.js';
-import { hostStateDir } from '../state/host.js';
-import { privateDir } from '../state/private.js';
 
 /** Where the loader looks, in order, in the repository root (kept in `find.ts`, which runs nothing). */
 export { SEARCH_PLACES } from './find.js';
@@ -119,22 +117,5 @@ function firstLines(message: string): string {
 async function makeJiti() {
   const { createJiti } = await import('jiti');
   const self = fileURLToPath(new URL('../index.js', import.meta.url));
-  return createJiti(import.meta.url, { alias: { flume: self }, moduleCache: false, fsCache: await compileCache(), interopDefault: true });
-}
-
-/**
- * Where jiti keeps what it compiled: a folder of flume's own state (700), so nobody else can put code
- * there. jiti names each entry by the file's path and serves it only while it ends with the hash of
- * the file's source as read now: an edited config is compiled afresh (and, being changed, must be
- * trusted again before it runs). Compiling a TypeScript config is most of a command's start (babel is
- * loaded for it); a hit costs a file read. Without a usable folder, nothing is cached.
- */
-async function compileCache(): Promise<string | false> {
-  const dir = join(hostStateDir(), 'cache', 'jiti');
-  try {
-    await privateDir(dir);
-    return dir;
-  } catch {
-    return false;
-  }
+  return createJiti(import.meta.url, { alias: { flume: self }, moduleCache: false, fsCache: false, interopDefault: true });
 }

@@ -1,6 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { readdirSync, statSync, utimesSync } from 'node:fs';
-import { basename, join } from 'node:path';
 import { flume, flumeEnv, makeRepo, remove, tempDir, write, git } from '../../helpers/repo.js';
 
 const state = tempDir('flume-state-');
@@ -98,29 +96,6 @@ describe('readying', () => {
     expect(result.place.ready.state).toBe('ready');
     const { existsSync } = await import('node:fs');
     expect(existsSync(`${result.place.path}/added-by-plugin`)).toBe(true);
-    remove(repo);
-  });
-});
-
-describe('compiled configs', () => {
-  it('are kept in a private folder of flume state and never served for an edited file', async () => {
-    const kind = (name: string) => `export default { kinds: [{ name: '${name}', stages: [{ name: 's', prompt: 'p', deliverable: 'commit' }] }] };\n`;
-    const repo = makeRepo({ config: kind('first') });
-    const names = async () => JSON.parse((await flume(['kinds', '--repo', repo, '--json'], { env })).stdout).kinds.map((k: { name: string }) => k.name);
-    expect(await names()).toContain('first');
-    const cache = join(state, 'cache', 'jiti');
-    expect(statSync(cache).mode & 0o777).toBe(0o700);
-    const entries = readdirSync(cache).filter((f) => f.startsWith(`${basename(repo)}-flume.config.`));
-    expect(entries).toHaveLength(1);
-    // The same length and an old modification time: only the content tells the edit apart.
-    const file = join(repo, 'flume.config.ts');
-    const { mtime } = statSync(file);
-    write(repo, 'flume.config.ts', kind('other'));
-    utimesSync(file, mtime, mtime);
-    expect((await flume(['trust', '--repo', repo], { env })).code).toBe(0);
-    const after = await names();
-    expect(after).toContain('other');
-    expect(after).not.toContain('first');
     remove(repo);
   });
 });
