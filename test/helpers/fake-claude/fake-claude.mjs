@@ -4,15 +4,15 @@
  * transcript, state file, hooks), driven by a JSON script (README.md). Plain JS: no build step.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, sep } from 'node:path';
+import { join, sep } from 'node:path';
 import { createAgent } from './agent.mjs';
 import { parseArgs, UsageError } from './args.mjs';
 import { createKeyReader } from './input.mjs';
 import { frame } from './screen.mjs';
 import { loadScript } from './script.mjs';
-import { createSessionFile } from './session-file.mjs';
+import { createSessionFile, writeJson } from './session-file.mjs';
 import { Transcript, VERSION } from './transcript.mjs';
 
 // `claude --version` prints its version and exits, as the real program does (flume asks it at start).
@@ -218,8 +218,3 @@ function readJson(path) {
   }
 }
 
-function writeJson(path, value) {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(`${path}.${process.pid}.tmp`, `${JSON.stringify(value, null, 2)}\n`);
-  renameSync(`${path}.${process.pid}.tmp`, path);
-}

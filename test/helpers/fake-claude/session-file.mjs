@@ -58,7 +58,8 @@ function procStart() {
   }
 }
 
-function writeJson(path, value) {
+/** Writes JSON whole (to a temporary file, then renamed), as Claude Code's own files appear. */
+export function writeJson(path, value) {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(`${path}.${process.pid}.tmp`, `${JSON.stringify(value, null, 2)}\n`);
   renameSync(`${path}.${process.pid}.tmp`, path);
