@@ -287,13 +287,19 @@ function unpasted(content: string): string {
   return content.replace(/\n*<pasted_content id="[^"]*">\n([\s\S]*?)\n<\/pasted_content id="[^"]*">\n*/g, '$1');
 }
 
-/** True while the process runs. */
+/** True while the process runs (a zombie not yet reaped has ended). */
 export function running(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // A zombie has ended: tmux 3.3a can be slow to reap a killed pane's program (tmux/tmux#311).
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
   }
 }
 
