@@ -1,10 +1,12 @@
 /**
  * Checks a config against the one schema and reports every problem at once, each with its path and
- * how to fix it. ajv is built lazily: commands that need no config never pay for it.
+ * how to fix it. The validator is ajv's, compiled ahead of time from the schema
+ * (`config-validator.generated.ts`, written by write-schema.ts and checked by a test to match), so no
+ * command pays for compiling it; it is loaded lazily, so commands that need no config pay nothing.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { FlumeError } from '../errors.js';
-import { configSchema, type FlumeConfig } from './schema.js';
+import type { FlumeConfig } from './schema.js';
 import { findControl } from '../text.js';
 
 /** One problem in a config: where, what, and the fix. */
@@ -14,15 +16,11 @@ export interface ConfigProblem {
   fix: string;
 }
 
-let compiled: ValidateFunction | undefined;
+/** The options the validator is compiled with (every error, each with its schema for the fix). */
+export const AJV_OPTIONS = { allErrors: true, strict: false, useDefaults: false, verbose: true } as const;
 
 async function validator(): Promise<ValidateFunction> {
-  if (!compiled) {
-    const { default: Ajv } = await import('ajv');
-    const ajv = new Ajv.default({ allErrors: true, strict: false, useDefaults: false, verbose: true });
-    compiled = ajv.compile(configSchema);
-  }
-  return compiled;
+  return (await import('./config-validator.generated.js')).default as ValidateFunction;
 }
 
 /** Every problem in `config`, schema and sense both; empty when it is sound. */

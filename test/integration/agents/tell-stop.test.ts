@@ -105,6 +105,9 @@ describe('flume tell', () => {
     const sessions = join(current.configDir, 'sessions');
     const { readdirSync, readFileSync, writeFileSync } = await import('node:fs');
     const file = readdirSync(sessions).map((name) => join(sessions, name)).find((path) => JSON.parse(readFileSync(path, 'utf8')).sessionId === place.stage.agent.sessionId)!;
+    // The fake, as the real program, writes `waiting` a moment after the dialog is drawn: let that
+    // write land first, then put the file back to `busy`, as the lag would leave it.
+    await waitFor(() => JSON.parse(readFileSync(file, 'utf8')).status === 'waiting', 'the lagging state file to say waiting');
     writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), status: 'busy', updatedAt: Date.now() }));
     const seen = await settledSight(at(current, place));
     expect((await current.place('fix/lag')).stage.agent.state).toBe('asking');
