@@ -1,9 +1,17 @@
 /**
- * The one module that runs other programs (execa). Everything goes as argv: nothing a user typed
- * ever reaches a shell. A string step from a repository's own config runs under `sh -c` because the
+ * The one module that runs other programs. Everything goes as argv: nothing a user typed ever
+ * reaches a shell. A string step from a repository's own config runs under `sh -c` because the
  * repository wrote it as a shell line.
+ *
+ * Two ways in, by what is run. `run` is for the short programs flume asks and reads the answer of
+ * (git, tmux, an agent's `--version`, flume itself), dozens of times in one command: it goes through
+ * node's own `child_process`, because loading execa costs more than starting node (about 110 ms,
+ * measured), and every `flume status` would pay it. `runStep` and `spawnDetached` are for what flume
+ * starts on the user's behalf (a repository's readying steps, a worktree tool, the supervisor): they
+ * go through execa, loaded when first needed, for its kill-after-grace on a time limit and its
+ * clean-up of a step when flume itself exits.
  */
-import { execa } from 'execa';
+import { spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
@@ -22,7 +30,7 @@ export interface RunResult {
 /** How to run a program. */
 export interface RunOptions {
   cwd?: string;
-  /** The environment; with `clean`, the program gets exactly this and nothing of flume's own. */
+  /** The environment; with `clean`, the program gets exactly this and nothing of flume's own. A variable set to undefined is removed. */
   env?: Record<string, string | undefined>;
   clean?: boolean;
   input?: string;
@@ -31,8 +39,94 @@ export interface RunOptions {
   killSignal?: NodeJS.Signals;
 }
 
-/** Runs a program to its end and returns what it left; never throws for a non-zero exit. */
+/** Runs a short program flume reads the answer of, to its end; never throws for a non-zero exit. */
 export async function run(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const result = await spawnToEnd(file, args, options);
+  const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString('utf8');
+  return {
+    exitCode: result.exitCode,
+    stdout: text(result.stdout),
+    stderr: text(result.stderr),
+    all: text(result.all),
+    timedOut: result.timedOut,
+    ...(result.failedToStart ? { failedToStart: result.failedToStart } : {}),
+  };
+}
+
+/** Runs a short program to its end, its output as bytes (for binary git output such as `cat-file --batch`). */
+export async function runBytes(file: string, args: string[], options: RunOptions = {}): Promise<{ exitCode: number | null; stdout: Buffer; stderr: string }> {
+  const result = await spawnToEnd(file, args, options);
+  return { exitCode: result.exitCode, stdout: Buffer.concat(result.stdout), stderr: Buffer.concat(result.stderr).toString('utf8') };
+}
+
+interface Spawned {
+  exitCode: number | null;
+  stdout: Buffer[];
+  stderr: Buffer[];
+  all: Buffer[];
+  timedOut: boolean;
+  failedToStart?: string;
+}
+
+function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<Spawned> {
+  return new Promise((resolve) => {
+    const done: Spawned = { exitCode: null, stdout: [], stderr: [], all: [], timedOut: false };
+    const env = options.clean ? withoutUnset(options.env ?? {}) : options.env ? withoutUnset({ ...process.env, ...options.env }) : undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      resolve(done);
+    };
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(file, args, { cwd: options.cwd, env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    } catch (error) {
+      done.failedToStart = error instanceof Error ? error.message : String(error);
+      finish();
+      return;
+    }
+    child.stdout!.on('data', (chunk: Buffer) => (done.stdout.push(chunk), done.all.push(chunk)));
+    child.stderr!.on('data', (chunk: Buffer) => (done.stderr.push(chunk), done.all.push(chunk)));
+    // A program that was never started answers with an 'error' and no exit.
+    child.on('error', (error) => {
+      if (child.pid === undefined) done.failedToStart = error.message;
+      if (child.pid === undefined) finish();
+    });
+    child.on('close', (code) => {
+      done.exitCode = code;
+      finish();
+    });
+    if (options.timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        done.timedOut = true;
+        child.kill(options.killSignal ?? 'SIGTERM');
+      }, options.timeoutMs);
+    }
+    if (options.input !== undefined) {
+      // A program that exits without reading all its input closes the pipe: that is its answer, not flume's error.
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(options.input);
+    }
+  });
+}
+
+/** The environment without the variables set to undefined (removed, as the caller asked). */
+function withoutUnset(env: Record<string, string | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) kept[name] = value;
+  return kept;
+}
+
+/**
+ * Runs what flume starts on the user's behalf (a readying step, a worktree tool) to its end, through
+ * execa: past its time limit it is sent `killSignal`, and SIGKILL if it is still there 5 s later; if
+ * flume itself exits meanwhile, the step is ended too. Never throws for a non-zero exit.
+ */
+export async function runStep(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const { execa } = await import('execa');
   const result = await execa(file, args, {
     cwd: options.cwd,
     env: options.env,
@@ -56,30 +150,13 @@ export async function run(file: string, args: string[], options: RunOptions = {}
   };
 }
 
-/** Runs a program to its end, its output as bytes (for binary git output such as `cat-file --batch`). */
-export async function runBytes(file: string, args: string[], options: RunOptions = {}): Promise<{ exitCode: number | null; stdout: Buffer; stderr: string }> {
-  const result = await execa(file, args, {
-    cwd: options.cwd,
-    env: options.env,
-    extendEnv: !options.clean,
-    input: options.input,
-    timeout: options.timeoutMs,
-    reject: false,
-    encoding: 'buffer',
-  });
-  return {
-    exitCode: result.exitCode ?? null,
-    stdout: Buffer.from(result.stdout as Uint8Array),
-    stderr: Buffer.from(result.stderr as Uint8Array).toString('utf8'),
-  };
-}
-
 /**
  * Starts a program detached from flume, its output appended to a file, and returns its pid. The
  * file is opened here and handed over as a descriptor, so no pipe ties the child to flume and the
  * command that started it can exit at once.
  */
-export function spawnDetached(file: string, args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; logFile?: string } = {}): number | undefined {
+export async function spawnDetached(file: string, args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; logFile?: string } = {}): Promise<number | undefined> {
+  const { execa } = await import('execa');
   const out: number | 'ignore' = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
   try {
     const subprocess = execa(file, args, {

@@ -3,7 +3,7 @@
  * (`cat-file --batch`, `patch-id`) go through exec.ts. A reading of a repository (`readRepository`)
  * costs a fixed number of git processes however many places it holds: that is what keeps status cheap.
  */
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { FlumeError } from './errors.js';
@@ -47,7 +47,12 @@ export interface RepositoryReading {
   branches: Map<string, Branch>;
 }
 
-function git(cwd: string): SimpleGit {
+let simpleGitModule: ReturnType<typeof loadSimpleGit> | undefined;
+const loadSimpleGit = () => import('simple-git');
+
+/** simple-git for `cwd`, the module loaded on first use (a command that reads no repository never pays for it). */
+async function git(cwd: string): Promise<SimpleGit> {
+  const { simpleGit } = await (simpleGitModule ??= loadSimpleGit());
   return simpleGit({ baseDir: cwd, trimmed: false, maxConcurrentProcesses: 6 });
 }
 
@@ -60,7 +65,7 @@ const WORKTREE_RACE = /failed to read .*worktrees\/[^/\s]+\/(commondir|gitdir)/;
 async function raw(cwd: string, args: string[], retries = 5): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await git(cwd).raw(args);
+      return await (await git(cwd)).raw(args);
     } catch (error) {
       const message = error instanceof Error ? error.message.trim() : String(error);
       if (attempt < retries && WORKTREE_RACE.test(message)) {
@@ -87,7 +92,7 @@ export async function findRepository(dir: string): Promise<RepositoryInfo> {
   }
   let out: string;
   try {
-    out = await git(folder).raw(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository']);
+    out = await (await git(folder)).raw(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository']);
   } catch {
     throw new FlumeError('NOT_A_REPOSITORY', `Not a git repository: ${folder}`, {
       fix: 'Pass --repo the folder of a git repository (git init, and make a first commit).',

@@ -6,7 +6,6 @@
 import type { FlumePlugin } from '../plugin.js';
 import { FlumeError } from '../errors.js';
 import { asFlumeError, printError, processIo, type Io } from './output.js';
-import { commands } from './commands.js';
 
 /** What every command handler is handed. */
 export interface CliContext {
@@ -22,7 +21,20 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
   const io = options.io ?? processIo;
   const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1] };
   const json = argv.includes('--json');
-  const { default: yargs } = await import('yargs');
+  const plain = plainStatusArgs(argv);
+  if (plain) {
+    // The form callers poll (`status [place] [--json]`) runs without the argument parser, which costs
+    // about as much as starting node; anything else (another flag, a typo) goes through yargs below.
+    try {
+      const { statusCommand } = await import('./status.js');
+      return (await statusCommand.run(plain, context)) ?? 0;
+    } catch (error) {
+      const failure = asFlumeError(error);
+      printError(io, failure, json);
+      return failure.exitCode;
+    }
+  }
+  const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./commands.js')]);
   let usageError: string | undefined;
   let code = 0;
   const parser = yargs(argv)
@@ -73,6 +85,21 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
   }
   if (usageError) return usage(io, usageError, json);
   return helpShown ? 0 : code;
+}
+
+/**
+ * The arguments of `status`, `status --json`, `status <place>` or `status <place> --json` (in any
+ * order after `status`), as yargs would give them; undefined for any other command line.
+ */
+export function plainStatusArgs(argv: string[]): Record<string, unknown> | undefined {
+  if (argv[0] !== 'status') return undefined;
+  const args: Record<string, unknown> = {};
+  for (const arg of argv.slice(1)) {
+    if (arg === '--json' && !args.json) args.json = true;
+    else if (!arg.startsWith('-') && arg !== '' && args.place === undefined) args.place = arg;
+    else return undefined;
+  }
+  return args;
 }
 
 function usage(io: Io, message: string, json: boolean): number {

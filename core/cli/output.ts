@@ -12,12 +12,28 @@ export interface Io {
   isTTY: boolean;
 }
 
-/** The process's own streams. */
+/**
+ * The process's own streams. A reader that stops reading (`flume status | head -3`) closes the pipe:
+ * what is left unwritten had no one to read it, so flume stops writing rather than dying with a trace.
+ */
 export const processIo: Io = {
-  stdout: (text) => process.stdout.write(text),
+  stdout: (text) => void (stdoutOpen() && process.stdout.write(text)),
   stderr: (text) => process.stderr.write(text),
   isTTY: Boolean(process.stdout.isTTY),
 };
+
+let stdoutClosed = false;
+function stdoutOpen(): boolean {
+  if (!stdoutWatched) {
+    stdoutWatched = true;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      stdoutClosed = true;
+    });
+  }
+  return !stdoutClosed;
+}
+let stdoutWatched = false;
 
 /** Writes a value as indented JSON. */
 export function printJson(io: Io, value: unknown): void {

@@ -39,7 +39,7 @@ export const watchCommand: Command = {
 export async function ensureSupervisor(context: CliContext): Promise<void> {
   // A holder that died (kill -9) left its lock behind: that is no supervisor, and a new one takes the lock over.
   if ((await lockHolder(supervisorLock()))?.alive) return;
-  spawnDetached(process.execPath, [context.self, 'watch'], { logFile: join(hostStateDir(), 'watch.log') });
+  await spawnDetached(process.execPath, [context.self, 'watch'], { logFile: join(hostStateDir(), 'watch.log') });
 }
 
 /** The `--watch` option of a command that changes a place. */

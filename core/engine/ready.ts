@@ -2,7 +2,7 @@
  * Readying a place (book: "Made ready"): the repository's declared toolchain steps, then its setup
  * steps, in the place, with a clean environment. A repository that declares nothing has nothing run.
  */
-import { run } from '../exec.js';
+import { runStep } from '../exec.js';
 import { toMs } from '../duration.js';
 import type { Flume } from '../plugin.js';
 import { callHook } from '../hooks.js';
@@ -29,7 +29,7 @@ export async function readyPlace(flume: Flume, place: PlaceRecord, onStep?: (lab
   if (steps.length === 0) return { state: 'none', at: now() };
   for (const step of steps) {
     onStep?.(stepLabel(step));
-    const result = await runStep(step, place.path, env);
+    const result = await runReadyStep(step, place.path, env);
     if (result) return { state: 'failed', at: now(), failed: result };
   }
   return { state: 'ready', at: now() };
@@ -40,12 +40,12 @@ export function stepLabel(step: ReadyStep): string {
   return step.name ?? (typeof step.run === 'string' ? step.run : step.run.join(' '));
 }
 
-async function runStep(step: ReadyStep, cwd: string, env: NodeJS.ProcessEnv): Promise<ReadyRecord['failed'] | undefined> {
+async function runReadyStep(step: ReadyStep, cwd: string, env: NodeJS.ProcessEnv): Promise<ReadyRecord['failed'] | undefined> {
   const clean: Record<string, string> = {};
   for (const name of KEPT_VARIABLES) if (env[name] !== undefined) clean[name] = env[name]!;
   Object.assign(clean, step.env ?? {});
   const [file, args] = typeof step.run === 'string' ? ['sh', ['-c', step.run]] : [step.run[0], step.run.slice(1)];
-  const result = await run(file, args, { cwd, env: clean, clean: true, timeoutMs: toMs(step.timeout, 30 * 60_000) });
+  const result = await runStep(file, args, { cwd, env: clean, clean: true, timeoutMs: toMs(step.timeout, 30 * 60_000) });
   if (result.exitCode === 0 && !result.failedToStart) return undefined;
   const words = result.failedToStart ?? (result.timedOut ? `timed out\n${result.all}` : result.all);
   return { step: stepLabel(step), exitCode: result.exitCode, tail: words.trimEnd().slice(-TAIL_CHARS) };

@@ -8,7 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { callHook } from '../hooks.js';
 import { crashPoint } from '../crash.js';
 import { FlumeError } from '../errors.js';
-import { run } from '../exec.js';
+import { runStep } from '../exec.js';
 import type { Repository } from '../context.js';
 import { cherry, commitsRemotesLack, deleteBranch, populatedSubmodules, readRepository, removeWorktree, stashEntries, worktreeChanges } from '../git.js';
 import { placeKey, placePath, PLACES_DIR } from '../place.js';
@@ -154,7 +154,7 @@ async function removePlace(repository: Repository, record: PlaceRecord, place: P
   // it unregisters every worktree whose folder is missing, hand-made ones on an unmounted disk too.
   if (!place.worktree) return undefined;
   if (flume.config.worktreeTool === 'worktrunk') {
-    const result = await run('wt', ['remove', '--no-delete-branch', '--foreground', '--yes', record.branch], { cwd: info.root });
+    const result = await runStep('wt', ['remove', '--no-delete-branch', '--foreground', '--yes', record.branch], { cwd: info.root });
     if (result.exitCode !== 0) return `wt remove failed (exit ${result.exitCode ?? result.failedToStart}): ${result.all.trim().split('\n').slice(-3).join(' ')}`;
     // Trust what git reads, not the exit code: a branch must not be deleted under a worktree still on it.
     if ((await readRepository(info.root)).worktrees.some((w) => resolve(w.path) === record.path)) return `wt remove exited 0 but the worktree ${record.path} is still there`;
