@@ -32,11 +32,14 @@ function validatorSource(): string {
   const helper = 'require("ajv/dist/runtime/ucs2length").default';
   const unknown = code.match(/require\("[^"]*"\)/g)?.filter((call) => !helper.startsWith(call));
   if (unknown?.length) throw new Error(`the standalone validator needs runtime helpers not handled here: ${unknown.join(', ')}`);
+  // The helper is required as ajv wrote it: an ES import of a CommonJS module gives its exports
+  // object under node but its `default` under vitest's loader, and the validator runs under both.
   return [
     '// @ts-nocheck',
     '// Written by `npm run schema` (core/config/write-schema.ts) from core/config/schema.ts: do not edit.',
-    "import ucs2length from 'ajv/dist/runtime/ucs2length.js';",
-    code.replace('"use strict";', '').split(helper).join('ucs2length.default'),
+    "import { createRequire } from 'node:module';",
+    'const require = createRequire(import.meta.url);',
+    code.replace('"use strict";', ''),
     '',
   ].join('\n');
 }
