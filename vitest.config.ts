@@ -15,6 +15,11 @@ const E2E = 'test/e2e/**/*.test.ts';
  * the machine idle most of the run. `FLUME_TEST_WORKERS` overrides it.
  */
 const WORKERS = Number(process.env.FLUME_TEST_WORKERS ?? 4);
+/**
+ * How many end-to-end files run at once. They run after the rest, when the machine is theirs: two at
+ * once on two cores leaves the real Claude Code a core each (`FLUME_E2E_WORKERS` overrides it).
+ */
+const E2E_WORKERS = Number(process.env.FLUME_E2E_WORKERS ?? 2);
 
 export default defineConfig({
   test: {
@@ -26,10 +31,11 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
       // The real Claude Code is a heavy program that loses keys on a starved machine: its files run
-      // after the rest, one at a time.
-      ...selectedClaudeVersions().map((version) => ({
+      // after the rest, two at a time.
+      // Each version's files run as a group of their own, so no more than two real programs run at once.
+      ...selectedClaudeVersions().map((version, index) => ({
         extends: true as const,
-        test: { name: `claude-${version}`, include: [E2E], env: { FLUME_CLAUDE_VERSION: version }, maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: { name: `claude-${version}`, include: [E2E], env: { FLUME_CLAUDE_VERSION: version }, maxWorkers: E2E_WORKERS, sequence: { groupOrder: 1 + index } },
       })),
     ],
   },
