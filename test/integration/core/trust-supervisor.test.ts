@@ -22,7 +22,9 @@ describe('the supervisor and bad configs', { timeout: LONG }, () => {
       const launched = await flume(['launch', '--repo', repo, '--kind', 'fix', '--name', 'x', '--brief', 'b', '--no-start', '--no-watch'], { env: t.env });
       expect(launched.code, launched.stderr).toBe(0);
     }
-    write(hung, 'flume.config.ts', 'while (true) {}\nexport default {};\n');
+    // It never finishes, blocked rather than spinning: a spin would hold a core for the 40 s of the
+    // probe's limit, slowing every other test (trust.test.ts has the spinning kind, with a short limit).
+    write(hung, 'flume.config.ts', 'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);\nexport default {};\n');
     write(throws, 'flume.config.ts', "throw new Error('config exploded');\nexport default {};\n");
     write(changed, 'flume.config.ts', '// edited after it was trusted\nexport default {};\n');
     // The helper trusts its repositories as they are now (hung and throws: trusted, and broken); changed is not its.
