@@ -126,10 +126,19 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const host = await requireHost(hostOf(handle), handle);
       // A TAB typed is a key to Claude Code and a TAB pasted becomes spaces: send those spaces, so
       // what the transcript holds is what was sent (findPrompt looks for the same).
-      const text = asRecorded(raw, patternsFor(handle.version));
+      const patterns = patternsFor(handle.version);
+      const text = asRecorded(raw, patterns);
       await host.type(handle.pane!, text);
-      // Let the TUI take a paste in before Enter submits it.
-      await sleep(text.includes('\n') || text.length > 200 ? 300 : 80);
+      // Let the TUI take the text in before Enter submits it: Enter once the box shows it (the
+      // lines, or the placeholder of a long paste), looked at every 30 ms, and at most 300 ms for a
+      // paste (80 ms for a short line) where it never shows.
+      const until = Date.now() + (text.includes('\n') || text.length > 200 ? 300 : 80);
+      for (;;) {
+        const screen = await host.capture(handle.pane!);
+        if (screen !== undefined && sameText(draftText(screen, patterns), text, patterns)) break;
+        if (Date.now() >= until) break;
+        await sleep(30);
+      }
       await requireHost(host, handle);
       await host.keys(handle.pane!, ['Enter']);
     },
