@@ -21,6 +21,12 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
   const io = options.io ?? processIo;
   const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1] };
   const json = argv.includes('--json');
+  const asked = argv.filter((arg) => arg !== '--json');
+  if (asked.length === 1 && (asked[0] === '--version' || asked[0] === '-V') && argv.length - asked.length <= 1) {
+    const version = await flumeVersion();
+    io.stdout(json ? JSON.stringify({ flume: version, node: process.versions.node }, null, 2) + '\n' : `${version}\n`);
+    return 0;
+  }
   const plain = plainStatusArgs(argv);
   if (plain) {
     // The form callers poll (`status [place] [--json]`) runs without the argument parser, which costs
@@ -100,6 +106,12 @@ export function plainStatusArgs(argv: string[]): Record<string, unknown> | undef
     else return undefined;
   }
   return args;
+}
+
+/** flume's own version, from its package.json. */
+export async function flumeVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  return (JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 function usage(io: Io, message: string, json: boolean): number {

@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
-import { printJson, progress, shellLine } from './output.js';
+import { printJson, printedLine, progress } from './output.js';
 import { FlumeError, isFlumeError } from '../errors.js';
 import { askYesNo, canAsk } from './ask.js';
 import { TRUST_MEANING } from './trust.js';
@@ -62,8 +62,8 @@ export const launchCommand: Command = {
       const nameAgent = (agent: AgentHandle | undefined) => {
         if (named || !agent) return;
         named = true;
-        say(`agent: ${agent.driver} session ${agent.sessionId}${agent.pane ? ` in pane ${agent.pane}` : ''} (${hostNote(agent.host)})`);
-        if (agent.host === 'printed' && agent.command) say(`run: ${shellLine(agent.command)}`);
+        say(`agent: ${agent.driver} session ${agent.sessionId}${agent.pane ? ` in pane ${agent.pane}` : ''} (${hostNote(agent.host, repository.flume.config.agent?.host)})`);
+        if (agent.host === 'printed' && agent.command) say(`run: ${printedLine(agent.command, agent.cwd)}`);
       };
       const onAction = (action: Action, before: PlaceRecord) => {
         if (action.type !== 'start-stage') nameAgent(before.stage?.agent);

@@ -58,6 +58,14 @@ export function asFlumeError(error: unknown): FlumeError {
 }
 
 /** A command as one shell line, each word quoted where it needs it (for the operator to paste). */
+/**
+ * A printed agent command as one line that runs where it is pasted: into the place first (the agent
+ * must work there, and its transcript is found under the place's folder), then the command.
+ */
+export function printedLine(argv: string[], cwd: string): string {
+  return `cd ${shellLine([cwd])} && ${shellLine(argv)}`;
+}
+
 export function shellLine(argv: string[]): string {
   // `NAME="$NAME"` is how a printed command refers to a secret it must not show: the shell fills it.
   const reference = (word: string) => /^([A-Za-z_]\w*)="\$\1"$/.test(word);

@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { jsonOption, repoOption } from './command.js';
-import { printJson, shellLine } from './output.js';
+import { printJson, printedLine } from './output.js';
 import { status, type PlaceStatus } from '../engine/status.js';
 import { findRepository } from '../git.js';
 
@@ -51,7 +51,7 @@ export function describePlace(p: PlaceStatus): string {
     const progress = s.progress ? `, ${s.progress.done} of ${s.progress.total} tasks` : '';
     const agent = s.agent ? `, agent ${s.agent.driver}${s.agent.version ? ` ${s.agent.version}` : ''} ${s.agent.state}${s.agent.pane ? ` in ${s.agent.host} ${s.agent.pane}` : ` (${s.agent.host})`}` : '';
     lines.push(`  stage ${s.index + 1}/${s.of} ${s.name}: ${s.state} (prompt ${s.delivery}${progress}${agent})`);
-    if (s.agent?.command) lines.push(`  run: ${shellLine(s.agent.command)}`);
+    if (s.agent?.command) lines.push(`  run: ${printedLine(s.agent.command, p.path)}`);
     if (s.deliverableProblem) lines.push(`  deliverable: ${s.deliverableProblem}`);
     if (s.needs) lines.push(`  needs: ${s.needs}`);
     if (s.stuckSince) lines.push(`  stuck since ${s.stuckSince}`);

@@ -28,9 +28,15 @@ export async function chooseHost(flume: Flume): Promise<PaneHost> {
   });
 }
 
-/** Why the host chosen is the one flume uses, in words for launch's output. */
-export function hostNote(key: string): string {
-  if (key === 'printed') return 'no herdr or tmux here: run the command below where you like; flume confirms the prompt in the transcript';
-  if (key === 'tmux') return 'herdr is not running here, so the agent runs in flume\'s own tmux';
-  return `the agent runs in ${key}`;
+/**
+ * Why the host chosen is the one flume uses, in words for launch's output: the config named it, or
+ * (with `auto`) herdr runs here, or herdr does not and tmux is found, or neither is.
+ */
+export function hostNote(key: string, wanted = 'auto'): string {
+  const printed = 'run the command below in a terminal (it starts in the place); flume confirms the prompt in the transcript';
+  if (wanted !== 'auto') return key === 'printed' ? `the config sets agent.host to "printed": ${printed}` : `the config sets agent.host to "${key}"`;
+  if (key === 'printed') return `neither a running herdr nor tmux is found here: ${printed}`;
+  if (key === 'tmux') return "herdr is not running here and tmux is found, so the agent runs in flume's own tmux";
+  if (key === 'herdr') return 'herdr is running here, so the agent runs in a herdr pane';
+  return `the agent runs in ${key}, the first host available here`;
 }

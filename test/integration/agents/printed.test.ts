@@ -20,9 +20,10 @@ afterEach(async () => {
 describe('the printed command', () => {
   it('prints the exact command with its session id and prompt, then confirms the prompt in the transcript once the operator runs it', async () => {
     current = agentRepo({ onPrompt: [{ actions: [{ say: 'Working.' }, { sleepMs: 20_000 }] }] }, { agent: { host: 'printed' } });
-    const result = await current.flume(['launch', '--kind', 'fix', '--name', 'print', '--brief', 'Printed brief.', '--no-watch', '--json']);
+    const result = await current.flume(['launch', '--kind', 'fix', '--name', 'print', '--brief', 'Printed brief.', '--no-watch']);
     expect(result.code, result.stderr).toBe(0);
-    const { place } = JSON.parse(result.stdout);
+    expect(result.stdout).toContain('the config sets agent.host to "printed"');
+    const place = await current.place('fix/print');
     const agent = place.stage.agent;
     expect(agent.host).toBe('printed');
     expect(agent.command).toContain('--session-id');
@@ -35,15 +36,18 @@ describe('the printed command', () => {
     const human = await current.flume(['status', 'fix/print', '--repo', current.repo]);
     expect(human.stdout).toContain('printed');
 
-    // The operator runs the command where they like: here, a tmux server of the test's own.
+    // The operator pastes the printed line where they like: here, a shell in a tmux server of the
+    // test's own, in a folder that is not the place. The line takes itself there.
+    // The line as launch printed it: from `run: ` to the line after it (the prompt's own lines are within quotes).
+    const printed = /^run: ([\s\S]*?)\nprompt: /m.exec(result.stdout);
+    expect(printed, result.stdout).toBeTruthy();
+    const line = printed![1];
+    expect(human.stdout).toContain(`run: ${line}`);
+    expect(line).toMatch(/^cd \S+ && env /);
+    expect(line.slice(3, line.indexOf(' && ')).replace(/^'|'$/g, '')).toBe(place.path);
     const dir = tempDir('flume-operator-');
     operatorSocket = join(dir, 'sock');
-    const [, ...rest] = agent.command as string[];
-    const envWords = rest.slice(0, rest.findIndex((w: string) => !w.includes('=') && w !== '-u'));
-    const argv = rest.slice(envWords.length);
-    const env: Record<string, string> = { ...(process.env as Record<string, string>) };
-    for (const word of envWords) if (word.includes('=')) env[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
-    await tmuxHost({ socket: operatorSocket }).open({ title: 'operator', cwd: place.path, argv, env });
+    await tmuxHost({ socket: operatorSocket }).open({ title: 'operator', cwd: dir, argv: ['sh', '-c', line], env: { ...(process.env as Record<string, string>) } });
     const { openRepository } = await import('../../../core/context.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');
     const { advance } = await import('../../../core/engine/step.js');
@@ -67,8 +71,8 @@ describe('the printed command', () => {
     const { flume } = await import('../../helpers/repo.js');
     const result = await flume(['launch', '--kind', 'fix', '--name', 'notmux', '--brief', 'No tmux here.', '--no-watch'], { env: { ...current.env, PATH: bin }, cwd: current.repo });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain('no herdr or tmux here');
-    expect(result.stdout).toMatch(/run: .*--session-id/);
+    expect(result.stdout).toContain('neither a running herdr nor tmux is found here');
+    expect(result.stdout).toMatch(/run: cd \S+ && env .*--session-id/);
     remove(bin);
   });
 });
