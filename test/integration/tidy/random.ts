@@ -23,6 +23,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { unlandedCounts } from '../../../core/git.js';
@@ -371,8 +372,8 @@ async function runHistory(plan: HistoryPlan, tally: Tally, stateDir: string): Pr
       }
     }
   } finally {
-    remove(root);
-    remove(elsewhere);
+    // Removed off the event loop: the history running beside this one goes on meanwhile.
+    await Promise.all([root, elsewhere].map((path) => rm(path, { recursive: true, force: true })));
   }
 }
 
