@@ -17,7 +17,8 @@
  * so vitest runs them on several workers at once; history i is the same in every split.
  * FLUME_TIDY_SEED=<n> (or `random`) picks the histories; FLUME_TIDY_HISTORIES=<n> how many (split
  * among the shards); FLUME_TIDY_HISTORY=<i> runs only history i of the seed (in the shard that holds
- * it; the others skip). Each shard prints its seed and how to run it again. Whether the histories
+ * it; the others skip). Each shard prints its seed and how to run it again (with `random`, each
+ * shard draws a seed of its own). Whether the histories
  * reach every outcome the rules name is judged over all the shards of a run together, by whichever
  * shard finishes last (see `checkCoverage`).
  */
