@@ -5,7 +5,8 @@
  * branch, hand-made worktrees beside them. A plan is data drawn from a seed, so a failure names a
  * seed and its plan, and the same seed builds the same history again.
  */
-import { chmodSync, cpSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tempDir, write } from '../../helpers/repo.js';
 import { git, tryGit } from './support.js';
@@ -141,7 +142,8 @@ let library: Promise<string> | undefined;
 export async function makeHistoryRepo(): Promise<string> {
   template ??= initRepo(tempDir('flume-tidy-template-'));
   const root = tempDir('flume-tidy-');
-  cpSync(await template, root, { recursive: true });
+  // Copied off the event loop: the history running beside this one goes on meanwhile.
+  await cp(await template, root, { recursive: true });
   return root;
 }
 

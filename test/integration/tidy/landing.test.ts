@@ -4,7 +4,7 @@
  * read the one and tidy's branch deletion the other. These are the shapes where the two once parted
  * (empty commits, renames, user diff config) and the shapes a batch can get wrong (merges inside a
  * branch, criss-cross merges, a branch behind or equal to its target, an unrelated history); the
- * random histories in random.test.ts check the same agreement on every branch they make.
+ * random histories in random.ts (run by random-0..3.test.ts) check the same agreement on every branch they make.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { chmodSync } from 'node:fs';

@@ -13,11 +13,19 @@
  * its reason. The batched landing judgement (`unlandedCounts`) is checked against `git cherry` on
  * every branch.
  *
- * FLUME_TIDY_SEED=<n> (or `random`) picks the histories; FLUME_TIDY_HISTORIES=<n> how many;
- * FLUME_TIDY_HISTORY=<i> runs only history i of the seed. The seed is printed on every run.
+ * The histories are split into shards (random-<k>.test.ts, each a thin file naming its index),
+ * so vitest runs them on several workers at once; history i is the same in every split.
+ * FLUME_TIDY_SEED=<n> (or `random`) picks the histories; FLUME_TIDY_HISTORIES=<n> how many (split
+ * among the shards); FLUME_TIDY_HISTORY=<i> runs only history i of the seed (in the shard that holds
+ * it; the others skip). Each shard prints its seed and how to run it again (with `random`, each
+ * shard draws a seed of its own). Whether the histories
+ * reach every outcome the rules name is judged over all the shards of a run together, by whichever
+ * shard finishes last (see `checkCoverage`).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { unlandedCounts } from '../../../core/git.js';
 import type { PlaceRecord } from '../../../core/types.js';
@@ -56,61 +64,100 @@ const KEEPING: Set<Edge> = new Set(['nested-ignored', 'nested', 'submodule', 'su
 /** Worktree states whose place folder is not there to hold a folder edge (or, for `other-branch`, a stash on the place's branch). */
 const NO_FOLDER = new Set(['moved', 'folder-deleted']);
 
-let stateDir: string;
-beforeAll(() => {
-  stateDir = tempDir('flume-tidy-state-');
-  process.env.FLUME_STATE_DIR = stateDir;
-});
-afterAll(async () => {
-  remove(stateDir);
-  await removeTemplate();
-});
+/** How many shard files (random-0.test.ts …) the histories are split among. */
+export const SHARDS = 4;
 
 /** What one history saw, for the totals printed at the end. */
 interface Tally {
   [key: string]: number;
 }
 
-describe('tidy over random histories', () => {
-  it(`loses no commit whose patch main lacks, touches nothing it did not make, and explains every place it leaves (seed ${SEED})`, async () => {
-    const started = Date.now();
-    console.log(`tidy histories: seed ${SEED}, ${ONLY === undefined ? COUNT : 1} histories (FLUME_TIDY_SEED=${SEED} runs them again)`);
-    const indexes = ONLY === undefined ? Array.from({ length: COUNT }, (_, i) => i) : [ONLY];
-    const tally: Tally = {};
-    const failures: string[] = [];
-    let next = 0;
-    let done = 0;
-    const worker = async () => {
-      while (next < indexes.length && failures.length < 5) {
-        const index = indexes[next++];
-        const plan = planHistory(historySeed(SEED, index), index, { cliEvery: CLI_EVERY });
-        let timer: NodeJS.Timeout | undefined;
-        try {
-          const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('took over 60 s')), 60_000)));
-          await Promise.race([runHistory(plan, tally), late]);
-          done++;
-        } catch (error) {
-          failures.push(`history ${index} (FLUME_TIDY_SEED=${SEED} FLUME_TIDY_HISTORY=${index}): ${(error as Error).message}\nplan: ${JSON.stringify(plan)}`);
-        } finally {
-          clearTimeout(timer);
+/** The histories of shard `shard`: a contiguous slice of 0…COUNT-1 (or history ONLY, if this shard holds it). */
+function shardIndexes(shard: number): number[] {
+  const from = Math.floor((shard * COUNT) / SHARDS);
+  const to = Math.floor(((shard + 1) * COUNT) / SHARDS);
+  if (ONLY !== undefined) return ONLY >= from && ONLY < to ? [ONLY] : ONLY >= COUNT && shard === SHARDS - 1 ? [ONLY] : [];
+  return Array.from({ length: to - from }, (_, i) => from + i);
+}
+
+/**
+ * Declares shard `shard`'s test (call it once from random-<shard>.test.ts): its slice of the
+ * histories, run two at a time, with every oracle and check of `runHistory`.
+ */
+export function tidyShard(shard: number): void {
+  const indexes = shardIndexes(shard);
+  const file = `test/integration/tidy/random-${shard}.test.ts`;
+  let stateDir: string;
+  beforeAll(() => {
+    stateDir = tempDir('flume-tidy-state-');
+    process.env.FLUME_STATE_DIR = stateDir;
+  });
+  afterAll(async () => {
+    remove(stateDir);
+    await removeTemplate();
+  });
+
+  describe(`tidy over random histories (shard ${shard + 1} of ${SHARDS})`, () => {
+    const range = indexes.length ? `${indexes[0]}–${indexes[indexes.length - 1]}` : 'none';
+    it.skipIf(indexes.length === 0)(`loses no commit whose patch main lacks, touches nothing it did not make, and explains every place it leaves (seed ${SEED}, histories ${range})`, async () => {
+      const started = Date.now();
+      console.log(`tidy histories ${range} of seed ${SEED} (${indexes.length} histories): FLUME_TIDY_SEED=${SEED}${COUNT === 200 ? '' : ` FLUME_TIDY_HISTORIES=${COUNT}`} sh scripts/test.sh ${file} runs them again`);
+      const tally: Tally = {};
+      const failures: string[] = [];
+      let next = 0;
+      let done = 0;
+      const worker = async () => {
+        while (next < indexes.length && failures.length < 5) {
+          const index = indexes[next++];
+          const plan = planHistory(historySeed(SEED, index), index, { cliEvery: CLI_EVERY });
+          let timer: NodeJS.Timeout | undefined;
+          try {
+            const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('took over 60 s')), 60_000)));
+            await Promise.race([runHistory(plan, tally, stateDir), late]);
+            done++;
+          } catch (error) {
+            failures.push(`history ${index} (FLUME_TIDY_SEED=${SEED} FLUME_TIDY_HISTORY=${index} sh scripts/test.sh ${file}): ${(error as Error).message}\nplan: ${JSON.stringify(plan)}`);
+          } finally {
+            clearTimeout(timer);
+          }
         }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(`tidy histories: ${done} of ${indexes.length} passed in ${seconds} s; ${Object.entries(tally).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
-    expect(failures, failures.join('\n\n')).toEqual([]);
-    if (ONLY === undefined && COUNT >= 200) {
-      // The histories must reach every outcome the rules name, or the test proves less than it says.
-      const drawn = [...ALL_LANDINGS.map((l) => `landing ${l}`), ...ALL_STATES.map((s) => `state ${s}`), ...ALL_EDGES.map((e) => `edge ${e}`)];
-      const edges = [...KEEPING].map((e) => `kept by edge ${e}`);
-      const keys = ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked', 'places linked', 'kept by places linked', 'lookalike beside a deleted branch', 'lookalike beside a kept branch', ...edges, ...drawn];
-      for (const key of keys) {
-        expect(tally[key] ?? 0, key).toBeGreaterThan(0);
-      }
-    }
-  }, 600_000);
-});
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      console.log(`tidy histories ${range}: ${done} of ${indexes.length} passed in ${seconds} s; ${Object.entries(tally).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
+      expect(failures, failures.join('\n\n')).toEqual([]);
+      if (ONLY === undefined && COUNT >= 200) checkCoverage(shard, tally);
+    }, 600_000);
+  });
+}
+
+/**
+ * The histories must reach every outcome the rules name, or the test proves less than it says. No
+ * one shard reaches them all, so each passing shard leaves its tally in a folder of the vitest run
+ * (named by the run's main process, a child of which every shard's worker is) and the shard that
+ * completes the set judges the sum. A shard run alone leaves the judgement unmade, and says so.
+ */
+function checkCoverage(shard: number, tally: Tally): void {
+  const run = join(process.env.FLUME_CACHE_DIR ?? tmpdir(), `flume-tidy-tallies-${process.ppid}-${process.env.FLUME_TIDY_SEED ?? DEFAULT_SEED}-${COUNT}`);
+  mkdirSync(run, { recursive: true });
+  writeFileSync(join(run, `.shard-${shard}.tmp`), JSON.stringify(tally));
+  renameSync(join(run, `.shard-${shard}.tmp`), join(run, `shard-${shard}.json`));
+  const found = readdirSync(run).filter((name) => /^shard-\d+\.json$/.test(name));
+  if (found.length < SHARDS) {
+    console.log(`tidy histories: ${found.length} of ${SHARDS} shards have passed in this run; the last judges whether all reach every outcome`);
+    return;
+  }
+  const sum: Tally = {};
+  for (const name of found) for (const [key, n] of Object.entries(JSON.parse(readFileSync(join(run, name), 'utf8')) as Tally)) sum[key] = (sum[key] ?? 0) + n;
+  const drawn = [...ALL_LANDINGS.map((l) => `landing ${l}`), ...ALL_STATES.map((s) => `state ${s}`), ...ALL_EDGES.map((e) => `edge ${e}`)];
+  const edges = [...KEEPING].map((e) => `kept by edge ${e}`);
+  const keys = ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked', 'places linked', 'kept by places linked', 'lookalike beside a deleted branch', 'lookalike beside a kept branch', ...edges, ...drawn];
+  console.log(`tidy histories: all ${SHARDS} shards passed; over all ${COUNT}: ${Object.entries(sum).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  for (const key of keys) {
+    expect(sum[key] ?? 0, key).toBeGreaterThan(0);
+  }
+  remove(run);
+}
 
 /** What the reason of place `i`, kept by `edge`, names: the very repository, submodule, stash or link. */
 function namedBy(edge: Edge, i: number): string {
@@ -143,7 +190,7 @@ interface Expected {
   named?: string;
 }
 
-async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
+async function runHistory(plan: HistoryPlan, tally: Tally, stateDir: string): Promise<void> {
   const count = (key: string) => (tally[key] = (tally[key] ?? 0) + 1);
   const root = await makeHistoryRepo();
   const elsewhere = tempDir('flume-tidy-elsewhere-');
@@ -160,10 +207,15 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
     const squashes = new Map<number, { squashed: boolean; nonEmpty: number }>();
     for (const i of plan.landingOrder) {
       const place = plan.places[i];
-      const nonEmpty = place.landing === 'squash' ? await nonEmptyCommits(root, records[i].branch) : 0;
+      if (place.landing !== 'squash') {
+        await land(root, records[i].path, records[i].branch, place);
+        continue;
+      }
+      // Only a squash's outcome is read here: how many commits it squashed, and whether main moved.
+      const nonEmpty = await nonEmptyCommits(root, records[i].branch);
       const before = await git(root, 'rev-parse', 'refs/heads/main');
       await land(root, records[i].path, records[i].branch, place);
-      if (place.landing === 'squash') squashes.set(i, { squashed: before !== (await git(root, 'rev-parse', 'refs/heads/main')), nonEmpty });
+      squashes.set(i, { squashed: before !== (await git(root, 'rev-parse', 'refs/heads/main')), nonEmpty });
     }
     for (const [j, kind] of plan.mainAfter.entries()) await mainCommit(root, 10 + j, kind, tag);
     // Folder edges and stashes, made while every place is clean (before the worktree states).
@@ -321,8 +373,8 @@ async function runHistory(plan: HistoryPlan, tally: Tally): Promise<void> {
       }
     }
   } finally {
-    remove(root);
-    remove(elsewhere);
+    // Removed off the event loop: the history running beside this one goes on meanwhile.
+    await Promise.all([root, elsewhere].map((path) => rm(path, { recursive: true, force: true })));
   }
 }
 
