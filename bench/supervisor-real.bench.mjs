@@ -137,6 +137,8 @@ async function flumeRound(api) {
             started: at(events[started].at),
             spawned: at(stage.agent.startedAt),
             ready: at(stage.lastSentAt),
+            // The program's own stamp on the prompt's line: when it took the prompt in.
+            line: at(readFileSync(stage.agent.transcriptPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.type === 'user' && typeof l.message?.content === 'string').timestamp),
             taken: at(taken.at),
             sends: taken.sends,
           });
@@ -217,8 +219,8 @@ const api = await startMessagesApi({
   script: (request) => {
     const first = opening(request.body);
     const results = request.body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result').length;
+    // A submission stage's agent, and the program alone (given the same prompt).
     if (first.includes('Submit the branch')) return 'Submitting.';
-    if (lastPrompt && first.includes(lastPrompt.slice(0, 40))) return 'Hi.';
     // The Bash tool's own limit is 2 minutes unless the call asks for more: a gate may wait longer.
     return results === 0 ? toolUse('Bash', { command: api.code, description: 'Commit the work', timeout: 600_000 }, { before: 'Working.' }) : 'Committed.';
   },
@@ -254,7 +256,9 @@ console.log('  split:');
 console.log(`    flume, commit → spawned: ${stats(col('spawned'))}`);
 console.log(`    spawned → input box ready (the program's start, and flume's wait for its footer): ${stats(diff('spawned', 'ready'))}`);
 console.log(`    ready → prompt-taken (flume types, waits, Enter; the program writes its line; flume reads it): ${stats(diff('ready', 'taken'))}`);
-console.log(`    sends per prompt: ${[...new Set(col('sends'))].join(', ')}`);
+console.log(`    of it, ready → the prompt's line stamped by the program (flume pastes, waits 300 ms, Enter; the program takes it): ${stats(diff('ready', 'line'))}
+    of it, the line stamped → prompt-taken (the program writes the line; flume sees it and records it): ${stats(diff('line', 'taken'))}
+    sends per prompt: ${[...new Set(col('sends'))].join(', ')}`);
 console.log(`the program alone (${starts.length} starts, no flume, screen polled every 50 ms):`);
 console.log(`  spawn → input box drawn: ${stats(starts.map((s) => s.box))}`);
 console.log(`  spawn → footer's second render (takes keys): ${stats(starts.map((s) => s.ready))}`);
