@@ -191,16 +191,20 @@ async function ownStart(api) {
     await sleep(300);
     const enter = Date.now();
     await p.tmux.keys('Enter');
+    let line;
     for (;;) {
-      if (claude.readTranscript(p.sessionId).some((l) => l.type === 'user' && typeof l.message?.content === 'string' && l.message.content.includes(lastPrompt.slice(0, 40)))) break;
+      line = claude.readTranscript(p.sessionId).find((l) => l.type === 'user' && typeof l.message?.content === 'string' && l.message.content.includes(lastPrompt.slice(0, 40)));
+      if (line) break;
       if (Date.now() - enter > 20_000) throw new Error('the prompt never reached the transcript');
       await sleep(20);
     }
     const written = Date.now() - enter;
+    // The program's own stamp on the line, against the Enter: where in between it stamps it.
+    const stamp = Date.parse(line.timestamp) - enter;
     // Hung up as flume ends a delivered stage's agent (its pane closed), mid-reply: until it is gone.
     const hangUp = Date.now();
     await pane.stopClaudePane(p, 10_000);
-    return { box, ready, written, exit: Date.now() - hangUp };
+    return { box, ready, written, stamp, exit: Date.now() - hangUp };
   } finally {
     await pane.stopClaudePane(p);
     claude.cleanup();
@@ -263,6 +267,7 @@ console.log(`the program alone (${starts.length} starts, no flume, screen polled
 console.log(`  spawn → input box drawn: ${stats(starts.map((s) => s.box))}`);
 console.log(`  spawn → footer's second render (takes keys): ${stats(starts.map((s) => s.ready))}`);
 console.log(`  Enter → its user line in the transcript: ${stats(starts.map((s) => s.written))}`);
+console.log(`  Enter → the program's stamp on that line: ${stats(starts.map((s) => s.stamp))}`);
 console.log(`  pane closed (SIGHUP) → its process gone: ${stats(starts.map((s) => s.exit))}`);
 if (process.env.VERBOSE) {
   for (const row of rows) console.log(`    ${JSON.stringify(row)}`);
