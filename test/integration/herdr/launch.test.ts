@@ -39,7 +39,7 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
     const { repo, herdr } = setUp(true, { onPrompt: [{ match: '^Answer', actions: [{ say: 'Thanks.' }] }, { actions: [{ say: 'Which colour?' }] }] });
     const launched = await repo.flume(['launch', '--kind', 'fix', '--name', 'in-herdr', '--brief', 'Paint the shed.', '--no-watch']);
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-    expect(launched.stdout).toContain('(the agent runs in herdr)');
+    expect(launched.stdout).toContain('(herdr is running here, so the agent runs in a herdr pane)');
     expect(launched.stdout).toContain('prompt: taken');
     const place = await repo.place('fix/in-herdr');
     const agent = place.stage.agent;
@@ -86,7 +86,7 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
     const { repo, herdr } = setUp(false);
     const launched = await repo.flume(['launch', '--kind', 'fix', '--name', 'in-tmux', '--brief', 'Fix the gate.', '--no-watch']);
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-    expect(launched.stdout).toContain("(herdr is not running here, so the agent runs in flume's own tmux)");
+    expect(launched.stdout).toContain("(herdr is not running here and tmux is found, so the agent runs in flume's own tmux)");
     expect((await repo.place('fix/in-tmux')).stage.agent.host).toBe('tmux');
     expect(herdr.callsOf('status', 'server', '--json').length).toBeGreaterThan(0);
     expect(herdr.callsOf('workspace', 'create')).toEqual([]);
