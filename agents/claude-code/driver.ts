@@ -36,6 +36,13 @@ const POLL_MS = 100;
 const READY_FOOTER_WAIT_MS = 2000;
 /** The longest wait between two looks for a starting agent's input box. */
 const INPUT_LOOK_MAX_MS = 2000;
+/**
+ * For its first seconds, a starting agent is looked at this often at most: Claude Code draws its box
+ * about a second after it starts, and a look that comes late is latency on every stage change
+ * (bench/supervisor-real.bench.mjs). Past STARTING_FOR_MS, looks back off towards INPUT_LOOK_MAX_MS.
+ */
+const STARTING_LOOK_MS = 150;
+const STARTING_FOR_MS = 4000;
 
 /** The Claude Code driver, under `key` (`claude-code`; `printed` forces the printed host). */
 export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, key = 'claude-code'): AgentDriver {
@@ -96,6 +103,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       if (!host || !handle.pane) return 'slow';
       const patterns = patternsFor(handle.version);
       const deadline = Date.now() + timeoutMs;
+      const begun = Date.now();
       let polls: number | undefined;
       for (;;) {
         const { alive, screen } = await lookAtPane(host, handle);
@@ -118,7 +126,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         // loop for tens of ms on a loaded host). Its state file appearing (Claude Code writes it as it
         // comes up) or its transcript starting cuts a wait short.
         polls = (polls ?? 0) + 1;
-        await waitForChange(driver.watchPaths(handle), Math.min(Math.min(INPUT_LOOK_MAX_MS, POLL_MS * 1.3 ** polls), Math.max(0, deadline - Date.now())));
+        const interval = Date.now() - begun < STARTING_FOR_MS ? Math.min(STARTING_LOOK_MS, POLL_MS * 1.3 ** polls) : Math.min(INPUT_LOOK_MAX_MS, POLL_MS * 1.3 ** polls);
+        await waitForChange(driver.watchPaths(handle), Math.min(interval, Math.max(0, deadline - Date.now())));
       }
     },
 
