@@ -30,6 +30,8 @@ export interface PaneHost {
   key: string;
   /** True when this host can open panes here now (tmux found, herdr running, …). */
   available(): Promise<boolean>;
+  /** Optional: what this host needs here, for `flume doctor` (its program and version). */
+  checks?(): Promise<DoctorCheck[]>;
   /**
    * Opens a pane running the program; returns its id and pid where the host knows them, and the
    * identity the host gave the pane: a mark no other pane carries, even one that later gets the same
@@ -109,6 +111,24 @@ export interface AgentDriver {
   stop(handle: AgentHandle, options?: { hangUp?: boolean }): Promise<void>;
   /** Files and folders whose change may change a reading, for the supervisor to watch. */
   watchPaths(handle: AgentHandle): string[];
+  /**
+   * Optional: what this agent needs on this machine, for `flume doctor`: its program present, its
+   * version within the range flume was tested with, its credentials. A third-party driver brings its
+   * checks with it; one without is listed as unchecked.
+   */
+  checks?(): Promise<DoctorCheck[]>;
+}
+
+/** One line of `flume doctor`: what was checked, whether it holds, and the fix when it does not. */
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  /** What was found (a version, a path, a state). */
+  detail: string;
+  /** How to put it right, when it does not hold. */
+  fix?: string;
+  /** True when a launch cannot go without it (doctor exits 1 when such a check fails). */
+  needed: boolean;
 }
 
 /**

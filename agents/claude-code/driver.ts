@@ -15,6 +15,7 @@ import { printedCommand } from '../printed.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
 import { asRecorded, normalize, sameText as sameRecorded } from './records.js';
 import { programVersion } from './version.js';
+import { claudeCodeChecks } from './checks.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
 export interface ClaudeCodeOptions {
@@ -55,6 +56,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
   const driver: AgentDriver = {
     key,
+    checks: () => claudeCodeChecks(options),
     async start(request, host) {
       const env = agentEnvironment(options);
       // A pane whose program cannot start dies at once, and the dead pane keeps its host alive: find

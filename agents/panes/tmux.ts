@@ -99,6 +99,15 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
     async available() {
       return which('tmux') !== undefined;
     },
+    async checks() {
+      // Pane options (the `@flume-pane` identity mark) came with tmux 3.0.
+      const fix = 'Install tmux (3.0 or newer) so flume can run agents in panes of its own; without it, agents start as printed commands.';
+      if (which('tmux') === undefined) return [{ name: 'tmux', ok: false, needed: true, detail: 'not found on PATH', fix }];
+      const out = await run('tmux', ['-V'], { timeoutMs: 5000 });
+      const found = /(\d+)\.(\d+)/.exec(out.stdout);
+      const ok = Boolean(found && Number(found[1]) >= 3);
+      return [{ name: 'tmux', ok, needed: true, detail: out.stdout.trim() || 'its version could not be read', ...(ok ? {} : { fix }) }];
+    },
     async open(spec) {
       // The script is written before anything else is made, so a refused spec leaves nothing behind.
       const text = paneEnvScript(spec);

@@ -8,6 +8,7 @@ import { dropCommand } from './drop.js';
 import { tidyCommand } from './tidy.js';
 import { watchCommand } from './watch.js';
 import { trustCommand } from './trust.js';
+import { doctorCommand } from './doctor.js';
 
 export const commands: Command[] = [
   launchCommand,
@@ -22,4 +23,5 @@ export const commands: Command[] = [
   tidyCommand,
   watchCommand,
   trustCommand,
+  doctorCommand,
 ];

@@ -20,6 +20,14 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   process.stdout.write(`${VERSION} (Claude Code)\n`);
   process.exit(0);
 }
+// `claude auth status` prints whether it is logged in, as JSON, and exits 1 when it is not (2.1.250,
+// 2.1.300, 2.1.332: test/e2e/doctor.test.ts). The fake knows one way in: ANTHROPIC_API_KEY.
+if (process.argv[2] === 'auth' && process.argv[3] === 'status') {
+  const key = Boolean(process.env.ANTHROPIC_API_KEY);
+  const configDirectory = process.env.CLAUDE_CONFIG_DIR ?? `${process.env.HOME}/.claude`;
+  process.stdout.write(`${JSON.stringify({ loggedIn: key, authMethod: key ? 'api_key' : 'none', apiProvider: 'firstParty', configDirectory, ...(key ? { apiKeySource: 'ANTHROPIC_API_KEY' } : {}) }, null, 2)}\n`);
+  process.exit(key ? 0 : 1);
+}
 let options;
 let script;
 try {

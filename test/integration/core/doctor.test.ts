@@ -1,0 +1,115 @@
+/**
+ * `flume doctor`: one check a line with its fix, exit 1 when a launch would miss something, and no
+ * untrusted config run to find out. The agent here is the fake, which answers `--version` and
+ * `auth status` as the real Claude Code does (test/e2e/doctor.test.ts pins those on the real program).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, symlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import { flume, makeRepo, remove, snapshot, tempDir } from '../../helpers/repo.js';
+
+let current: AgentRepo | undefined;
+const cleanups: Array<() => void> = [];
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+type Check = { name: string; ok: boolean; needed: boolean; detail: string; fix?: string; by: string };
+const doctorOf = async (args: string[], env: Record<string, string>, cwd?: string) => {
+  const result = await flume(['doctor', ...args, '--json'], { env, cwd });
+  const report = JSON.parse(result.stdout) as { ok: boolean; checks: Check[] };
+  const check = (name: string) => report.checks.find((c) => c.name === name);
+  return { code: result.code, report, check };
+};
+
+/** A PATH holding only git, sh, node and unshare: no tmux. */
+function pathWithoutTmux(): string {
+  const bin = tempDir('flume-path-');
+  cleanups.push(() => remove(bin));
+  for (const program of ['git', 'sh', 'unshare']) symlinkSync(execFileSync('sh', ['-c', `command -v ${program}`], { encoding: 'utf8' }).trim(), join(bin, program));
+  symlinkSync(process.execPath, join(bin, 'node'));
+  return bin;
+}
+
+describe('flume doctor', () => {
+  it('says what a launch needs, each with its fix, and exits 1 only when a needed check fails', async () => {
+    current = agentRepo();
+    const loggedIn = await doctorOf(['--repo', current.repo], { ...current.env, ANTHROPIC_API_KEY: 'sk-ant-test-doctor' });
+    expect(loggedIn.code, JSON.stringify(loggedIn.report, null, 2)).toBe(0);
+    expect(loggedIn.report.ok).toBe(true);
+    expect(loggedIn.check('node')).toMatchObject({ ok: true, needed: true, detail: process.versions.node });
+    expect(loggedIn.check('git')).toMatchObject({ ok: true, needed: true });
+    expect(loggedIn.check('repository trust')).toMatchObject({ ok: true, detail: `${current.repo}: trusted` });
+    expect(loggedIn.check('tmux')).toMatchObject({ ok: true, by: 'tmux' });
+    expect(loggedIn.check('Claude Code')).toMatchObject({ ok: true, needed: true, by: 'claude-code' });
+    expect(loggedIn.check('Claude Code')!.detail).toMatch(/fake-claude\.mjs 2\.1\.332$/);
+    expect(loggedIn.check('Claude Code version')).toMatchObject({ ok: true });
+    expect(loggedIn.check('Claude Code login')).toMatchObject({ ok: true, needed: true, detail: 'logged in (api_key)' });
+    // The printed driver is Claude Code's too: its checks are not listed twice.
+    expect(loggedIn.report.checks.filter((c) => c.name === 'Claude Code login')).toHaveLength(1);
+
+    const env = { ...current.env };
+    delete env.ANTHROPIC_API_KEY;
+    const out = await doctorOf(['--repo', current.repo], env);
+    expect(out.code).toBe(1);
+    expect(out.report.ok).toBe(false);
+    expect(out.check('Claude Code login')).toMatchObject({ ok: false, needed: true, detail: 'not logged in' });
+    expect(out.check('Claude Code login')!.fix).toContain('claude /login');
+    const text = await flume(['doctor', '--repo', current.repo], { env });
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain('✗ Claude Code login: not logged in\n    fix: Log in with `claude /login`');
+    expect(text.stdout).toContain('✓ git: ');
+    expect(text.stdout).toContain('flume cannot launch here until each ✗ above is fixed.');
+  });
+
+  it('names a missing tmux with its fix, needed only where the config insists on tmux', async () => {
+    current = agentRepo({}, { agent: { host: 'auto' } });
+    const env = { ...current.env, ANTHROPIC_API_KEY: 'sk-ant-test-doctor', PATH: pathWithoutTmux() };
+    const auto = await doctorOf(['--repo', current.repo], env);
+    expect(auto.check('tmux')).toMatchObject({ ok: false, needed: false, detail: 'not found on PATH' });
+    expect(auto.check('tmux')!.fix).toContain('Install tmux');
+    expect(auto.code, JSON.stringify(auto.report, null, 2)).toBe(0);
+
+    const insists = agentRepo({}, { agent: { host: 'tmux' } });
+    cleanups.push(() => void insists.cleanup());
+    const tmux = await doctorOf(['--repo', insists.repo], { ...insists.env, ANTHROPIC_API_KEY: 'sk-ant-test-doctor', PATH: env.PATH });
+    expect(tmux.check('tmux')).toMatchObject({ ok: false, needed: true });
+    expect(tmux.code).toBe(1);
+  });
+
+  it('never runs a config the user has not trusted, and changes nothing in the repository', async () => {
+    const state = tempDir('flume-state-');
+    cleanups.push(() => remove(state));
+    const marker = join(state, 'config-ran');
+    const repo = makeRepo({ config: `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport default {};\n`, trusted: false });
+    cleanups.push(() => remove(repo));
+    const before = snapshot(repo);
+    const result = await doctorOf(['--repo', repo], { ...(process.env as Record<string, string>), FLUME_STATE_DIR: state });
+    expect(result.code).toBe(1);
+    expect(result.check('repository trust')).toMatchObject({ ok: false, needed: true, detail: `${repo}: config not trusted` });
+    expect(result.check('repository trust')!.fix).toBe(`Read its config, then \`flume trust --repo ${repo}\`.`);
+    expect(existsSync(marker)).toBe(false);
+    expect(snapshot(repo)).toBe(before);
+  });
+
+  it('lists the checks a third party\'s driver brings, for the kinds that use it', async () => {
+    const state = tempDir('flume-state-');
+    cleanups.push(() => remove(state));
+    const repo = makeRepo({
+      config: `export default {
+  plugins: [{ name: 'acme:robot', apply(flume) {
+    flume.agents.register('acme-robot', { key: 'acme-robot', checks: async () => [{ name: 'acme robot', ok: false, needed: true, detail: 'robot not charged', fix: 'Charge the robot.' }] });
+  } }],
+  kinds: [{ name: 'chore', stages: [{ name: 'do', agent: 'acme-robot', prompt: 'Do the chore.', deliverable: { type: 'commit' } }] }],
+};\n`,
+    });
+    cleanups.push(() => remove(repo));
+    const result = await doctorOf(['--repo', repo], { ...(process.env as Record<string, string>), FLUME_STATE_DIR: state, ANTHROPIC_API_KEY: 'sk-ant-test-doctor' });
+    expect(result.check('acme robot'), JSON.stringify(result.report, null, 2)).toMatchObject({ ok: false, needed: true, detail: 'robot not charged', fix: 'Charge the robot.', by: 'acme-robot' });
+    expect(result.code).toBe(1);
+  });
+});
