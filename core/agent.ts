@@ -129,6 +129,8 @@ export interface DoctorCheck {
   fix?: string;
   /** True when a launch cannot go without it (doctor exits 1 when such a check fails). */
   needed: boolean;
+  /** The version of the program the check found, when it is a program's (`flume version` lists them). */
+  version?: string;
 }
 
 /**

@@ -25,7 +25,7 @@ export async function claudeCodeChecks(options: ClaudeCodeOptions): Promise<Doct
     return [{ name: 'Claude Code', ok: false, needed: true, detail: failure?.message ?? String(error), fix: 'Install Claude Code (npm install -g @anthropic-ai/claude-code), or name its program in the config (agents.claude-code.binary).' }];
   }
   const version = await programVersion(binary, env);
-  return [{ name: 'Claude Code', ok: true, needed: true, detail: `${path}${version ? ` ${version}` : ''}` }, versionCheck(version), await loginCheck(binary, env)];
+  return [{ name: 'Claude Code', ok: true, needed: true, detail: `${path}${version ? ` ${version}` : ''}`, ...(version ? { version } : {}) }, versionCheck(version), await loginCheck(binary, env)];
 }
 
 function versionCheck(version: string | undefined): DoctorCheck {

@@ -106,7 +106,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       const out = await run('tmux', ['-V'], { timeoutMs: 5000 });
       const found = /(\d+)\.(\d+)/.exec(out.stdout);
       const ok = Boolean(found && Number(found[1]) >= 3);
-      return [{ name: 'tmux', ok, needed: true, detail: out.stdout.trim() || 'its version could not be read', ...(ok ? {} : { fix }) }];
+      const version = /^tmux (\S+)/.exec(out.stdout.trim())?.[1];
+      return [{ name: 'tmux', ok, needed: true, detail: out.stdout.trim() || 'its version could not be read', ...(version ? { version } : {}), ...(ok ? {} : { fix }) }];
     },
     async open(spec) {
       // The script is written before anything else is made, so a refused spec leaves nothing behind.

@@ -9,6 +9,7 @@ import { tidyCommand } from './tidy.js';
 import { watchCommand } from './watch.js';
 import { trustCommand } from './trust.js';
 import { doctorCommand } from './doctor.js';
+import { versionCommand } from './version.js';
 
 export const commands: Command[] = [
   launchCommand,
@@ -24,4 +25,5 @@ export const commands: Command[] = [
   watchCommand,
   trustCommand,
   doctorCommand,
+  versionCommand,
 ];

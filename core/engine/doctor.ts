@@ -98,7 +98,7 @@ function atLeast(version: number[], min: number[]): boolean {
 function nodeCheck(): DoctorCheck {
   const version = process.versions.node.split('.').map(Number);
   const ok = atLeast(version, NODE_MIN);
-  return { name: 'node', ok, needed: true, detail: process.versions.node, ...(ok ? {} : { fix: `Install node ${NODE_MIN.join('.')} or newer.` }) };
+  return { name: 'node', ok, needed: true, detail: process.versions.node, version: process.versions.node, ...(ok ? {} : { fix: `Install node ${NODE_MIN.join('.')} or newer.` }) };
 }
 
 async function gitCheck(): Promise<DoctorCheck> {
@@ -108,7 +108,7 @@ async function gitCheck(): Promise<DoctorCheck> {
   const found = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(out.stdout);
   const version = found ? [Number(found[1]), Number(found[2]), Number(found[3] ?? 0)] : undefined;
   const ok = Boolean(version && atLeast(version, GIT_MIN));
-  return { name: 'git', ok, needed: true, detail: version ? version.join('.') : out.stdout.trim() || 'its version could not be read', ...(ok ? {} : { fix }) };
+  return { name: 'git', ok, needed: true, detail: version ? version.join('.') : out.stdout.trim() || 'its version could not be read', ...(version ? { version: version.join('.') } : {}), ...(ok ? {} : { fix }) };
 }
 
 function trustCheck(root: string, state: string, trusted: boolean): DoctorCheck {

@@ -31,6 +31,9 @@ describe('flume doctor with the real Claude Code', () => {
     expect(check('Claude Code version')).toMatchObject({ ok: true });
     expect(check('Claude Code login')).toMatchObject({ ok: true, needed: true, detail: 'logged in (api_key)' });
 
+    const version = JSON.parse((await current.flume(['version', '--repo', current.repo, '--json'])).stdout);
+    expect(version.programs).toContainEqual({ name: 'Claude Code', by: 'claude-code', version: CLAUDE_VERSION });
+
     // What the driver reads, from the program itself: with no key and no login, `loggedIn: false` and exit 1.
     const env: Record<string, string> = { ...(process.env as Record<string, string>), ...current.claude.vars };
     delete env.ANTHROPIC_API_KEY;

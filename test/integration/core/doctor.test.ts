@@ -51,6 +51,17 @@ describe('flume doctor', () => {
     expect(loggedIn.check('Claude Code login')).toMatchObject({ ok: true, needed: true, detail: 'logged in (api_key)' });
     // The printed driver is Claude Code's too: its checks are not listed twice.
     expect(loggedIn.report.checks.filter((c) => c.name === 'Claude Code login')).toHaveLength(1);
+    // `flume version` lists the programs doctor found, the agent's with the version it reports.
+    const version = await flume(['version', '--repo', current.repo, '--json'], { env: { ...current.env, ANTHROPIC_API_KEY: 'sk-ant-test-doctor' } });
+    expect(version.code).toBe(0);
+    const programs = JSON.parse(version.stdout);
+    expect(programs.flume).toMatch(/^\d+\.\d+\.\d+/);
+    expect(programs.programs).toEqual(expect.arrayContaining([
+      { name: 'node', by: 'flume', version: process.versions.node },
+      { name: 'Claude Code', by: 'claude-code', version: '2.1.332' },
+      expect.objectContaining({ name: 'git', by: 'flume' }),
+      expect.objectContaining({ name: 'tmux', by: 'tmux' }),
+    ]));
 
     const env = { ...current.env };
     delete env.ANTHROPIC_API_KEY;
