@@ -59,7 +59,11 @@ describe('the README', () => {
     const [install, ...rest] = commands[0].split(' && ');
     expect(install).toBe('npm ci');
     const line = rest.join(' && ');
-    expect(line).toContain('launch');
+    // The place the README launches, from its own words.
+    const kind = /launch .*--kind (\S+)/.exec(line)?.[1];
+    const name = /launch .*--name (\S+)/.exec(line)?.[1];
+    expect(kind && name, line).toBeTruthy();
+    const id = `${kind}/${name}`;
 
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'flume-readme-')));
     cleanups.push(() => remove(root));
@@ -77,15 +81,15 @@ describe('the README', () => {
 
     const result = await runShell(line, clone, env, 180_000);
     expect(result.code, result.out).toBe(0);
-    const place = join(clone, 'places', 'fix--first-fix');
+    const place = join(clone, 'places', `${kind}--${name}`);
     expect(existsSync(place), result.out).toBe(true);
-    expect(result.out).toContain(`made fix/first-fix at ${place} on fix/first-fix`);
+    expect(result.out).toContain(`made ${id} at ${place} on ${id}`);
     // Taken: flume read the prompt in the transcript the real program wrote.
     expect(result.out).toContain('prompt: taken');
     // The README: "`flume status` shows the place, its stage, the agent's state and its pane".
     const status = result.out.slice(result.out.lastIndexOf('flume.js status'));
-    expect(status).toContain(`fix/first-fix  active  ${place}`);
-    expect(status).toMatch(/stage 1\/2 code: \w+ \(prompt taken, agent claude-code 2\.1\.332 (idle|working) in tmux %\d+\)/);
+    expect(status).toContain(`${id}  active  ${place}`);
+    expect(status).toMatch(/stage 1\/\d+ \w+: \w+ \(prompt taken, agent claude-code 2\.1\.332 (idle|working) in tmux %\d+\)/);
     expect(readFileSync(join(PROJECT, 'README.md'), 'utf8')).toContain("`flume status` shows the place, its stage, the agent's state and its pane");
     expect(api.unexpected(), 'what the scripted API saw unscripted').toEqual([]);
   });
