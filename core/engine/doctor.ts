@@ -115,7 +115,10 @@ function trustCheck(root: string, state: string, trusted: boolean): DoctorCheck 
   const detail = trusted ? `${root}: trusted` : state === 'no-config' ? `${root}: no config, not trusted` : `${root}: config ${state === 'changed' ? 'changed since it was trusted' : 'not trusted'}`;
   // A repository without a config launches untrusted (Claude Code then asks its own folder question).
   const needed = state === 'untrusted' || state === 'changed';
-  return { name: 'repository trust', ok: trusted, needed, detail, ...(trusted ? {} : { fix: `Read its config, then \`flume trust --repo ${root}\`.` }) };
+  const fix = state === 'no-config'
+    ? `\`flume trust --repo ${root}\` lets flume answer Claude Code's "trust this folder" question for its places; otherwise Claude Code asks in the pane.`
+    : `Read its config, then \`flume trust --repo ${root}\`.`;
+  return { name: 'repository trust', ok: trusted, needed, detail, ...(trusted ? {} : { fix }) };
 }
 
 async function supervisorCheck(): Promise<DoctorCheck> {

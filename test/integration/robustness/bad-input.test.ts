@@ -89,7 +89,7 @@ const PLACE_FORMS: Record<string, (place: string) => string[]> = {
   'go-on': (place) => ['go-on', place],
   stage: (place) => ['stage', place, 'code'],
 };
-const NO_PLACE = ['launch', 'kinds', 'trust', 'watch'];
+const NO_PLACE = ['launch', 'kinds', 'trust', 'watch', 'doctor', 'version'];
 const withRepo = (args: string[]) => [args[0], '--repo', repo, ...args.slice(1)];
 
 describe('the commands under test', () => {
@@ -377,6 +377,7 @@ describe('bad configs', () => {
         ['drop', ['drop', '--json', '--repo', root, 'fix/live']],
         ['tidy', ['tidy', '--json', '--repo', root]],
         ['status', ['status', '--json', '--repo', root]],
+        ['doctor', ['doctor', '--json', '--repo', root]],
       ];
       const results = await pool(runs, 2, ([, args]) => cli(args));
       for (const [index, [command]] of runs.entries()) {
@@ -385,6 +386,14 @@ describe('bad configs', () => {
           // A read reports the problem beside what it can still show, and exits 0.
           expect(result.code, result.stderr).toBe(0);
           expect((result.json as StatusReport).repositories[0].error?.code).toBe(code);
+          continue;
+        }
+        if (command === 'doctor') {
+          // Doctor reports it as its failing `config` check, with the config's own fix, and exits 1.
+          expect(result.code, result.stdout).toBe(1);
+          const check = (result.json as { checks: Array<{ name: string; ok: boolean; detail: string; fix?: string }> }).checks.find((c) => c.name === 'config');
+          expect(check, result.stdout).toMatchObject({ ok: false });
+          expect(check!.detail.startsWith(`${code} `), check!.detail).toBe(true);
           continue;
         }
         expectRefused(result, 1, [code], command);
