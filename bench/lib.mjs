@@ -1,6 +1,6 @@
 // Helpers the benchmarks share: temp repos, timing of commands side by side, medians and ratios.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, writeFileSync, chmodSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { closeSync, constants as fsConstants, mkdtempSync, openSync, realpathSync, writeFileSync, writeSync, chmodSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,4 +74,30 @@ export function processCounter(programs) {
 
 export function fmt(ms) {
   return `${ms.toFixed(1)} ms`;
+}
+
+/**
+ * Gates the fake agents wait at without a poll: a FIFO per place, which `read` blocks on until the
+ * bench opens it for writing. (A `sleep 0.05` loop in 8 shells would start 160 processes a second on
+ * the host, load the bench itself adds to what it measures.)
+ */
+export function gates() {
+  const dir = temp('flume-bench-gates-');
+  return {
+    dir,
+    /** The shell line an agent runs to wait at its place's gate. */
+    wait: `f=${dir}/$(basename "$PWD"); [ -p "$f" ] || mkfifo "$f"; read _ < "$f"`,
+    /** Opens a place's gate; false while its agent is not yet waiting there. */
+    open(key) {
+      let fd;
+      try {
+        fd = openSync(join(dir, key), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+      } catch {
+        return false;
+      }
+      writeSync(fd, 'go\n');
+      closeSync(fd);
+      return true;
+    },
+  };
 }

@@ -9,10 +9,10 @@
 //   npm run build && node bench/supervisor-real.bench.mjs
 //   PLACES=4 ROUNDS=2 STARTS=4 WINDOW_MS=8000 VERBOSE=1
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createJiti } from 'jiti';
-import { FLUME, GIT_ENV, PROJECT, makeRepo, median, temp } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, gates, makeRepo, median, temp } from './lib.mjs';
 
 if (process.env.FLUME_IN_NETNS !== '1') {
   for (const flags of ['-n', '-rn']) {
@@ -45,24 +45,6 @@ function opening(body) {
   return content;
 }
 
-/** Gates (a FIFO per place) the code-stage agents' Bash calls block on until the bench opens them. */
-function gates() {
-  const dir = temp('flume-bench-gates-');
-  return {
-    wait: `f=${dir}/$(basename "$PWD"); [ -p "$f" ] || mkfifo "$f"; read _ < "$f"`,
-    open(key) {
-      let fd;
-      try {
-        fd = openSync(join(dir, key), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
-      } catch {
-        return false;
-      }
-      writeSync(fd, 'go\n');
-      closeSync(fd);
-      return true;
-    },
-  };
-}
 
 function flume(env, cwd, ...args) {
   const result = spawnSync(process.execPath, [FLUME, ...args], { env, cwd, encoding: 'utf8' });

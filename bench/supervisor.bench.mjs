@@ -7,9 +7,9 @@
 // (FLUME_AWAIT_STEPS=1, how it worked before; AWAITED=0 skips it).
 // WATCH_NODE_ARGS passes node flags to the supervisor (e.g. `--cpu-prof --cpu-prof-dir=<dir>`).
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants as fsConstants, existsSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FLUME, GIT_ENV, PROJECT, fmt, makeRepo, median, temp } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp } from './lib.mjs';
 
 const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
@@ -48,31 +48,6 @@ async function cleanup({ state }, watcher) {
   spawnSync('tmux', ['-S', join(state, 'tmux', 'flume.sock'), 'kill-server']);
 }
 
-/**
- * Gates the fake agents wait at without a poll: a FIFO per place, which `read` blocks on until the
- * bench opens it for writing. (A `sleep 0.05` loop in 8 shells would start 160 processes a second on
- * the host, load the bench itself adds to what it measures.)
- */
-function gates() {
-  const dir = temp('flume-bench-gates-');
-  return {
-    dir,
-    /** The shell line an agent runs to wait at its place's gate. */
-    wait: `f=${dir}/$(basename "$PWD"); [ -p "$f" ] || mkfifo "$f"; read _ < "$f"`,
-    /** Opens a place's gate; false while its agent is not yet waiting there. */
-    open(key) {
-      let fd;
-      try {
-        fd = openSync(join(dir, key), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
-      } catch {
-        return false;
-      }
-      writeSync(fd, 'go\n');
-      closeSync(fd);
-      return true;
-    },
-  };
-}
 
 /** The shell line writing the time (ms) just before the agent's commit to the bench's mark file. */
 const markLine = (marks) => `date +%s%3N > ${marks}/$(basename "$PWD")`;
