@@ -3,7 +3,8 @@
  * PATH (or the config's `agents.claude-code.binary`), a version within the range flume's patterns
  * were checked against, and a login. The login is Claude Code's own answer: `claude auth status`
  * prints JSON with `loggedIn` and `authMethod` (2.1.250, 2.1.300 and 2.1.332 alike; it asks no
- * server), and exits 1 when not logged in.
+ * server), and exits 1 when not logged in. Like any run of the program, it may write its own
+ * `.claude.json` (a backup, a lock) in its config folder: the one the config names, or the user's.
  */
 import { run, type DoctorCheck, FlumeError } from '../../core/index.js';
 import { claudeCodePatternTable } from './patterns.js';

@@ -41,6 +41,10 @@ export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { re
     },
   );
   let flume: Flume | undefined;
+  // The hosts and agents to check are the config's (its agent program, its config folder): where a
+  // config is there but not run (untrusted, or it does not load), they are not checked, rather than
+  // checking the built-ins' defaults in their place.
+  let unchecked: string | undefined;
   if (root) {
     const trust = await trustState(root);
     const trusted = trust.state === 'trusted' || (trust.state === 'no-config' && trust.record?.file === null);
@@ -51,11 +55,17 @@ export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { re
       } catch (error) {
         const failure = error instanceof FlumeError ? error : undefined;
         add('flume', [{ name: 'config', ok: false, needed: true, detail: failure ? `${failure.code} ${failure.message}` : String(error), fix: failure?.fix }]);
+        unchecked = 'its config does not load';
       }
-    }
+    } else if (trust.state !== 'no-config') unchecked = 'its config is not trusted';
+  }
+  add('flume', [await supervisorCheck()]);
+  if (unchecked) {
+    add('flume', [{ name: 'agents and pane hosts', ok: false, needed: false, detail: `not checked: ${unchecked}`, fix: 'Fix the repository\'s config (above), then run flume doctor again.' }]);
+    add('flume', [await namespaceCheck()]);
+    return { version: 1, ok: checks.every((check) => check.ok || !check.needed), ...(root ? { repo: root } : {}), checks: dedupe(checks) };
   }
   flume ??= await createFlume({ plugins: await preset() });
-  add('flume', [await supervisorCheck()]);
   const wanted = flume.config.agent?.host ?? 'auto';
   for (const host of flume.hosts.all()) {
     if (!host.checks) continue;

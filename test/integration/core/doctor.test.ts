@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { flume, makeRepo, remove, snapshot, tempDir } from '../../helpers/repo.js';
+import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
 
 let current: AgentRepo | undefined;
 const cleanups: Array<() => void> = [];
@@ -105,6 +106,9 @@ describe('flume doctor', () => {
     expect(result.check('repository trust')!.fix).toBe(`Read its config, then \`flume trust --repo ${repo}\`.`);
     expect(existsSync(marker)).toBe(false);
     expect(snapshot(repo)).toBe(before);
+    // Its agent is the config's to name: not checked (no program run) until the config is trusted.
+    expect(result.check('agents and pane hosts')).toMatchObject({ ok: false, needed: false, detail: 'not checked: its config is not trusted' });
+    expect(result.check('Claude Code')).toBeUndefined();
   });
 
   it('lists the checks a third party\'s driver brings, for the kinds that use it', async () => {
@@ -115,6 +119,7 @@ describe('flume doctor', () => {
   plugins: [{ name: 'acme:robot', apply(flume) {
     flume.agents.register('acme-robot', { key: 'acme-robot', checks: async () => [{ name: 'acme robot', ok: false, needed: true, detail: 'robot not charged', fix: 'Charge the robot.' }] });
   } }],
+  agents: { 'claude-code': { binary: ${JSON.stringify(FAKE_CLAUDE)} } },
   kinds: [{ name: 'chore', stages: [{ name: 'do', agent: 'acme-robot', prompt: 'Do the chore.', deliverable: { type: 'commit' } }] }],
 };\n`,
     });
