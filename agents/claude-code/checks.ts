@@ -7,7 +7,7 @@
  * `.claude.json` (a backup, a lock) in its config folder: the one the config names, or the user's.
  */
 import { run, type DoctorCheck, FlumeError } from '../../core/index.js';
-import { claudeCodePatternTable } from './patterns.js';
+import { claudeCodePatternTable, compareVersions, parseVersion } from './patterns.js';
 import { programVersion } from './version.js';
 import { agentEnvironment, requireProgram, type ClaudeCodeOptions } from './driver.js';
 
@@ -62,10 +62,7 @@ async function loginCheck(binary: string, env: Record<string, string>): Promise<
   return { name: 'Claude Code login', ok: false, needed: true, detail: 'not logged in', fix };
 }
 
-/** Compares two `major.minor.patch` versions. */
+/** Compares two `major.minor.patch` versions (what each string starts with). */
 function compare(a: string, b: string): number {
-  const x = a.split(/[.-]/).map(Number);
-  const y = b.split(/[.-]/).map(Number);
-  for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
+  return compareVersions(parseVersion(a) ?? [0, 0, 0], parseVersion(b) ?? [0, 0, 0]);
 }

@@ -169,6 +169,7 @@ export function parseVersion(version: string | undefined): [number, number, numb
   return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : undefined;
 }
 
-function compareVersions(a: [number, number, number], b: [number, number, number]): number {
+/** Orders two parsed versions: negative, zero or positive as `a` is older, the same or newer. */
+export function compareVersions(a: [number, number, number], b: [number, number, number]): number {
   return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 }

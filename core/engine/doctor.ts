@@ -2,8 +2,9 @@
  * `flume doctor`: what flume needs on this machine before a first launch, one check a line. The core
  * checks node, git, the repository's config trust and the supervisor; each pane host and each agent
  * driver the repository's kinds use brings its own checks (`checks()` in their contract), so a
- * third-party driver is checked as the built-ins are. Nothing here runs an untrusted config, and
- * nothing is changed: a repository whose config is not trusted is checked with the built-ins alone.
+ * third-party driver is checked as the built-ins are. Nothing here runs an untrusted config: where
+ * a repository's config is not run (untrusted, or it does not load), its agents and hosts are listed
+ * as not checked, since they are the config's to name.
  */
 import type { DoctorCheck } from '../agent.js';
 import { run, which } from '../exec.js';
@@ -32,6 +33,7 @@ const GIT_MIN = [2, 31, 0];
 export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { repo?: string } = {}): Promise<DoctorReport> {
   const checks: DoctorReport['checks'] = [];
   const add = (by: string, list: DoctorCheck[]) => checks.push(...list.map((check) => ({ ...check, by })));
+  const report = (): DoctorReport => ({ version: 1, ok: checks.every((check) => check.ok || !check.needed), ...(root ? { repo: root } : {}), checks: dedupe(checks) });
   add('flume', [nodeCheck(), await gitCheck()]);
   const root = await findRepository(options.repo ?? process.cwd()).then(
     (info) => info.root,
@@ -63,7 +65,7 @@ export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { re
   if (unchecked) {
     add('flume', [{ name: 'agents and pane hosts', ok: false, needed: false, detail: `not checked: ${unchecked}`, fix: 'Fix the repository\'s config (above), then run flume doctor again.' }]);
     add('flume', [await namespaceCheck()]);
-    return { version: 1, ok: checks.every((check) => check.ok || !check.needed), ...(root ? { repo: root } : {}), checks: dedupe(checks) };
+    return report();
   }
   flume ??= await createFlume({ plugins: await preset() });
   const wanted = flume.config.agent?.host ?? 'auto';
@@ -79,7 +81,7 @@ export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { re
     else add(key, [{ name: `agent ${key}`, ok: true, needed: false, detail: 'its driver declares no checks; not checked' }]);
   }
   add('flume', [await namespaceCheck()]);
-  return { version: 1, ok: checks.every((check) => check.ok || !check.needed), ...(root ? { repo: root } : {}), checks: dedupe(checks) };
+  return report();
 }
 
 /** The agent drivers the repository's kinds run (the printed driver is Claude Code's, printed). */
