@@ -36,6 +36,15 @@ function readmeCommands(): string[] {
   return block.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function runShell(line: string, cwd: string, env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
     const child = spawn('sh', ['-c', line], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -74,12 +83,31 @@ describe('the README', () => {
     const api = await startMessagesApi({ script: [text('I will look for a typo in README.md.')] });
     cleanups.push(() => api.close());
     const claude = makeClaudeEnv({ baseUrl: api.url });
-    cleanups.push(() => claude.cleanup());
+    // What the launch started (its agent, the supervisor, with TMPDIR in this folder) may still be
+    // writing here a moment after it was told to end: removed once they have let go.
+    cleanups.push(async () => {
+      for (let i = 0; ; i++) {
+        try {
+          claude.cleanup();
+          return;
+        } catch (error) {
+          if (i >= 50) throw error;
+          await new Promise((done) => setTimeout(done, 200));
+        }
+      }
+    });
+    // The agent writes its config folder as it exits: that folder goes once its process is gone.
+    let agentPid: number | undefined;
+    cleanups.push(async () => {
+      for (let i = 0; agentPid && alive(agentPid) && i < 200; i++) await new Promise((done) => setTimeout(done, 50));
+    });
     cleanups.push(() => killTmuxServer(join(state, 'tmux', 'flume.sock')));
     cleanups.push(() => stopSupervisor(state));
     const env = { ...claude.env, FLUME_STATE_DIR: state, GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
 
     const result = await runShell(line, clone, env, 180_000);
+    const view = JSON.parse(execFileSync(process.execPath, [join(clone, 'dist', 'bin', 'flume.js'), 'status', '--json'], { cwd: clone, env, encoding: 'utf8' }));
+    agentPid = view.places[0]?.stage?.agent?.pid;
     expect(result.code, result.out).toBe(0);
     const place = join(clone, 'places', `${kind}--${name}`);
     expect(existsSync(place), result.out).toBe(true);
