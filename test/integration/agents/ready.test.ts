@@ -33,7 +33,8 @@ describe.skipIf(!which('tmux'))('the claude-code driver types as 2.1.332 takes k
 
   afterAll(async () => {
     await killTmuxServer(socket);
-    rmSync(root, { recursive: true, force: true });
+    // The fake agent of the killed server may still write its files a moment: retried until it has let go.
+    rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   let cases = 0;
