@@ -33,6 +33,10 @@ const work = (rest) => [
   ...rest,
 ];
 
+// One stage whose deliverable (conclusion.md) never comes: the supervisor that launch starts keeps
+// watching every place and never moves one on, so what is timed is status over places that stay put.
+const BENCH_KIND = { name: 'bench', description: 'One stage that never ends.', stages: [{ name: 'work', prompt: '{brief}', deliverable: 'conclusion' }] };
+
 /** A repository whose config runs the fake agent on tmux; its own state dir (so its own tmux socket). */
 function setup(name, mark) {
   const state = temp(`flume-bench-status-${name}-`);
@@ -51,7 +55,7 @@ function setup(name, mark) {
   const repo = makeRepo();
   writeFileSync(
     join(repo, 'flume.config.ts'),
-    `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: FAKE, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '60s' } })};\n`,
+    `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: FAKE, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '60s' }, kinds: [BENCH_KIND] })};\n`,
   );
   git(repo, 'add', '-A');
   git(repo, 'commit', '-qm', 'config');
@@ -65,7 +69,7 @@ function setup(name, mark) {
 
 function launch(env, repo, name, brief) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FLUME, 'launch', '--kind', 'fix', '--name', name, '--brief', brief, '--no-watch'], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [FLUME, 'launch', '--kind', 'bench', '--name', name, '--brief', brief], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -83,12 +87,12 @@ async function repoWithAgents(count) {
     await Promise.all(names.slice(i, i + 4).map((name, j) => launch(bench.env, bench.repo, name, `${(i + j) % 2 === 0 ? 'KEEP-BUSY' : 'END-TURN'}: make the change for ${name}`)));
   }
   const deadline = Date.now() + 300_000;
-  while (!names.every((name) => existsSync(join(marks, `fix--${name}`)))) {
-    if (Date.now() > deadline) throw new Error(`agents never finished: ${names.filter((name) => !existsSync(join(marks, `fix--${name}`))).join(' ')}`);
+  while (!names.every((name) => existsSync(join(marks, `bench--${name}`)))) {
+    if (Date.now() > deadline) throw new Error(`agents never finished: ${names.filter((name) => !existsSync(join(marks, `bench--${name}`))).join(' ')}`);
     await sleep(500);
   }
   names.forEach((name, i) => {
-    const branch = `fix/${name}`;
+    const branch = `bench/${name}`;
     if (i % 3 === 0) git(bench.repo, 'merge', '-q', '--no-ff', '-m', `merge ${branch}`, branch);
     if (i % 3 === 1) {
       const commits = git(bench.repo, 'rev-list', '--reverse', `main..${branch}`).split('\n');
@@ -138,23 +142,48 @@ try {
     console.log(`  processes one status spawns, ${name}: ${Object.entries(counter.counts()).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
 
+  // Every read below is answered by each host's supervisor (launch started it; core/cli/warm.ts):
+  // checked first, so no figure is taken from a command that ran cold by mistake.
+  const { askWarm } = await import(join(PROJECT, 'dist/core/cli/warm.js'));
+  for (const bench of [one, many]) {
+    const answer = await askWarm(['status', '--json'], { stateDir: bench.state, self: FLUME, env: bench.env });
+    if (!answer) throw new Error(`the supervisor of ${bench.state} does not answer status`);
+  }
+  // The same status with the supervisor passed over: a variable flume reads differs, so it runs cold.
+  const cold = { ...many.env, FLUME_BENCH_COLD: '1' };
+
   // Timed: interleaved, nothing on PATH but the user's own.
-  const status = (env) => [process.execPath, [FLUME, 'status', '--json'], env];
+  const status = (env, ...args) => [process.execPath, [FLUME, 'status', ...args], env];
+  const place = `bench/p${manyCount - 1}`;
   const medians = sideBySide(
     {
-      'status, 1 place': status(one.env),
-      [`status, ${manyCount} places`]: status(many.env),
       'node -e 0': [process.execPath, ['-e', '0'], idle.env],
-      'status, no places': status(idle.env),
+      [`status --json, ${manyCount} places`]: status(many.env, '--json'),
+      [`status ${place}`]: status(many.env, place),
+      kinds: [process.execPath, [FLUME, 'kinds', '--repo', many.repo], many.env],
+      'status --json, 1 place': status(one.env, '--json'),
+      [`status --json, ${manyCount} places, cold`]: status(cold, '--json'),
+      'status --json, no places': status(idle.env, '--json'),
     },
     rounds,
   );
-  console.log(`status --json, median of ${rounds} interleaved runs (load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}):`);
-  for (const [name, ms] of Object.entries(medians)) console.log(`  ${name.padEnd(22)} ${fmt(ms)}`);
-  console.log(`  ${manyCount} places / 1 place       ${(medians[`status, ${manyCount} places`] / medians['status, 1 place']).toFixed(2)}x  (limit 1.5x)`);
-  console.log(`  no places / node -e 0     ${(medians['status, no places'] / medians['node -e 0']).toFixed(2)}x  (limit 3x)`);
+  const node = medians['node -e 0'];
+  const ratio = (name) => (medians[name] / node).toFixed(2);
+  console.log(`median of ${rounds} interleaved runs (load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}):`);
+  for (const [name, ms] of Object.entries(medians)) console.log(`  ${name.padEnd(34)} ${fmt(ms).padStart(10)}  ${ratio(name)}x node -e 0`);
+  console.log(`  ${manyCount} places / node -e 0             ${ratio(`status --json, ${manyCount} places`)}x  (limit 2x)`);
+  console.log(`  status PLACE / node -e 0             ${ratio(`status ${place}`)}x  (limit 2x)`);
+  console.log(`  kinds / node -e 0                    ${ratio('kinds')}x  (limit 2x)`);
+  console.log(`  ${manyCount} places / 1 place                ${(medians[`status --json, ${manyCount} places`] / medians['status --json, 1 place']).toFixed(2)}x  (limit 1.5x)`);
+  console.log(`  no places / node -e 0                ${ratio('status --json, no places')}x  (limit 3x)`);
 } finally {
   // KEEP=1 leaves the agents running, for profiling (the state dirs are printed).
   if (process.env.KEEP) console.log(`kept: ${benches.map((b) => `FLUME_STATE_DIR=${b.state}`).join(' ')}`);
-  else for (const bench of benches) spawnSync('tmux', ['-S', join(bench.state, 'tmux', 'flume.sock'), 'kill-server']);
+  else {
+    for (const bench of benches) {
+      const holder = existsSync(join(bench.state, 'watch.lock')) ? Number(readFileSync(join(bench.state, 'watch.lock'), 'utf8').split(' ')[0]) : 0;
+      if (holder > 0) spawnSync('kill', [String(holder)]);
+      spawnSync('tmux', ['-S', join(bench.state, 'tmux', 'flume.sock'), 'kill-server']);
+    }
+  }
 }

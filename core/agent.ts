@@ -64,6 +64,11 @@ export interface PaneHost {
   panes?(): Promise<Map<string, PaneState>>;
   /** Optional: the screens of many panes in one look (as `capture` reads each); a pane not read is absent. */
   captureMany?(panes: string[]): Promise<Map<string, string>>;
+  /**
+   * Optional: what `look` answers for each of many panes, in one call (tmux: one client process for
+   * all); a pane not there is absent. Status reads many agents with it.
+   */
+  lookMany?(panes: string[]): Promise<Map<string, PaneLook>>;
 }
 
 /** One look at a pane: what `identity`, `alive` and `capture` would answer, taken at once. */
@@ -157,18 +162,58 @@ export function ownsPaneIn(panes: Map<string, PaneState>, handle: AgentHandle): 
  * runs, and its screen while it does. Hosts with `look` answer in one call, others in three: an agent
  * waiting for its input box is looked at many times a second across many places.
  */
-export async function lookAtPane(host: PaneHost, handle: AgentHandle): Promise<{ own: boolean; alive: boolean; screen?: string }> {
+export async function lookAtPane(host: PaneHost, handle: AgentHandle): Promise<PaneSeen> {
   if (!handle.pane) return { own: false, alive: false };
-  if (host.look) {
-    const look = await host.look(handle.pane).catch(() => undefined);
-    const own = handle.paneIdentity !== undefined ? look?.identity === handle.paneIdentity : handle.pid === undefined || processExists(handle.pid);
-    const alive = own && Boolean(look?.alive);
-    return { own, alive, ...(alive && look?.screen !== undefined ? { screen: look.screen } : {}) };
-  }
+  if (host.look) return seenIn(handle, await host.look(handle.pane).catch(() => undefined));
   const own = await ownsPane(host, handle);
   const alive = own && (await host.alive(handle.pane));
   const screen = alive ? await host.capture(handle.pane) : undefined;
   return { own, alive, ...(screen !== undefined ? { screen } : {}) };
+}
+
+/** A handle's pane as one look found it: its own or not, its program running, its screen while it runs. */
+export interface PaneSeen {
+  own: boolean;
+  alive: boolean;
+  screen?: string;
+}
+
+/**
+ * `lookAtPane` for many handles of one host, in as few calls as the host allows: `lookMany` (one),
+ * else `panes` then `captureMany` (two), else pane by pane. A handle whose pane could not be looked
+ * at reads as not its own.
+ */
+export async function lookAtPanes(host: PaneHost, handles: AgentHandle[]): Promise<Map<AgentHandle, PaneSeen>> {
+  const seen = new Map<AgentHandle, PaneSeen>();
+  const withPane = handles.filter((handle) => handle.pane);
+  for (const handle of handles) if (!handle.pane) seen.set(handle, { own: false, alive: false });
+  const panes = [...new Set(withPane.map((handle) => handle.pane!))];
+  const looks = host.lookMany ? await host.lookMany(panes).catch(() => undefined) : undefined;
+  if (looks) {
+    for (const handle of withPane) seen.set(handle, seenIn(handle, looks.get(handle.pane!)));
+    return seen;
+  }
+  const listed = host.panes ? await host.panes().catch(() => undefined) : undefined;
+  if (!listed) {
+    await Promise.all(withPane.map(async (handle) => seen.set(handle, await lookAtPane(host, handle).catch(() => ({ own: false, alive: false })))));
+    return seen;
+  }
+  const live = withPane.filter((handle) => ownsPaneIn(listed, handle) && listed.get(handle.pane!)?.alive === true);
+  const screens = host.captureMany ? await host.captureMany(live.map((handle) => handle.pane!)).catch(() => undefined) : undefined;
+  for (const handle of withPane) {
+    const own = ownsPaneIn(listed, handle);
+    const alive = live.includes(handle);
+    const screen = alive ? (screens ? screens.get(handle.pane!) : await host.capture(handle.pane!).catch(() => undefined)) : undefined;
+    seen.set(handle, { own, alive, ...(screen !== undefined ? { screen } : {}) });
+  }
+  return seen;
+}
+
+/** What one look at a pane says of the handle's agent: not its own when the pane carries another identity. */
+function seenIn(handle: AgentHandle, look: PaneLook | undefined): PaneSeen {
+  const own = handle.paneIdentity !== undefined ? look?.identity === handle.paneIdentity : handle.pid === undefined || processExists(handle.pid);
+  const alive = own && Boolean(look?.alive);
+  return { own, alive, ...(alive && look?.screen !== undefined ? { screen: look.screen } : {}) };
 }
 
 /** True while a process of that pid exists (one owned by another user counts: EPERM). */

@@ -24,7 +24,11 @@ export interface Repository {
  * process loaded it within the time limit (CONFIG_HUNG otherwise): see config/trust.ts, config/guard.ts.
  */
 export async function openRepository(dir: string, preset: FlumePlugin[], logger?: Logger): Promise<Repository> {
-  const info = await findRepository(dir);
+  return openRepositoryAt(await findRepository(dir), preset, logger);
+}
+
+/** As `openRepository`, for a repository already found (status has found it: no second git process). */
+export async function openRepositoryAt(info: RepositoryInfo, preset: FlumePlugin[], logger?: Logger): Promise<Repository> {
   const { requireTrust } = await import('./config/trust.js');
   const found = await requireTrust(info.root);
   if (found) await (await import('./config/guard.js')).guardConfig(info.root, found);

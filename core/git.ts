@@ -114,6 +114,29 @@ export async function findRepository(dir: string): Promise<RepositoryInfo> {
   return { root, commonDir, mainBranch: main?.branch, hasCommit };
 }
 
+/**
+ * A repository the host's list names, checked without a git process: its root's `.git` is still the
+ * folder the list recorded as its common dir (so it is the same repository, and not bare). Undefined
+ * when anything differs or cannot be read the plain way (moved, replaced, a reftable store): then
+ * `findRepository` decides. Status calls it for each listed repository on every run.
+ */
+export async function knownRepository(root: string, commonDir: string): Promise<RepositoryInfo | undefined> {
+  const { readFile, realpath } = await import('node:fs/promises');
+  try {
+    const [dotGit, common] = await Promise.all([realpath(resolve(root, '.git')), realpath(commonDir)]);
+    if (dotGit !== common || existsSync(resolve(common, 'reftable'))) return undefined;
+    const head = (await readFile(resolve(common, 'HEAD'), 'utf8')).trim();
+    if (!head.startsWith('ref: ')) return /^[0-9a-f]{40,64}$/.test(head) ? { root, commonDir, hasCommit: true } : undefined;
+    const ref = head.slice(5);
+    if (!ref.startsWith(HEADS)) return undefined;
+    const loose = existsSync(resolve(common, ref));
+    const packed = loose || (await readFile(resolve(common, 'packed-refs'), 'utf8').catch(() => '')).split('\n').some((line) => line.endsWith(` ${ref}`));
+    return { root, commonDir, mainBranch: ref.slice(HEADS.length), hasCommit: loose || packed };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The one reading of a repository: two git processes, whatever the number of places. */
 export async function readRepository(root: string): Promise<RepositoryReading> {
   const [worktreeText, refText] = await Promise.all([

@@ -5,7 +5,8 @@
  * each host's panes and screens are looked at in one go, so reading thirty agents costs about what
  * reading one does.
  */
-import { ownsPane, ownsPaneIn, processExists, type AgentHandle, type AgentReading, type PaneHost } from '../../core/index.js';
+import { stat } from 'node:fs/promises';
+import { lookAtPanes, processExists, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
 import { readState, sessionStates, type SessionFile, type TranscriptReading } from './transcript.js';
 import { classifyScreen, draftText } from './screen.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
@@ -19,42 +20,35 @@ export interface AgentPlaces {
 
 /**
  * Reads many agents as the driver's `read` reads each (undefined for one that could not be read):
- * the state files of each config folder read once, each host's panes looked at in one go (a host
- * that cannot, or fails to, is asked pane by pane), and the screens of the live ones read together
- * after their transcripts, as `read` takes them.
+ * each config folder's state files read once, every transcript, then each host's panes looked at
+ * in one go after the transcripts (`lookAtPanes`: the screen is the newer reading, as `read` takes
+ * it and `judgeAgent` assumes).
  */
 export async function readAgents(handles: AgentHandle[], where: AgentPlaces): Promise<Array<AgentReading | undefined>> {
   const sessions = new Map(await Promise.all([...new Set(handles.map(where.configOf))].map(async (dir) => [dir, await sessionStates(dir)] as const)));
-  const hosts = [...new Set(handles.filter((h) => h.pane).map((h) => h.host))];
-  const panes = new Map(await Promise.all(hosts.map(async (key) => [key, await where.host(key)?.panes?.().catch(() => undefined)] as const)));
-  const looks = await Promise.all(
+  const transcripts = await Promise.all(
     handles.map(async (handle) => {
       try {
-        const host = where.host(handle.host);
-        const session = sessions.get(where.configOf(handle))?.get(handle.sessionId);
-        const seen = panes.get(handle.host);
-        let own = false;
-        let alive: boolean;
-        if (host && handle.pane) {
-          own = seen ? ownsPaneIn(seen, handle) : await ownsPane(host, handle);
-          alive = own && (seen ? seen.get(handle.pane)?.alive === true : await host.alive(handle.pane));
-        } else alive = Boolean(session && processExists(session.pid));
-        const transcript = await readTranscript(handle, await where.transcriptOf(handle));
-        return { handle, host, session, own, alive, transcript };
+        return { read: await readTranscript(handle, await where.transcriptOf(handle)) };
       } catch {
         return undefined;
       }
     }),
   );
-  const screens = new Map<AgentHandle, string | undefined>();
-  for (const key of hosts) {
+  const seen = new Map<AgentHandle, PaneSeen>();
+  for (const key of new Set(handles.filter((h) => h.pane).map((h) => h.host))) {
     const host = where.host(key);
-    const wanted = looks.filter((look) => look?.alive && look.host === host && look.handle.pane).map((look) => look!.handle);
-    if (!host || wanted.length === 0) continue;
-    const many = host.captureMany ? await host.captureMany(wanted.map((h) => h.pane!)).catch(() => undefined) : undefined;
-    for (const handle of wanted) screens.set(handle, many ? many.get(handle.pane!) : await host.capture(handle.pane!).catch(() => undefined));
+    if (!host) continue;
+    for (const [handle, look] of await lookAtPanes(host, handles.filter((h) => h.pane && h.host === key))) seen.set(handle, look);
   }
-  return looks.map((look) => (look ? judgeAgent(look.handle, { ...look, screen: screens.get(look.handle) }) : undefined));
+  return handles.map((handle, i) => {
+    const transcript = transcripts[i];
+    if (!transcript) return undefined;
+    const session = sessions.get(where.configOf(handle))?.get(handle.sessionId);
+    const pane = seen.get(handle);
+    const alive = pane ? pane.alive : Boolean(session && processExists(session.pid));
+    return judgeAgent(handle, { session, own: pane?.own ?? false, alive, transcript: transcript.read, screen: pane?.screen });
+  });
 }
 
 /** What one reading of an agent gathered: its state file, its pane, its transcript's tail, its screen. */
@@ -68,8 +62,33 @@ interface AgentLook {
   screen?: string;
 }
 
+/**
+ * A transcript's reading. The reading is a function of the file's bytes and the version's patterns,
+ * so a process that reads agents again and again (the supervisor answering status) keeps the last
+ * reading of each file and reuses it while the file is the same file, at the same size and time; a
+ * file that changed while it was read is not kept. A one-shot command pays one `stat` more a file.
+ */
 export async function readTranscript(handle: AgentHandle, path: string | undefined): Promise<TranscriptReading | undefined> {
-  return path ? readState(path, { patterns: patternsFor(handle.version) }) : undefined;
+  if (!path) return undefined;
+  const patterns = patternsFor(handle.version);
+  const before = await fileStamp(path);
+  const kept = before && READINGS.get(path);
+  if (kept && kept.stamp === before && kept.patterns === patterns) return structuredClone(kept.reading);
+  const reading = await readState(path, { patterns });
+  if (before && (await fileStamp(path)) === before) {
+    if (READINGS.size >= 500) READINGS.delete(READINGS.keys().next().value!);
+    READINGS.set(path, { stamp: before, patterns, reading: structuredClone(reading) });
+  }
+  return reading;
+}
+
+/** The last reading of each transcript this process read, by path. */
+const READINGS = new Map<string, { stamp: string; patterns: ClaudeCodePatterns; reading: TranscriptReading }>();
+
+/** What identifies a file's content without reading it: device, inode, size and change time. */
+async function fileStamp(path: string): Promise<string | undefined> {
+  const s = await stat(path, { bigint: true }).catch(() => undefined);
+  return s ? `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` : undefined;
 }
 
 /** Judges an agent from a look: exited when its process is gone; asking when a dialog is open by any reading. */

@@ -26,7 +26,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, processExists, type PaneHost, type PaneState } from '../../core/agent.js';
+import { definePaneHost, processExists, type PaneHost, type PaneLook, type PaneState } from '../../core/agent.js';
 import { FlumeError } from '../../core/errors.js';
 import { run, which, type RunResult } from '../../core/exec.js';
 import { paneEnvScript, withoutPasteMarkers } from '../../core/pane-env.js';
@@ -67,6 +67,12 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
   // zombie and the pane has no exit status. Signalling the server makes it reap.
   function nudge(dead: string, pid: string, server: string, status: string | undefined): void {
     if (dead === '1' ? !status : !processRunning(Number(pid))) signalQuietly(Number(server), 'SIGCHLD');
+  }
+
+  /** One client for what identity, alive and capture ask: a pane waited on is looked at often. */
+  async function lookAt(pane: string): Promise<PaneLook | undefined> {
+    const result = await tmux([['display-message', '-p', '-t', pane, `${INFO_FORMAT}\t#{${PANE_MARK}}`], ['capture-pane', '-p', '-J', '-t', pane]]);
+    return result.exitCode === 0 ? lookFrom(result.stdout) : undefined;
   }
 
   async function capture(pane: string, captureOptions: { history?: boolean } = {}): Promise<string | undefined> {
@@ -236,18 +242,32 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       }
       return screens;
     },
-    async look(pane) {
-      // One client for what identity, alive and capture ask: a pane waited on is looked at often.
-      const result = await tmux([['display-message', '-p', '-t', pane, `${INFO_FORMAT}\t#{${PANE_MARK}}`], ['capture-pane', '-p', '-J', '-t', pane]]);
-      if (result.exitCode !== 0) return undefined;
-      const end = result.stdout.indexOf('\n');
-      const line = end < 0 ? result.stdout : result.stdout.slice(0, end);
-      const info = parseInfo(line);
-      if (!info) return undefined;
-      const alive = !info.dead && processRunning(info.pid);
-      const identity = line.split('\t')[4] || undefined;
-      return { ...(identity ? { identity } : {}), alive, ...(alive && end >= 0 ? { screen: result.stdout.slice(end + 1) } : {}) };
+    async lookMany(panes) {
+      // One client for every pane's look (what `look` asks), each after a line of its own that no
+      // screen holds. tmux stops a command list at the first command that fails (a pane gone
+      // meanwhile): that pane is looked at alone, and the list goes on after it.
+      const looks = new Map<string, PaneLook>();
+      let rest = [...new Set(panes)];
+      while (rest.length > 0) {
+        const fence = `flume-look-${randomUUID()}`;
+        const result = await tmux(rest.flatMap((pane) => [['display-message', '-p', fence], ['display-message', '-p', '-t', pane, `${INFO_FORMAT}\t#{${PANE_MARK}}`], ['capture-pane', '-p', '-J', '-t', pane]]));
+        const parts = result.stdout.split(`${fence}\n`).slice(1);
+        // A part is whole when the next fence follows it, or it is the last and the list ran to its end.
+        const whole = result.exitCode === 0 ? parts.length : parts.length - 1;
+        for (let i = 0; i < whole && i < rest.length; i++) {
+          const look = lookFrom(parts[i]);
+          if (look) looks.set(rest[i], look);
+        }
+        const failed = rest[Math.max(0, whole)];
+        rest = rest.slice(Math.max(0, whole) + 1);
+        if (failed !== undefined) {
+          const look = await lookAt(failed);
+          if (look) looks.set(failed, look);
+        }
+      }
+      return looks;
     },
+    look: lookAt,
     async close(pane) {
       const info = await paneInfo(pane);
       if (!info) return;
@@ -268,6 +288,17 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
 
 /** What `paneInfo` asks tmux of a pane: dead, its program's pid, the server's pid, how it ended. */
 const INFO_FORMAT = '#{pane_dead}\t#{pane_pid}\t#{pid}\t#{pane_dead_status}#{pane_dead_signal}';
+
+/** A look from what `display-message` with INFO_FORMAT and the mark, then `capture-pane`, printed. */
+function lookFrom(text: string): PaneLook | undefined {
+  const end = text.indexOf('\n');
+  const line = end < 0 ? text : text.slice(0, end);
+  const info = parseInfo(line);
+  if (!info) return undefined;
+  const alive = !info.dead && processRunning(info.pid);
+  const identity = line.split('\t')[4] || undefined;
+  return { ...(identity ? { identity } : {}), alive, ...(alive && end >= 0 ? { screen: text.slice(end + 1) } : {}) };
+}
 
 /** Reads a line printed with INFO_FORMAT; undefined when it names no pane. */
 function parseInfo(line: string): { dead: boolean; pid: number; server: number } | undefined {

@@ -30,6 +30,11 @@ export const watchCommand: Command = {
       pollMs,
       lingerMs,
       signal: controller.signal,
+      // Read commands (status, kinds) asked of this process, run by the same CLI code while it is warm.
+      serve: async () => {
+        const [{ serveWarm }, { runCli }] = await Promise.all([import('./warm.js'), import('./index.js')]);
+        return serveWarm(hostStateDir(), context.self, (argv, io) => runCli(argv, context.preset, { io, self: context.self }));
+      },
       log: args.quiet ? undefined : (line) => context.io.stdout(`${new Date().toISOString()} ${line}\n`),
     });
   },

@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { FlumeError } from '../errors.js';
-import { openRepository, type Repository } from '../context.js';
+import { openRepositoryAt, type Repository } from '../context.js';
 import type { FlumePlugin } from '../plugin.js';
 import { knownRepositories } from '../state/host.js';
 import { lockHolder } from '../state/lock.js';
@@ -91,29 +91,32 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
   if (!named && !existsSync(known.root)) {
     return { repository: { root: known.root, error: { code: 'NOT_A_REPOSITORY', message: `${known.root} is gone` }, broken: [] }, places: [] };
   }
-  const { findRepository } = await import('../git.js');
-  const info = await findRepository(known.root);
+  const { findRepository, knownRepository } = await import('../git.js');
+  const info = (known.commonDir && (await knownRepository(known.root, known.commonDir))) || (await findRepository(known.root));
   const { records, broken } = early ?? (await readRecords(info.commonDir));
   const { trustState } = await import('../config/trust.js');
   const trust = (await trustState(info.root)).state;
   const repositoryStatus: RepositoryStatus = { root: info.root, trust, broken: broken.map(({ file, problem }) => ({ file, problem })) };
   if (records.length === 0 && broken.length === 0) return named ? { repository: repositoryStatus, places: [] } : undefined;
+  // The git reading needs no config: it runs while the config opens.
+  const reading = readPlaces(info.root, records);
+  reading.catch(() => undefined);
   let repository: Repository | undefined;
   try {
     // Runs the config only when it is trusted, and within the load limit: status never runs it unasked.
-    repository = await openRepository(info.root, await preset());
+    repository = await openRepositoryAt(info, await preset());
   } catch (error) {
     const e = error instanceof FlumeError ? error : new FlumeError('BAD_CONFIG', String(error));
     repositoryStatus.error = { code: e.code, message: e.message, ...(e.fix ? { fix: e.fix } : {}) };
     // Its places are still listed, from their records and git, with flume's built-ins only.
     repository = { info, flume: await (await import('../plugin.js')).createFlume({ plugins: await preset(), root: info.root }) };
   }
-  const reading = await readPlaces(info.root, records);
   // Every agent read at once (one look at each host's panes), alongside the git reading.
   const flume = repository.flume;
-  const handles = reading.places.flatMap((p) => (flume.kinds.get(p.record.kind) && p.record.stage?.agent ? [p.record.stage.agent] : []));
+  const handles = records.flatMap((record) => (flume.kinds.get(record.kind) && record.stage?.agent ? [record.stage.agent] : []));
   const agents = readAgents(flume, handles);
-  const places = await Promise.all(reading.places.map((place) => placeStatus(repository!, reading, place, agents, repositoryStatus.error?.code)));
+  const read = await reading;
+  const places = await Promise.all(read.places.map((place) => placeStatus(repository!, read, place, agents, repositoryStatus.error?.code)));
   return { repository: repositoryStatus, places };
 }
 

@@ -7,8 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lockHolder } from '../state/lock.js';
-import { hostStateDir } from '../state/host.js';
+import { hostStateDir, WARM_SOCKET } from '../state/host.js';
 import type { SupervisorStatus } from './status.js';
+
 
 /** The supervisor's lock: one per host. */
 export function supervisorLock(): string {
@@ -40,9 +41,9 @@ export async function writePassNote(note: PassNote): Promise<void> {
   await rename(temp, file);
 }
 
-/** True for the name of the pass note or its temp file: writing it must not wake the next pass. */
+/** True for the name of the pass note, its temp file or the supervisor's socket: writing them must not wake the next pass. */
 export function isOwnNote(filename: string | null | undefined): boolean {
-  return Boolean(filename && (filename === PASS_NOTE || filename.startsWith(`${PASS_NOTE}.`)));
+  return Boolean(filename && (filename === PASS_NOTE || filename.startsWith(`${PASS_NOTE}.`) || filename === WARM_SOCKET));
 }
 
 /** The pass note, if a supervisor ever wrote one. */

@@ -38,6 +38,11 @@ export interface SupervisorOptions {
   log?: (line: string) => void;
   /** Stops the loop when aborted. */
   signal?: AbortSignal;
+  /**
+   * Started once the supervisor holds the host's lock, closed before it lets the lock go: the CLI
+   * answers read commands on the host's socket with it (core/cli/warm.ts).
+   */
+  serve?: () => Promise<{ close(): Promise<void> } | undefined>;
 }
 
 /** Runs the supervisor until aborted, or until the host has had no place for `lingerMs`. */
@@ -89,6 +94,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
     void promise.then(poke);
     return undefined;
   };
+  const served = await options.serve?.().catch((error: Error) => void log(`not answering read commands: ${error.message}`));
   try {
     while (!options.signal?.aborted) {
       dirty = false;
@@ -135,6 +141,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
     for (const watcher of watchers.values()) watcher.close();
     // Steps under way end before the lock goes: a new supervisor never steps a place beside them.
     await Promise.allSettled(run.steps.values());
+    await served?.close();
     await lock.release();
   }
 }

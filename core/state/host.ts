@@ -4,7 +4,6 @@
  * `FLUME_STATE_DIR` overrides the folder (tests give each run its own). The folder is the user's
  * alone (700, see private.ts): panes' environment scripts and the supervisor's log pass through it.
  */
-import { homedir } from 'node:os';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -12,18 +11,14 @@ import { withLock } from './lock.js';
 import { FlumeError } from '../errors.js';
 import { readRecords } from './store.js';
 import { privateDir, PRIVATE_FILE_MODE } from './private.js';
+import { hostStateDir } from './dir.js';
+
+export { hostStateDir, WARM_SOCKET } from './dir.js';
 
 /** A repository the host knows has places. */
 export interface KnownRepository {
   root: string;
   commonDir: string;
-}
-
-/** flume's folder on this host. */
-export function hostStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.FLUME_STATE_DIR) return env.FLUME_STATE_DIR;
-  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
-  return join(base, 'flume');
 }
 
 /** Makes the host's state folder, or narrows it to 700 when an older flume made it open to others. */

@@ -1,5 +1,5 @@
 /**
- * Status reads every agent at once (the driver's readMany, the tmux host's panes and captureMany):
+ * Status reads every agent at once (the driver's readMany, the tmux host's lookMany; panes and captureMany for a host without it):
  * each reading must be what reading the agent alone gives, and the number of tmux processes must not
  * grow with the number of agents.
  */
@@ -64,13 +64,20 @@ describe.skipIf(!hasTmux)('reading many agents at once', () => {
     for (const pane of [a, b, dead]) expect(screens.get(pane), pane).toBe(await host.capture(pane));
     expect(screens.get(a)).toContain('SCREEN a');
     expect(screens.get(b)).toContain('SCREEN b');
+    // Every look in one client, each what `look` says of the pane alone; a pane gone is absent and
+    // those after it are still looked at.
+    const looks = await host.lookMany!([a, '%9999', b, dead]);
+    expect(looks.has('%9999')).toBe(false);
+    for (const pane of [a, b, dead]) expect(looks.get(pane), pane).toEqual(await host.look!(pane));
+    expect(looks.get(a)).toMatchObject({ alive: true, identity: panes.get(a)?.identity, screen: expect.stringContaining('SCREEN a') });
+    expect(looks.get(dead)).toEqual({ identity: panes.get(dead)?.identity, alive: false });
   });
 
   it('a host with no server running has no panes', async () => {
     expect((await tmuxHost({ socket: join(dir, 'none', 'tmux.sock') }).panes!()).size).toBe(0);
   });
 
-  it("the Claude Code driver's readMany reads each agent as read does, with two tmux calls for all", async () => {
+  it("the Claude Code driver's readMany reads each agent as read does, with one tmux call for all", async () => {
     const configDir = join(dir, 'claude');
     mkdirSync(configDir, { recursive: true });
     const flume = { hosts: new Map([['tmux', host]]) } as unknown as Flume;
@@ -101,8 +108,14 @@ describe.skipIf(!hasTmux)('reading many agents at once', () => {
     const one = await Promise.all(handles.map((h) => driver.read(h)));
     reset();
     const many = await driver.readMany!(handles);
-    expect(calls).toEqual({ panes: 1, captureMany: 1 });
+    expect(calls).toEqual({ lookMany: 1 });
     expect(many).toEqual(one);
+    // A host without lookMany is read with panes and captureMany: two calls for all, the same readings.
+    const { lookMany: _lookMany, ...older } = host;
+    const olderDriver = claudeCodeDriver({ hosts: new Map([['tmux', older]]) } as unknown as Flume, { configDir });
+    reset();
+    expect(await olderDriver.readMany!(handles)).toEqual(one);
+    expect(calls).toEqual({ panes: 1, captureMany: 1 });
     expect(many.map((r) => r?.state)).toEqual(want);
     expect(many[3]).toMatchObject({ dialog: 'permission' });
     expect(many[5]).toMatchObject({ dialog: 'trust' });
