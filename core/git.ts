@@ -4,8 +4,8 @@
  * costs a fixed number of git processes however many places it holds: that is what keeps status cheap.
  */
 import type { SimpleGit } from 'simple-git';
-import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { FlumeError } from './errors.js';
 import { run, runBytes } from './exec.js';
 import { emptyCommits, EMPTY_PATCH, judgeLanding, parseLog } from './landing.js';
@@ -135,6 +135,79 @@ export async function knownRepository(root: string, commonDir: string): Promise<
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `readRepository`, kept for the life of the process by everything git reads for it (the common
+ * dir's HEAD, packed-refs, every loose branch ref and its folders, each worktree's admin files, each
+ * worktree's `.git`), so a process that reads the same repository again and again (the supervisor
+ * answering status) pays a few `stat` calls, not two git processes, while nothing changed. As git's
+ * own index does with racily clean files, a reading is kept only when every file it stamps is older
+ * than the reading by a margin: a change made after the reading then always shows in the stamp.
+ */
+export async function readRepositoryKept(root: string, commonDir: string): Promise<RepositoryReading> {
+  const key = `${root}\0${commonDir}`;
+  const kept = READINGS.get(key);
+  if (kept && kept.stamp === repositoryStamp(commonDir, kept.reading.worktrees).stamp) return copyReading(kept.reading);
+  const startedNs = BigInt(Date.now()) * 1_000_000n;
+  const reading = await readRepository(root);
+  const stamp = repositoryStamp(commonDir, reading.worktrees);
+  READINGS.delete(key);
+  // Anything changed since shortly before the reading began is newer than the margin: not kept.
+  if (stamp.newestNs < startedNs - RACY_MARGIN_NS) {
+    if (READINGS.size >= 50) READINGS.delete(READINGS.keys().next().value!);
+    READINGS.set(key, { stamp: stamp.stamp, reading: copyReading(reading) });
+  }
+  return reading;
+}
+
+/** Repository readings kept by `readRepositoryKept`, by root and common dir. */
+const READINGS = new Map<string, { stamp: string; reading: RepositoryReading }>();
+
+/** How much older than a reading every file it stamps must be for the reading to be kept: 1 s. */
+const RACY_MARGIN_NS = 1_000_000_000n;
+
+/** The files git reads to list worktrees and branches, by identity, size and times; and the newest time among them. */
+function repositoryStamp(commonDir: string, worktrees: Worktree[] = []): { stamp: string; newestNs: bigint } {
+  const parts: string[] = [];
+  let newestNs = 0n;
+  const add = (path: string) => {
+    try {
+      const s = statSync(path, { bigint: true });
+      parts.push(`${path}\0${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`);
+      if (s.mtimeNs > newestNs) newestNs = s.mtimeNs;
+      if (s.ctimeNs > newestNs) newestNs = s.ctimeNs;
+      return s;
+    } catch {
+      parts.push(`${path}\0-`);
+      return undefined;
+    }
+  };
+  const names = (dir: string) => {
+    try {
+      return readdirSync(dir).sort();
+    } catch {
+      return [];
+    }
+  };
+  const walk = (dir: string) => {
+    if (!add(dir)?.isDirectory()) return;
+    for (const name of names(dir)) walk(join(dir, name));
+  };
+  add(join(commonDir, 'HEAD'));
+  add(join(commonDir, 'packed-refs'));
+  walk(join(commonDir, 'refs', 'heads'));
+  const admin = join(commonDir, 'worktrees');
+  add(admin);
+  for (const id of names(admin)) for (const file of ['', 'HEAD', 'gitdir', 'locked']) add(join(admin, id, file));
+  // Whether each linked worktree is still there (git calls one whose folder is gone prunable); the
+  // main checkout's `.git` is the common dir itself, changed by any git command run there.
+  for (const worktree of worktrees.slice(1)) add(join(worktree.path, '.git'));
+  return { stamp: parts.join('\n'), newestNs };
+}
+
+function copyReading(reading: RepositoryReading): RepositoryReading {
+  return { worktrees: reading.worktrees.map((w) => ({ ...w })), branches: new Map([...reading.branches].map(([name, branch]) => [name, { ...branch }])) };
 }
 
 /** The one reading of a repository: two git processes, whatever the number of places. */

@@ -6,7 +6,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { DeliverableRequest } from '../hooks.js';
-import { readObjects, readRepository, treeNames, unlandedAt, type Branch, type RepositoryReading, type Worktree } from '../git.js';
+import { readObjects, readRepository, readRepositoryKept, treeNames, unlandedAt, type Branch, type RepositoryReading, type Worktree } from '../git.js';
 import type { PlaceRecord, StageDef } from '../types.js';
 
 /** What one reading says of one place. */
@@ -31,9 +31,12 @@ export interface Reading {
   object(rev: string, path: string): Promise<{ type: string; content: Buffer } | undefined>;
 }
 
-/** Reads a repository once for the given places. */
-export async function readPlaces(root: string, records: PlaceRecord[]): Promise<Reading> {
-  const repository = await readRepository(root);
+/**
+ * Reads a repository once for the given places. With its common dir, a reading this process took
+ * before is reused while nothing git reads for it changed (`readRepositoryKept`): status asks so.
+ */
+export async function readPlaces(root: string, records: PlaceRecord[], options: { commonDir?: string } = {}): Promise<Reading> {
+  const repository = options.commonDir ? await readRepositoryKept(root, options.commonDir) : await readRepository(root);
   const places = records.map((record) => ({
     record,
     worktree: repository.worktrees.find((w) => resolve(w.path) === record.path),

@@ -99,7 +99,7 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
   const repositoryStatus: RepositoryStatus = { root: info.root, trust, broken: broken.map(({ file, problem }) => ({ file, problem })) };
   if (records.length === 0 && broken.length === 0) return named ? { repository: repositoryStatus, places: [] } : undefined;
   // The git reading needs no config: it runs while the config opens.
-  const reading = readPlaces(info.root, records);
+  const reading = readPlaces(info.root, records, { commonDir: info.commonDir });
   reading.catch(() => undefined);
   let repository: Repository | undefined;
   try {
