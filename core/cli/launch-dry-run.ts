@@ -5,6 +5,7 @@
  */
 import type { LaunchDryRun } from '../engine/dry-run.js';
 import { KEPT_VARIABLES } from '../engine/ready.js';
+import { HIDDEN } from '../secret.js';
 import { printJson, printedLine, shellLine, type Io } from './output.js';
 
 /** Prints the dry run's report. */
@@ -42,6 +43,6 @@ export function printDryRun(io: Io, report: LaunchDryRun, json: boolean): void {
 function environment(env: Record<string, string>): string {
   const kept = KEPT_VARIABLES.filter((name) => env[name] !== undefined && env[name] === process.env[name]);
   const own = Object.entries(env).filter(([name]) => !(kept as string[]).includes(name));
-  const words = own.map(([name, value]) => shellLine([`${name}=${value}`]));
+  const words = own.map(([name, value]) => (value === HIDDEN ? `${name}=${HIDDEN}` : shellLine([`${name}=${value}`])));
   return [...words, kept.length ? `(${kept.join(', ')} from yours)` : ''].filter(Boolean).join(' ') || '(empty)';
 }
