@@ -1,8 +1,8 @@
 /**
  * Writes the files made from the schemas' one source: `flume.schema.json` (the config),
- * `status.schema.json` (status --json), `launch-dry-run.schema.json` (launch --dry-run --json), and the config's validator compiled ahead of time by ajv
- * (its standalone code), so no command compiles the schema when it runs. `npm run schema` writes
- * them; a test keeps the files in step with the source.
+ * `status.schema.json` (status --json), `launch-dry-run.schema.json` (launch --dry-run --json), and
+ * the config's validator compiled ahead of time by ajv (its standalone code), so no command compiles
+ * the schema when it runs. `npm run schema` writes them; a test keeps the files in step with the source.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
