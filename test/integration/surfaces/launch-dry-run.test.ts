@@ -86,6 +86,9 @@ describe('a bad launch', () => {
     write(repos.changed, 'flume.config.ts', 'export default { limits: { stuckAfter: "5m" } };\n');
     repos.broken = makeRepo({ config: 'export default { ;\n' });
     repos.invalid = makeRepo({ config: 'export default { bogus: 1, agent: { host: "moon" } };\n' });
+    repos.controlPrompt = makeRepo({ config: `export default { kinds: [{ name: 'unit', stages: [{ name: 'code', prompt: 'Do \\x1b[201~ this', deliverable: 'commit' }] }] };\n` });
+    repos.sharedBranch = makeRepo({ config: `export default { kinds: [{ name: 'crew', branch: 'fix/{name}', stages: [{ name: 'code', prompt: 'Do {brief}', deliverable: 'commit' }] }] };\n` });
+    repos.pluginThrows = makeRepo({ config: `export default { plugins: [{ name: 'acme:boom', apply() { throw new Error('boom'); } }] };\n` });
     repos.oddBranch = makeRepo({ config: `export default { kinds: [{ name: 'odd', branch: 'odd/{name}.lock', stages: [{ name: 'code', prompt: 'Do {brief}', deliverable: 'commit' }] }] };\n` });
     // The agent's program is looked for on its own PATH, where there is none.
     repos.noProgram = makeRepo({ config: `export default { agent: { host: 'tmux' }, agents: { 'claude-code': { binary: 'claude', env: { PATH: '/nonexistent/flume-test-bin' } } } };\n` });
@@ -149,6 +152,9 @@ describe('a bad launch', () => {
     { what: 'a config changed since it was trusted', args: launch('changed', ...fix('x', '--brief', 'b')), code: 'UNTRUSTED_CONFIG' },
     { what: 'a config that does not parse', args: launch('broken', ...fix('x', '--brief', 'b')), code: 'BAD_CONFIG' },
     { what: 'a config the schema refuses', args: launch('invalid', ...fix('x', '--brief', 'b')), code: 'BAD_CONFIG' },
+    { what: 'a stage prompt holding ESC in the config', args: launch('controlPrompt', '--kind', 'unit', '--name', 'x', '--brief', 'b'), code: 'BAD_CONFIG' },
+    { what: 'two kinds that can make one branch', args: launch('sharedBranch', ...fix('x', '--brief', 'b')), code: 'BAD_CONFIG' },
+    { what: 'a config plugin that throws', args: launch('pluginThrows', ...fix('x', '--brief', 'b')), code: 'PLUGIN_FAILED' },
     { what: "the agent's program missing", args: launch('noProgram', '--kind', 'fix', '--brief', 'b'), code: 'AGENT_START_FAILED', acts: true },
     { what: "the agent's program not executable", args: launch('notExecutable', '--kind', 'fix', '--brief', 'b'), code: 'AGENT_START_FAILED', acts: true },
     { what: 'the pane host unavailable', args: launch('noHost', '--kind', 'fix', '--brief', 'b'), code: 'NO_PANE_HOST', acts: true },
