@@ -3,7 +3,7 @@
  * driver always on the printed host), the tmux host on flume's own socket, and the printed host.
  */
 import { join } from 'node:path';
-import { definePlugin, hostStateDir, type FlumePlugin, type PaneHost } from '../core/index.js';
+import { definePlugin, hostStateDir, type FlumePlugin, type PaneHost, type StartRequest } from '../core/index.js';
 import { claudeCodeDriver } from './claude-code/driver.js';
 import { printedHost, printedHostPlugin } from './printed.js';
 import { tmuxHost } from './panes/tmux.js';
@@ -31,9 +31,15 @@ export const claudeCodePlugin = () =>
         const driver = claudeCodeDriver(flume, options, key);
         const name = 'flume:agent:claude-code';
         flume.agents.register(name, driver);
+        // `printed` always runs on the printed host, whatever host the launch chose.
+        const hostFor = (request: StartRequest): PaneHost | undefined => (key === 'printed' ? printedHost : flume.hosts.get(request.host));
         flume.hooks.startAgent.for(key).tapPromise(name, async (request) => {
-          const host: PaneHost | undefined = key === 'printed' ? printedHost : flume.hosts.get(request.host);
+          const host = hostFor(request);
           return host ? driver.start(request, host) : undefined;
+        });
+        flume.hooks.planAgent.for(key).tapPromise(name, async (request) => {
+          const host = hostFor(request);
+          return host && driver.plan ? driver.plan(request, host) : undefined;
         });
         flume.hooks.confirmPrompt.for(key).tapPromise(name, (request) => driver.confirm(request));
         flume.hooks.readAgentState.for(key).tapPromise(name, (handle) => driver.read(handle));

@@ -6,10 +6,9 @@
  * a secret's value: a variable whose name says it is a secret (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`,
  * `…_SECRET`, `…_PASSWORD`) is written as a reference, `NAME="$NAME"`, for the operator's shell to fill.
  */
-import { definePaneHost, definePlugin, FlumeError } from '../core/index.js';
+import { definePaneHost, definePlugin, FlumeError, SECRET_NAME } from '../core/index.js';
 
-/** Names of variables whose values are secrets: never printed or stored, only referred to. */
-export const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|COOKIE|PRIVATE)(_|$)|TOKEN$|SECRET$|KEY$/i;
+export { SECRET_NAME };
 
 /**
  * `env [-u NAME]… [NAME=value]… argv`: the variables of `env` that differ from `base` (the caller's,

@@ -4,7 +4,7 @@
  * Every answer a driver gives must come from the agent's own record, never from a guess.
  */
 import { FlumeError } from './errors.js';
-import type { ConfirmRequest, StartRequest } from './hooks.js';
+import type { AgentPlan, ConfirmRequest, StartRequest } from './hooks.js';
 import type { AgentHandle, AgentReading, PromptState } from './types.js';
 
 /** What a pane host opens: one program in one folder with one environment. */
@@ -85,6 +85,12 @@ export interface AgentDriver {
   key: string;
   /** Starts the agent for a stage on the given host and returns at once with its handle. */
   start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
+  /**
+   * Optional: what `start` would run for the request on the host, checked as `start` checks it (its
+   * program present), starting nothing and writing nothing (`launch --dry-run`). Throws as `start`
+   * would for what `start` refuses.
+   */
+  plan?(request: StartRequest, host: PaneHost): Promise<AgentPlan>;
   /**
    * Waits until the agent accepts input. `slow` when it did not within the time (never a failure),
    * `exited` when its process is gone.

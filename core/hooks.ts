@@ -13,6 +13,8 @@ export interface ReadyContext {
   place: PlaceRecord;
   toolchain: ReadyStep[];
   setup: ReadyStep[];
+  /** True for `launch --dry-run`: the steps are listed, not run, and the place does not exist; a tap adds or checks steps and acts on nothing. */
+  dryRun?: boolean;
 }
 
 /** What `startAgent` taps get: everything needed to start one stage's agent. */
@@ -25,6 +27,24 @@ export interface StartRequest {
   prompt: string;
   /** The pane host key to start on (`tmux`, `herdr`, `printed`). */
   host: string;
+}
+
+/**
+ * What `planAgent` taps answer: what `startAgent` would run for the same request, checked as the
+ * start checks it (its program present), with nothing started or written.
+ */
+export interface AgentPlan {
+  /**
+   * The command as the operator would run it in the place: `env`, the variables the agent gets that
+   * differ from the caller's (a secret as a `NAME="$NAME"` reference, never its value), then its argv.
+   */
+  command: string[];
+  /** The folder it runs in (the place). */
+  cwd: string;
+  /** The pane host it runs on: the one asked for, unless the driver always runs on its own (as `printed` does). */
+  host: string;
+  /** The agent program's version, where it reports one. */
+  version?: string;
 }
 
 /** What `confirmPrompt` taps get: an agent and a text that was sent to it. */
@@ -88,6 +108,8 @@ export function createHooks() {
     beforeReady: track(new AsyncSeriesHook<[ReadyContext]>(['context'])),
     /** Keyed by driver: start a stage's agent; the first tap to answer returns its handle. */
     startAgent: trackMap(new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentHandle | undefined>(['request']))),
+    /** Keyed by driver: what startAgent would run for a request (launch --dry-run), checked, nothing started or written; undefined when the tap cannot say. */
+    planAgent: trackMap(new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentPlan | undefined>(['request']))),
     /** Keyed by driver: read the transcript for a sent text; answers taken / not-yet / unknown. */
     confirmPrompt: trackMap(new HookMap(() => new AsyncSeriesBailHook<[ConfirmRequest], PromptState | undefined>(['request']))),
     /** Keyed by driver: read the agent's state from its own record (and its screen for dialogs). */

@@ -3,12 +3,13 @@
  * orchestrator imports. The built-in kinds, readers and drivers use exactly this entry.
  */
 export { createHooks, callHook, tappedKeys } from './hooks.js';
-export type { Hooks, ReadyContext, StartRequest, ConfirmRequest, DeliverableRequest, DeliverableReading, TidyCandidate } from './hooks.js';
+export type { Hooks, ReadyContext, AgentPlan, StartRequest, ConfirmRequest, DeliverableRequest, DeliverableReading, TidyCandidate } from './hooks.js';
 export { createFlume, defineConfig, defineKind, definePlugin, Registry } from './plugin.js';
 export type { Flume, FlumePlugin } from './plugin.js';
 export { checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookAtPanes, ownsPane, ownsPaneIn, processExists } from './agent.js';
 export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
+export { SECRET_NAME } from './secret.js';
 export type { FlumeErrorCode, FlumeErrorOptions } from './errors.js';
 export { configSchema } from './config/schema.js';
 export type { FlumeConfig, KindDef, StageDef, ReadyStep, Limits } from './config/schema.js';

@@ -5,7 +5,7 @@
  */
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -54,16 +54,35 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     return (await exists(fast)) ? fast : findTranscript(configOf(handle), handle.sessionId);
   };
 
+  /** The agent's environment, program and config folder; refuses a program that cannot start on a pane. */
+  const prepare = async (host: PaneHost) => {
+    const env = agentEnvironment(options);
+    // A pane whose program cannot start dies at once, and the dead pane keeps its host alive: find
+    // the program first (the printed host's command runs in the operator's own shell).
+    if (host.key !== 'printed') await requireProgram(options.binary ?? 'claude', env);
+    const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
+    return { env, binary: options.binary ?? 'claude', configDir };
+  };
+  const argvFor = (request: StartRequest, host: PaneHost, binary: string, version: string | undefined): string[] => {
+    const { stage, sessionId } = request;
+    return [
+      binary,
+      '--session-id',
+      sessionId,
+      ...(stage.model ? ['--model', stage.model] : []),
+      ...(stage.permissionMode ? ['--permission-mode', stage.permissionMode] : []),
+      ...(stage.appendSystemPrompt ? ['--append-system-prompt', stage.appendSystemPrompt] : []),
+      ...(options.args ?? []),
+      // On the printed host the command carries the prompt: `claude "<prompt>"` submits it at start.
+      ...(host.key === 'printed' ? [asRecorded(request.prompt, patternsFor(version))] : []),
+    ];
+  };
+
   const driver: AgentDriver = {
     key,
     checks: () => claudeCodeChecks(options),
     async start(request, host) {
-      const env = agentEnvironment(options);
-      // A pane whose program cannot start dies at once, and the dead pane keeps its host alive: find
-      // the program first (the printed host's command runs in the operator's own shell).
-      if (host.key !== 'printed') await requireProgram(options.binary ?? 'claude', env);
-      const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
-      const binary = options.binary ?? 'claude';
+      const { env, binary, configDir } = await prepare(host);
       // Claude Code's folder trust follows the user's own decision (`flume trust`): never taken for them.
       const trusted = await isRepositoryTrusted(request.place.repo);
       // The version picks the patterns every later reading of this agent uses; asked once per program.
@@ -71,18 +90,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         programVersion(binary, env),
         preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) }),
       ]);
-      const { stage, sessionId } = request;
-      const argv = [
-        binary,
-        '--session-id',
-        sessionId,
-        ...(stage.model ? ['--model', stage.model] : []),
-        ...(stage.permissionMode ? ['--permission-mode', stage.permissionMode] : []),
-        ...(stage.appendSystemPrompt ? ['--append-system-prompt', stage.appendSystemPrompt] : []),
-        ...(options.args ?? []),
-        // On the printed host the command carries the prompt: `claude "<prompt>"` submits it at start.
-        ...(host.key === 'printed' ? [asRecorded(request.prompt, patternsFor(version))] : []),
-      ];
+      const argv = argvFor(request, host, binary, version);
+      const { sessionId, stage } = request;
       const opened = await host.open({ title: `${request.place.id}:${stage.name}`, cwd: request.place.path, argv, env });
       return {
         driver: key,
@@ -98,6 +107,15 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         startedAt: new Date().toISOString(),
         data: { configDir },
       };
+    },
+
+    async plan(request, host) {
+      // What start does but its writes (the config folder's pre-seed) and the pane: the same checks,
+      // the same argv, so what a dry run shows cannot drift from what a launch runs.
+      const { env, binary } = await prepare(host);
+      const version = await programVersion(binary, env);
+      const argv = argvFor(request, host, binary, version);
+      return { command: printedCommand(env, argv, { unset: CHILD_VARIABLES }), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
     },
 
     async waitForInput(handle, timeoutMs) {

@@ -6,7 +6,7 @@ import { askYesNo, canAsk } from './ask.js';
 import { TRUST_MEANING } from './trust.js';
 import { trustRepository } from '../config/trust.js';
 import type { CliContext } from './index.js';
-import { makePlace } from '../engine/launch.js';
+import { makePlace, type LaunchRequest } from '../engine/launch.js';
 import { advance } from '../engine/step.js';
 import { ensureSupervisor } from './watch.js';
 import { keyOf } from '../state/store.js';
@@ -28,7 +28,8 @@ export const launchCommand: Command = {
       .option('brief-file', { type: 'string', requiresArg: true, describe: 'A file holding the brief.' })
       .option('from', { type: 'string', requiresArg: true, describe: 'Where the branch starts (default: the branch the main checkout is on).' })
       .option('start', { type: 'boolean', default: true, describe: 'Start the first stage\'s agent (--no-start only makes and readies the place).' })
-      .option('watch', { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch for scripts that step places themselves).' }),
+      .option('watch', { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch for scripts that step places themselves).' })
+      .option('dry-run', { type: 'boolean', describe: 'Make every check of the launch and print what it would do (place, branch, readying, the agent\'s command and its whole prompt), changing nothing.' }),
   async run(args, context) {
     const { io } = context;
     const json = Boolean(args.json);
@@ -39,20 +40,24 @@ export const launchCommand: Command = {
     if (args.name === undefined && !args['auto-name']) {
       throw new FlumeError('BAD_USAGE', 'Missing required argument: name', { fix: 'Name the launch with --name NAME, or let flume make one from the brief with --auto-name.' });
     }
+    const request: LaunchRequest = {
+      kind: String(args.kind),
+      name: args.name === undefined ? undefined : String(args.name),
+      brief: args.brief === undefined ? undefined : String(args.brief),
+      briefFile: args['brief-file'] === undefined ? undefined : String(args['brief-file']),
+      from: args.from === undefined ? undefined : String(args.from),
+      start: args.start !== false,
+      watch: args.watch !== false,
+    };
+    if (args['dry-run']) {
+      // A dry run asks nothing: an untrusted config is refused as it is where flume cannot ask.
+      const { planLaunch } = await import('../engine/dry-run.js');
+      const { printDryRun } = await import('./launch-dry-run.js');
+      printDryRun(io, await planLaunch(await repositoryFrom(args, context), request), json);
+      return;
+    }
     const repository = await repositoryFrom(args, context).catch((error) => askTrust(error, json, () => repositoryFrom(args, context), io));
-    let record = await makePlace(
-      repository,
-      {
-        kind: String(args.kind),
-        name: args.name === undefined ? undefined : String(args.name),
-        brief: args.brief === undefined ? undefined : String(args.brief),
-        briefFile: args['brief-file'] === undefined ? undefined : String(args['brief-file']),
-        from: args.from === undefined ? undefined : String(args.from),
-        start: args.start !== false,
-        watch: args.watch !== false,
-      },
-      say,
-    );
+    let record = await makePlace(repository, request, say);
     say(`made ${record.id} at ${record.path} on ${record.branch} (from ${record.base.slice(0, 12)})`);
     if (record.ready.state === 'failed') say(`ready: FAILED at ${record.ready.failed?.step} (exit ${record.ready.failed?.exitCode})\n${indent(record.ready.failed?.tail ?? '')}`);
     else say(`ready: ${record.ready.state === 'none' ? 'nothing declared' : 'done'}`);

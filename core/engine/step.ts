@@ -8,7 +8,7 @@ import { callHook } from '../hooks.js';
 import { crashPoint } from '../crash.js';
 import { FlumeError } from '../errors.js';
 import { toMs } from '../duration.js';
-import { deliverableOf, driverOf, type Repository } from '../context.js';
+import { deliverableOf, type Repository } from '../context.js';
 import { ownsPane, type AgentDriver } from '../agent.js';
 import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import type { AgentHandle, KindDef, PlaceRecord, StageDef } from '../types.js';
@@ -16,8 +16,7 @@ import type { Flume } from '../plugin.js';
 import { decide, fingerprint, type Action, type DecideLimits, type Facts } from './decide.js';
 import { readPlaces, deliverableRequest, type PlaceReading, type Reading } from './reading.js';
 import { readyPlace } from './ready.js';
-import { previousDelivery, renderPrompt } from './prompt.js';
-import { chooseHost } from './hosts.js';
+import { stageStart } from './stage-start.js';
 import { awaitPrompt } from './deliver.js';
 
 /** How a step runs. */
@@ -195,11 +194,7 @@ export async function startStage(
   // the next has not started, so nothing moves the branch in between (its place holds this record).
   const reading = await readPlaces(root, [record]);
   const head = reading.places[0].branch?.head ?? record.base;
-  const driverKey = driverOf(flume, def);
-  const driver = flume.agents.get(driverKey);
-  if (!driver) throw new FlumeError('UNKNOWN_AGENT', `No plugin provides the agent "${driverKey}".`, { fix: 'Name an agent a plugin provides (claude-code, printed).' });
-  const host = await chooseHost(flume);
-  const prompt = renderPrompt(flume.config, kind, def, record, { previous: previousDelivery(record), change: String(deliverableOf(def).change ?? record.name), fixRound: options.fixRound });
+  const { driverKey, driver, host, prompt } = await stageStart(flume, record, kind, index, { fixRound: options.fixRound });
   const sessionId = randomUUID();
   record.held = undefined;
   const override = options.fixRound ? { type: 'commit' } : undefined;
