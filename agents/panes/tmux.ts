@@ -295,19 +295,21 @@ function lookFrom(text: string): PaneLook | undefined {
   const line = end < 0 ? text : text.slice(0, end);
   const info = parseInfo(line);
   if (!info) return undefined;
-  const alive = !info.dead && processRunning(info.pid);
+  const alive = !info.dead && info.running;
   const identity = line.split('\t')[4] || undefined;
   return { ...(identity ? { identity } : {}), alive, ...(alive && end >= 0 ? { screen: text.slice(end + 1) } : {}) };
 }
 
 /** Reads a line printed with INFO_FORMAT; undefined when it names no pane. */
-function parseInfo(line: string): { dead: boolean; pid: number; server: number } | undefined {
+function parseInfo(line: string): { dead: boolean; pid: number; server: number; running: boolean } | undefined {
   const [dead, pid, server, status] = line.trim().split('\t');
   if (!pid) return undefined;
+  // Whether its program still runs (not a zombie), read once: a look at many panes reads it of each.
+  const running = dead !== '1' && processRunning(Number(pid));
   // tmux built with libutempter can miss a pane's SIGCHLD (tmux/tmux#311): its program stays a
   // zombie and the pane has no exit status. Signalling the server makes it reap.
-  if (dead === '1' ? !status : !processRunning(Number(pid))) signalQuietly(Number(server), 'SIGCHLD');
-  return { dead: dead === '1', pid: Number(pid), server: Number(server) };
+  if (dead === '1' ? !status : !running) signalQuietly(Number(server), 'SIGCHLD');
+  return { dead: dead === '1', pid: Number(pid), server: Number(server), running };
 }
 
 /** Ends a tmux server of flume's own and every pane in it; resolves when none was running. */

@@ -113,12 +113,18 @@ export function deliverableRequest(reading: Reading, place: PlaceReading, stage:
 function batchLoader(root: string) {
   let pending: Map<string, Array<(value: { type: string; content: Buffer } | undefined) => void>> | undefined;
   const flush = async (batch: NonNullable<typeof pending>) => {
-    const found = await readObjects(root, [...batch.keys()]).catch(() => new Map());
-    for (const [spec, waiters] of batch) for (const done of waiters) done(found.get(spec));
+    const found = await readObjects(root, [...batch.keys()]).catch(() => undefined);
+    for (const [spec, waiters] of batch) {
+      const value = found?.get(spec);
+      if (found) keepObject(root, spec, value);
+      for (const done of waiters) done(value);
+    }
   };
   return (rev: string, path: string) =>
     new Promise<{ type: string; content: Buffer } | undefined>((done) => {
       const spec = `${rev}:${path.replace(/^\/+/, '')}`;
+      const kept = OBJECTS.get(`${root}\0${spec}`);
+      if (kept) return done(kept.value);
       if (!pending) {
         pending = new Map();
         const batch = pending;
@@ -130,3 +136,19 @@ function batchLoader(root: string) {
       pending.set(spec, [...(pending.get(spec) ?? []), done]);
     });
 }
+
+/**
+ * What a path holds at a commit never changes: a process that reads the same deliverables again and
+ * again (the supervisor answering status) keeps small answers, absence included, by repository and
+ * `<commit>:<path>`, and asks git only for what it has not read. Only a full commit id is kept (a
+ * branch name moves); an answer git failed to give is not.
+ */
+function keepObject(root: string, spec: string, value: { type: string; content: Buffer } | undefined): void {
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?:/.test(spec) || (value && value.content.length > 64 * 1024)) return;
+  if (OBJECTS.size >= 2000) OBJECTS.delete(OBJECTS.keys().next().value!);
+  // A copy: the answer is a slice of the whole batch's output, which it would otherwise keep alive.
+  OBJECTS.set(`${root}\0${spec}`, { value: value && { type: value.type, content: Buffer.from(value.content) } });
+}
+
+/** Objects kept by `keepObject`. */
+const OBJECTS = new Map<string, { value: { type: string; content: Buffer } | undefined }>();

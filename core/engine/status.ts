@@ -64,15 +64,19 @@ export interface StatusReport {
 export async function status(preset: () => Promise<FlumePlugin[]>, options: { repo?: string; place?: string } = {}): Promise<StatusReport> {
   const roots: Array<{ root: string; commonDir?: string }> = options.repo ? [{ root: options.repo }] : await knownRepositories();
   const report: StatusReport = { version: 1, generatedAt: new Date().toISOString(), repositories: [], places: [] };
-  const parts = await Promise.all(roots.map((known) => statusOfRepository(preset, known)));
+  // One place asked for: only its record is read further (its git reading, its agent); the others
+  // still count, as the supervisor is reported whenever the host has any place.
+  const wanted = options.place === undefined ? undefined : (r: PlaceRecord) => r.id === options.place || `${r.kind}--${r.name}` === options.place || r.path === options.place;
+  const parts = await Promise.all(roots.map((known) => statusOfRepository(preset, known, wanted)));
+  let all = 0;
   for (const part of parts) {
     if (!part) continue;
     report.repositories.push(part.repository);
     report.places.push(...part.places);
+    all += part.all;
   }
-  if (report.places.length > 0) report.supervisor = await supervisorState();
+  if (all > 0) report.supervisor = await supervisorState();
   if (options.place !== undefined) {
-    report.places = report.places.filter((p) => p.id === options.place || `${p.kind}--${p.name}` === options.place || p.path === options.place);
     if (report.places.length === 0) {
       throw new FlumeError('UNKNOWN_PLACE', `There is no place ${options.place}${options.repo ? ` in ${options.repo}` : ' on this host'}.`, {
         fix: 'Run `flume status` to list the places flume runs.',
@@ -83,13 +87,13 @@ export async function status(preset: () => Promise<FlumePlugin[]>, options: { re
   return report;
 }
 
-async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: { root: string; commonDir?: string }) {
+async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: { root: string; commonDir?: string }, wanted?: (record: PlaceRecord) => boolean) {
   const named = !known.commonDir;
   // A repository the host list names is read from its state first: no places, no git process.
   const early = known.commonDir ? await readRecords(known.commonDir) : undefined;
   if (early && early.records.length === 0 && early.broken.length === 0) return undefined;
   if (!named && !existsSync(known.root)) {
-    return { repository: { root: known.root, error: { code: 'NOT_A_REPOSITORY', message: `${known.root} is gone` }, broken: [] }, places: [] };
+    return { repository: { root: known.root, error: { code: 'NOT_A_REPOSITORY', message: `${known.root} is gone` }, broken: [] }, places: [], all: 0 };
   }
   const { findRepository, knownRepository } = await import('../git.js');
   const info = (known.commonDir && (await knownRepository(known.root, known.commonDir))) || (await findRepository(known.root));
@@ -97,9 +101,10 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
   const { trustState } = await import('../config/trust.js');
   const trust = (await trustState(info.root)).state;
   const repositoryStatus: RepositoryStatus = { root: info.root, trust, broken: broken.map(({ file, problem }) => ({ file, problem })) };
-  if (records.length === 0 && broken.length === 0) return named ? { repository: repositoryStatus, places: [] } : undefined;
+  if (records.length === 0 && broken.length === 0) return named ? { repository: repositoryStatus, places: [], all: 0 } : undefined;
+  const chosen = wanted ? records.filter(wanted) : records;
   // The git reading needs no config: it runs while the config opens.
-  const reading = readPlaces(info.root, records, { commonDir: info.commonDir });
+  const reading = readPlaces(info.root, chosen, { commonDir: info.commonDir });
   reading.catch(() => undefined);
   let repository: Repository | undefined;
   try {
@@ -113,11 +118,11 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
   }
   // Every agent read at once (one look at each host's panes), alongside the git reading.
   const flume = repository.flume;
-  const handles = records.flatMap((record) => (flume.kinds.get(record.kind) && record.stage?.agent ? [record.stage.agent] : []));
+  const handles = chosen.flatMap((record) => (flume.kinds.get(record.kind) && record.stage?.agent ? [record.stage.agent] : []));
   const agents = readAgents(flume, handles);
   const read = await reading;
   const places = await Promise.all(read.places.map((place) => placeStatus(repository!, read, place, agents, repositoryStatus.error?.code)));
-  return { repository: repositoryStatus, places };
+  return { repository: repositoryStatus, places, all: records.length };
 }
 
 async function placeStatus(repository: Repository, reading: Reading, place: PlaceReading, agents: Promise<AgentReadings>, configError?: string): Promise<PlaceStatus> {
