@@ -4,7 +4,7 @@
  * Claude Code wrote; what the screen shows is screen.ts's business. Only the main chain counts:
  * subagent lines (`isSidechain: true`) are another conversation.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentReading, PromptState } from '../../core/types.js';
 import { claudeCodePatterns, type ClaudeCodePatterns } from './patterns.js';
@@ -151,14 +151,15 @@ export async function sessionState(configDirectory: string, sessionId: string): 
 /**
  * Every session's state file in a config folder, by session id (the newest file where a session has
  * several): one read of the folder for many agents, where sessionState per agent would read it whole
- * each time.
+ * each time. The files are a few hundred bytes each, read without the thread pool: one sync read of
+ * each costs less than the four round trips an async read makes (status reads a folder of dozens).
  */
 export async function sessionStates(configDirectory: string): Promise<Map<string, SessionFile>> {
   const dir = join(configDirectory, 'sessions');
   const states = new Map<string, SessionFile>();
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((name) => /^\d+\.json$/.test(name));
+    names = readdirSync(dir).filter((name) => /^\d+\.json$/.test(name));
   } catch {
     return states;
   }
@@ -166,7 +167,7 @@ export async function sessionStates(configDirectory: string): Promise<Map<string
   for (const name of names) {
     try {
       const path = join(dir, name);
-      const data = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+      const data = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
       if (typeof data.sessionId !== 'string') continue;
       const status = ['idle', 'busy', 'waiting'].includes(data.status as string) ? data.status : 'unknown';
       found.push({
@@ -175,7 +176,7 @@ export async function sessionStates(configDirectory: string): Promise<Map<string
         cwd: typeof data.cwd === 'string' ? data.cwd : undefined,
         status: status as SessionFile['status'],
         waitingFor: typeof data.waitingFor === 'string' ? data.waitingFor : undefined,
-        mtime: (await stat(path)).mtimeMs,
+        mtime: statSync(path).mtimeMs,
       });
     } catch {
       // Torn or vanished while read (claude rewrites and deletes it): not a reading.
