@@ -1,9 +1,12 @@
-// `flume status --json` on the real path: N places, each with a live (fake) agent in a tmux pane on
-// the bench's own socket, real commits on each branch (some merged or cherry-picked onto main, so
-// the patch-id work runs), transcripts of a few hundred KB. 1 place against 30 (and 100 with
-// MANY=100), timed interleaved; then `flume status` on an idle host against a bare `node -e 0`.
-// The processes each status spawns are counted in a separate, untimed pass: no wrapper is on PATH
-// while anything is timed.
+// `flume status` on the real path: N places (MANY, default 30; the issue's figure is MANY=40), each
+// with a live (fake) agent in a tmux pane on the bench's own socket, real commits on each branch
+// (some merged or cherry-picked onto main, so the patch-id work runs), transcripts of a few hundred
+// KB. Places are of a kind whose one stage never delivers, so the supervisor launch started keeps
+// watching them and moves none on. Timed interleaved against a bare `node -e 0`: `status --json` over
+// N places and over 1, `status PLACE`, `kinds` (all answered by the supervisor, checked first), the
+// same status run cold (an environment variable set, so the supervisor is passed over), and status
+// on a host with no places. The processes a cold status spawns are counted in a separate, untimed
+// pass: no wrapper is on PATH while anything is timed.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -134,12 +137,12 @@ try {
     console.log(`  ${name}: ${summary(report)}; transcripts ${transcripts.length}, median ${median(sizes).toFixed(0)} KB`);
   }
 
-  // Untimed: how many processes one status spawns (git and tmux, counted by wrappers first on PATH).
+  // Untimed: how many processes one cold status spawns (git and tmux, counted by wrappers first on PATH).
   const counter = processCounter(['git', 'tmux']);
   for (const [name, bench] of [['1 place', one], [`${manyCount} places`, many]]) {
     counter.reset();
     flumeStatus({ ...bench.env, PATH: counter.path });
-    console.log(`  processes one status spawns, ${name}: ${Object.entries(counter.counts()).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    console.log(`  processes one status run cold spawns (a wrapper on PATH changes the environment, so the supervisor is passed over), ${name}: ${Object.entries(counter.counts()).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
 
   // Every read below is answered by each host's supervisor (launch started it; core/cli/warm.ts):
