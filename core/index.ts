@@ -7,7 +7,7 @@ export type { Hooks, ReadyContext, StartRequest, ConfirmRequest, DeliverableRequ
 export { createFlume, defineConfig, defineKind, definePlugin, Registry } from './plugin.js';
 export type { Flume, FlumePlugin } from './plugin.js';
 export { checkPaneSpec, defineDriver, definePaneHost, lookAtPane, ownsPane, ownsPaneIn, processExists } from './agent.js';
-export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSpec, PaneState } from './agent.js';
+export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSpec, PaneState, UsageRead } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
 export type { FlumeErrorCode, FlumeErrorOptions } from './errors.js';
 export { configSchema } from './config/schema.js';
@@ -21,6 +21,7 @@ export { toMs } from './duration.js';
 export type {
   AgentHandle,
   AgentReading,
+  AgentUsage,
   AgentState,
   DeliveryState,
   Logger,
@@ -29,6 +30,7 @@ export type {
   ReadyRecord,
   StageRecord,
   StageState,
+  TokenCounts,
 } from './types.js';
 export { waitForChange } from './engine/files.js';
 export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';
