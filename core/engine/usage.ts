@@ -144,8 +144,9 @@ function priced(counts: TokenCounts, price: ModelPrice): number {
   return (counts.input * price.input + counts.output * price.output + counts.cacheRead * price.cacheRead + counts.cacheWrite * price.cacheWrite) / 1_000_000;
 }
 
+/** Float noise off (12 significant digits), nothing a price could hold. */
 function round(amount: number): number {
-  return Math.round(amount * 1e6) / 1e6;
+  return Number(amount.toPrecision(12));
 }
 
 function trim(n: number): string {
