@@ -264,7 +264,7 @@ export async function startStage(
   await writeRecord(commonDir, record);
   crashPoint('stage:agent-started');
   if (handle.host === 'printed') return;
-  const limits = limitsOf(repository, def);
+  const limits = limitsOf(repository, def, kind);
   const ready = await driver.waitForInput(handle, limits.startTimeoutMs);
   if (ready !== 'ready') {
     record.stage.delivery = ready === 'exited' ? 'never-started' : 'unknown';
@@ -299,7 +299,7 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: A
   await (again ? driver.resend(handle, stage.prompt) : driver.send(handle, stage.prompt));
   crashPoint('stage:prompt-sent');
   const kind = repository.flume.kinds.get(record.kind);
-  const limits = limitsOf(repository, kind?.stages[stage.index]);
+  const limits = limitsOf(repository, kind?.stages[stage.index], kind);
   const taken = await awaitPrompt(repository.flume, handle, stage.prompt, stage.startedAt, limits.promptTimeoutMs);
   if (taken === 'taken') {
     stage.delivery = 'taken';
