@@ -5,7 +5,7 @@
  */
 import { FlumeError } from './errors.js';
 import type { AgentPlan, ConfirmRequest, StartRequest } from './hooks.js';
-import type { AgentHandle, AgentReading, PromptState } from './types.js';
+import type { AgentHandle, AgentReading, AgentUsage, PromptState } from './types.js';
 
 /** What a pane host opens: one program in one folder with one environment. */
 export interface PaneSpec {
@@ -15,6 +15,12 @@ export interface PaneSpec {
   argv: string[];
   /** The complete environment of the program (flume builds it; the host adds nothing). */
   env: Record<string, string>;
+}
+
+/** A driver's answer to `usage`: the figures, and the cursor to hand back next time (plain JSON). */
+export interface UsageRead {
+  usage: AgentUsage;
+  cursor: unknown;
 }
 
 /** A pane as a look at all of a host's panes finds it. */
@@ -120,6 +126,14 @@ export interface AgentDriver {
    * at once (its stage delivered, nothing of its turn is wanted) rather than asking it to quit.
    */
   stop(handle: AgentHandle, options?: { hangUp?: boolean }): Promise<void>;
+  /**
+   * Optional: what the agent used so far, from its own record (Claude Code: `usage` of each reply in
+   * its transcript; Codex: its rollout's token counts). `cursor` is what the last call returned for
+   * this handle, kept by flume: the driver reads only what its record gained since (restarting when
+   * the record shrank or was replaced), so asking costs what was added, not the record's length.
+   * Undefined when the agent has no record yet.
+   */
+  usage?(handle: AgentHandle, cursor?: unknown): Promise<UsageRead | undefined>;
   /** Files and folders whose change may change a reading, for the supervisor to watch. */
   watchPaths(handle: AgentHandle): string[];
   /**

@@ -7,7 +7,7 @@ export type { Hooks, ReadyContext, AgentPlan, StartRequest, ConfirmRequest, Deli
 export { createFlume, defineConfig, defineKind, definePlugin, Registry } from './plugin.js';
 export type { Flume, FlumePlugin } from './plugin.js';
 export { checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookAtPanes, ownsPane, ownsPaneIn, processExists } from './agent.js';
-export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState } from './agent.js';
+export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState, UsageRead } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
 export { SECRET_NAME } from './secret.js';
 export type { FlumeErrorCode, FlumeErrorOptions } from './errors.js';
@@ -22,6 +22,7 @@ export { toMs } from './duration.js';
 export type {
   AgentHandle,
   AgentReading,
+  AgentUsage,
   AgentState,
   DeliveryState,
   Logger,
@@ -30,6 +31,7 @@ export type {
   ReadyRecord,
   StageRecord,
   StageState,
+  TokenCounts,
 } from './types.js';
 export { waitForChange } from './engine/files.js';
 export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';

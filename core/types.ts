@@ -47,6 +47,30 @@ export interface AgentHandle {
   data?: Record<string, string>;
 }
 
+/** Tokens an agent's model read and wrote, as its own record counts them. */
+export interface TokenCounts {
+  /** Input tokens not read from or written to the prompt cache. */
+  input: number;
+  output: number;
+  /** Input tokens read from the prompt cache. */
+  cacheRead: number;
+  /** Input tokens written to the prompt cache. */
+  cacheWrite: number;
+}
+
+/**
+ * What an agent used, as its own record says (a driver's `usage`): tokens by model, how many replies
+ * they came from, and a cost only where the record itself states one for all of them.
+ */
+export interface AgentUsage {
+  /** Tokens by model id as the record names it (`claude-sonnet-4-5`). */
+  models: Record<string, TokenCounts>;
+  /** Model replies counted, each once. */
+  replies: number;
+  /** A cost the agent recorded itself, covering every reply counted (Claude Code: its `cost-state` line). */
+  recordedCost?: { amount: number; currency: string };
+}
+
 /** What a reading of the transcript says of a prompt sent to the agent. */
 export type PromptState = 'taken' | 'not-yet' | 'unknown';
 
@@ -77,6 +101,7 @@ export type StageState =
   | 'working'
   | 'waiting'
   | 'stuck'
+  | 'over-budget'
   | 'never-started'
   | 'delivered'
   | 'not-ready'
@@ -103,6 +128,11 @@ export interface StageRecord {
   waiting?: { needs: string; at: string };
   /** Recorded when the stage went quiet past the limit. */
   stuck?: { since: string; at: string };
+  /**
+   * Recorded when the stage's tokens passed `limits.tokens`: the figures then, and whether flume
+   * stopped its agent for it (the kind's `onBudget: 'stop'`); otherwise it waits for the operator.
+   */
+  overBudget?: { at: string; tokens: number; limit: number; stopped?: boolean };
   /** Recorded when the deliverable was read present. */
   delivered?: { at: string; head: string; what: string };
   /** Rounds of `fix` verdicts sent back to code. */
@@ -140,7 +170,7 @@ export interface PlaceRecord {
   ready: ReadyRecord;
   stage?: StageRecord;
   /** Stages ended, oldest first. */
-  history: Array<{ name: string; startedAt: string; endedAt: string; delivered?: string }>;
+  history: Array<{ name: string; startedAt: string; endedAt: string; delivered?: string; usage?: AgentUsage }>;
   dropped?: { at: string; reason?: string };
   /** Set when tidying kept the place or its branch, with why. */
   kept?: { at: string; reason: string; branchKept?: boolean };

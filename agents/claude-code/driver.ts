@@ -16,6 +16,7 @@ import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
 import { asRecorded, normalize, sameText as sameRecorded } from './records.js';
 import { programVersion } from './version.js';
 import { claudeCodeChecks } from './checks.js';
+import { readUsage } from './usage.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
 export interface ClaudeCodeOptions {
@@ -248,6 +249,12 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
           details: { pid, sessionId: handle.sessionId },
         });
       }
+    },
+
+    async usage(handle, cursor) {
+      const path = await transcriptOf(handle);
+      const read = path ? await readUsage(path, cursor) : undefined;
+      return read ? { usage: read.usage, cursor: read.cursor } : undefined;
     },
 
     watchPaths(handle) {

@@ -134,6 +134,10 @@ export function describe(action: Action): string {
       return `delivered: ${action.what}`;
     case 'stop-agent':
       return `stopping the agent: ${action.reason}`;
+    case 'mark-over-budget':
+      return `over budget: ${action.tokens} tokens of ${action.limit} (limits.tokens); the stage waits on you`;
+    case 'stop-over-budget':
+      return `stopping the agent: ${action.reason}`;
     case 'finish':
       return 'every stage delivered';
     case 'wait':

@@ -3,6 +3,7 @@ import { jsonOption, repoOption } from './command.js';
 import { printJson, printedLine } from './output.js';
 import { status, type PlaceStatus } from '../engine/status.js';
 import { findRepository } from '../git.js';
+import { describeUsage } from '../engine/usage.js';
 
 /** `flume status`: every place on the host (or in one repository), as it stands now. */
 export const statusCommand: Command = {
@@ -55,9 +56,12 @@ export function describePlace(p: PlaceStatus): string {
     if (s.deliverableProblem) lines.push(`  deliverable: ${s.deliverableProblem}`);
     if (s.needs) lines.push(`  needs: ${s.needs}`);
     if (s.stuckSince) lines.push(`  stuck since ${s.stuckSince}`);
+    if (s.overBudget) lines.push(`  over budget: ${s.overBudget.tokens} tokens of ${s.overBudget.limit} (limits.tokens)${s.overBudget.stopped ? '; its agent was stopped' : '; it waits for you (tell, stop, retry or drop)'}`);
+    if (s.usage) lines.push(`  cost: ${describeUsage(s.usage)}`);
   } else {
     lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started${p.awaitsStart ? ' (launched with --no-start: flume stage or flume retry starts one)' : ''}`);
   }
+  if (p.usage && (p.usage.stages.length > 1 || !p.stage)) lines.push(`  place cost: ${describeUsage(p.usage)} over ${p.usage.stages.length} stage ${p.usage.stages.length === 1 ? 'run' : 'runs'}${p.usage.complete ? '' : ' (some unknown)'}`);
   if (p.ready.state === 'failed') lines.push(`  ready: failed at ${p.ready.failed?.step} (exit ${p.ready.failed?.exitCode}): ${p.ready.failed?.tail.split('\n').slice(-2).join(' / ')}`);
   lines.push(`  landing: ${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} ${p.landing.missing === 1 ? 'patch' : 'patches'} not on ${p.target})` : ''}`);
   if (p.dropped) lines.push(`  dropped ${p.dropped.at}${p.dropped.reason ? `: ${p.dropped.reason}` : ''}`);

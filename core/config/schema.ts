@@ -63,6 +63,11 @@ const limitsSchema = {
       ...durationSchema,
       description: 'How long flume waits for an agent to accept input before leaving its start unknown. Default 60s.',
     },
+    tokens: {
+      type: 'integer',
+      minimum: 1,
+      description: 'A token budget for one run of the stage: input, output, cache-read and cache-write tokens summed, as its agent\'s record counts them. Past it the stage is reported over budget and waits for the operator (or its agent is stopped, with the kind\'s `onBudget: \'stop\'`). Default: none.',
+    },
   },
   additionalProperties: false,
 } as const;
@@ -126,6 +131,11 @@ const kindSchema = {
       description: 'When readying fails: `start` the agent all the same, its prompt naming the failed step, or `refuse` the stage until retry finds the place ready. Default `refuse`.',
     },
     stages: { type: 'array', items: stageSchema, minItems: 1, description: 'The stages, in order.' },
+    limits: { ...limitsSchema, description: 'Limits on each of the kind\'s stages, under a stage\'s own and over the config\'s.' },
+    onBudget: {
+      enum: ['wait', 'stop'],
+      description: 'When a stage passes `limits.tokens`: `wait` reports it over budget and leaves its agent to the operator; `stop` stops the agent and the stage waits, saying why. Default `wait`.',
+    },
   },
   required: ['name', 'stages'],
   additionalProperties: false,
@@ -184,6 +194,21 @@ export const configSchema = {
           env: envSchema,
           configDir: { type: 'string', description: 'The agent\'s config folder (CLAUDE_CONFIG_DIR for Claude Code).' },
         },
+        additionalProperties: false,
+      },
+    },
+    pricing: {
+      type: 'object',
+      description: 'Prices by model id as the agent records it (`claude-sonnet-4-5`; a key also prices the id with a date suffix, `claude-sonnet-4-5-20250929`), in US dollars per million tokens. Status shows a cost only for usage whose every model is priced here (or whose agent recorded its own cost).',
+      additionalProperties: {
+        type: 'object',
+        properties: {
+          input: { type: 'number', minimum: 0, description: 'Per million input tokens not read from or written to the cache.' },
+          output: { type: 'number', minimum: 0, description: 'Per million output tokens.' },
+          cacheRead: { type: 'number', minimum: 0, description: 'Per million input tokens read from the prompt cache.' },
+          cacheWrite: { type: 'number', minimum: 0, description: 'Per million input tokens written to the prompt cache.' },
+        },
+        required: ['input', 'output', 'cacheRead', 'cacheWrite'],
         additionalProperties: false,
       },
     },

@@ -11,6 +11,10 @@ export interface DecideLimits {
   stuckAfterMs: number;
   promptTimeoutMs: number;
   fixRounds: number;
+  /** The stage's token budget (`limits.tokens`), if it has one. */
+  tokens?: number;
+  /** Past the budget: `wait` for the operator (default), or `stop` the agent. */
+  onBudget?: 'wait' | 'stop';
 }
 
 /** One reading of what is true now. */
@@ -26,6 +30,8 @@ export interface Facts {
   prompt?: PromptState;
   /** True when the agent accepts input now (its input box is up), where the driver can tell. */
   acceptsInput?: boolean;
+  /** The stage's tokens so far, as its agent's record counts them (read only where a budget applies). */
+  tokens?: number;
 }
 
 /** The one thing to do next. */
@@ -40,6 +46,8 @@ export type Action =
   | { type: 'mark-waiting'; needs: string }
   | { type: 'clear-waiting' }
   | { type: 'mark-stuck'; since: string }
+  | { type: 'mark-over-budget'; tokens: number; limit: number }
+  | { type: 'stop-over-budget'; reason: string }
   | { type: 'mark-not-ready' }
   | { type: 'finish' };
 
@@ -119,6 +127,14 @@ function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Ac
   const stage = record.stage!;
   const agent = facts.agent;
   if (!agent) return { type: 'wait', reason: 'no agent reading' };
+  // Past its token budget: reported once with its figures; then the operator decides, unless the
+  // kind asks for its agent to be stopped. Nothing else about the stage changes.
+  if (limits.tokens !== undefined && facts.tokens !== undefined && facts.tokens > limits.tokens) {
+    if (!stage.overBudget) return { type: 'mark-over-budget', tokens: facts.tokens, limit: limits.tokens };
+    if (limits.onBudget === 'stop' && !stage.overBudget.stopped && isRunning(agent)) {
+      return { type: 'stop-over-budget', reason: `${stage.name} used ${facts.tokens} tokens, over its budget of ${limits.tokens}` };
+    }
+  }
   if (agent.state === 'exited' || agent.state === 'not-up') {
     if (stage.waiting) return { type: 'wait', reason: 'waiting on the operator' };
     return { type: 'mark-waiting', needs: exitedNeeds(agent) };
@@ -135,6 +151,7 @@ function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Ac
     return stage.stuck?.since === since ? { type: 'wait', reason: 'stuck' } : { type: 'mark-stuck', since };
   }
   if (stage.stuck) return { type: 'clear-waiting' };
+  if (stage.overBudget) return { type: 'wait', reason: 'over its token budget: waiting on the operator' };
   return { type: 'wait', reason: 'the agent is working' };
 }
 

@@ -38,7 +38,8 @@ export async function tell(repository: Repository, key: string, typed: string): 
         details: { place: record.id },
       });
     }
-    const limits = limitsOf(repository, kindOf(repository.flume, record.kind).stages[record.stage!.index]);
+    const kind = kindOf(repository.flume, record.kind);
+    const limits = limitsOf(repository, kind.stages[record.stage!.index], kind);
     const since = new Date(Date.now() - 1000).toISOString();
     for (let sends = 1; sends <= 2; sends++) {
       await (sends === 1 ? driver.send(handle, text) : driver.resend(handle, text));

@@ -8,6 +8,7 @@ import type { Flume } from '../plugin.js';
 import type { AgentHandle, AgentReading, DeliveryState, KindDef, StageState } from '../types.js';
 import { deliverableRequest, type PlaceReading, type Reading } from './reading.js';
 import { exitedNeeds, fingerprint } from './decide.js';
+import type { UsageView } from './usage.js';
 
 /** A stage as status reports it. */
 export interface StageView {
@@ -21,6 +22,10 @@ export interface StageView {
   deliverable: string;
   needs?: string;
   stuckSince?: string;
+  /** What this run of the stage used so far, from its agent's own record (where its driver reports it). */
+  usage?: UsageView;
+  /** The stage passed its token budget (`limits.tokens`): its tokens then, the budget, and whether its agent was stopped for it. */
+  overBudget?: { tokens: number; limit: number; stopped?: boolean };
   delivered?: { at: string; what: string };
   progress?: { done: number; total: number };
   /** Why the deliverable is not there though something stands in its place, as its reader says. */
@@ -66,7 +71,14 @@ export async function readAgents(flume: Flume, handles: AgentHandle[]): Promise<
  * Reads the place's current stage; null when no stage has started. Its agent comes from `agents`
  * (readAgents over every place's agent at once), or is read here when absent from it.
  */
-export async function stageView(flume: Flume, reading: Reading, place: PlaceReading, kind: KindDef, agents?: Promise<AgentReadings>): Promise<StageView | null> {
+export async function stageView(
+  flume: Flume,
+  reading: Reading,
+  place: PlaceReading,
+  kind: KindDef,
+  agents?: Promise<AgentReadings>,
+  cost: { usage?: UsageView; budget?: number } = {},
+): Promise<StageView | null> {
   const record = place.record.stage;
   if (!record) return null;
   const stage = kind.stages.find((s) => s.name === record.name) ?? kind.stages[record.index];
@@ -133,6 +145,14 @@ export async function stageView(flume: Flume, reading: Reading, place: PlaceRead
       view.state = 'waiting';
       view.needs = agent.needs ?? (agent.dialog === 'permission' ? 'a permission prompt is open' : 'it stopped and says nothing more');
     }
+  }
+  if (cost.usage) view.usage = cost.usage;
+  // Past its budget as recorded, or as read now before a step records it (as a delivery is).
+  const live = cost.budget !== undefined && cost.usage && cost.usage.total > cost.budget ? { tokens: cost.usage.total, limit: cost.budget } : undefined;
+  const over = record.overBudget ? { tokens: record.overBudget.tokens, limit: record.overBudget.limit, ...(record.overBudget.stopped ? { stopped: true } : {}) } : live;
+  if (over) {
+    view.overBudget = over;
+    if (view.state === 'working' || view.state === 'stuck') view.state = 'over-budget';
   }
   return view;
 }

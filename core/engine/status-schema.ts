@@ -5,6 +5,36 @@
 
 const nullableString = { type: ['string', 'null'] } as const;
 
+const countsProperties = {
+  input: { type: 'integer', minimum: 0, description: 'Input tokens not read from or written to the prompt cache.' },
+  output: { type: 'integer', minimum: 0, description: 'Output tokens.' },
+  cacheRead: { type: 'integer', minimum: 0, description: 'Input tokens read from the prompt cache.' },
+  cacheWrite: { type: 'integer', minimum: 0, description: 'Input tokens written to the prompt cache.' },
+} as const;
+
+const countsSchema = { type: 'object', required: ['input', 'output', 'cacheRead', 'cacheWrite'], properties: countsProperties, additionalProperties: false } as const;
+
+const usageProperties = {
+  ...countsProperties,
+  total: { type: 'integer', minimum: 0, description: 'input + output + cacheRead + cacheWrite: what `limits.tokens` is held against.' },
+  replies: { type: 'integer', minimum: 0, description: 'Model replies counted, each once (Claude Code writes a reply as several lines with one message id).' },
+  models: { type: 'object', additionalProperties: countsSchema, description: 'Tokens by model id, as the agent\'s record names it.' },
+  cost: { type: ['number', 'null'], minimum: 0, description: 'In US dollars: from the config\'s `pricing` when it prices every model used, else the agent\'s own recorded cost; null when neither is known (never an estimate).' },
+  costSource: { enum: ['pricing', 'transcript'], description: 'Where the cost comes from.' },
+  costNote: { type: 'string', description: 'Why there is no cost.' },
+} as const;
+
+const usageRequired = ['input', 'output', 'cacheRead', 'cacheWrite', 'total', 'replies', 'models', 'cost'] as const;
+
+/** The tokens of a stage run (or a place), from its agent's own record. */
+const usageSchema = {
+  type: 'object',
+  description: 'Tokens and cost from the agent\'s own record (Claude Code: `message.usage` of each reply in its transcript, subagents included).',
+  required: usageRequired,
+  properties: usageProperties,
+  additionalProperties: false,
+} as const;
+
 const agentSchema = {
   type: 'object',
   required: ['driver', 'host', 'sessionId', 'state'],
@@ -28,13 +58,21 @@ const stageSchema = {
     name: { type: 'string' },
     index: { type: 'integer', minimum: 0, description: 'The stage\'s index among the kind\'s stages, from 0.' },
     of: { type: 'integer', minimum: 1, description: 'How many stages the kind has.' },
-    state: { enum: ['starting', 'working', 'waiting', 'stuck', 'never-started', 'delivered', 'not-ready', 'done'] },
+    state: { enum: ['starting', 'working', 'waiting', 'stuck', 'over-budget', 'never-started', 'delivered', 'not-ready', 'done'] },
     startedAt: { type: 'string' },
     attempt: { type: 'integer', minimum: 1 },
     delivery: { enum: ['sending', 'taken', 'unknown', 'never-started'], description: 'Whether the stage\'s prompt was taken, as its transcript says.' },
     deliverable: { type: 'string', description: 'The deliverable type that ends the stage.' },
     needs: { type: 'string', description: 'What an agent that stopped short needs, in its own words.' },
     stuckSince: { type: 'string' },
+    usage: usageSchema,
+    overBudget: {
+      type: 'object',
+      required: ['tokens', 'limit'],
+      description: 'The stage passed its token budget (`limits.tokens`): it waits for the operator, or its agent was stopped (the kind\'s `onBudget: \'stop\'`).',
+      properties: { tokens: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1 }, stopped: { const: true } },
+      additionalProperties: false,
+    },
     delivered: { type: 'object', required: ['at', 'what'], properties: { at: { type: 'string' }, what: { type: 'string' } }, additionalProperties: false },
     progress: { type: 'object', required: ['done', 'total'], properties: { done: { type: 'integer' }, total: { type: 'integer' } }, additionalProperties: false },
     deliverableProblem: { type: 'string', description: 'Why the deliverable is not there though something stands in its place (a report whose verdict cannot be read), as its reader says.' },
@@ -95,6 +133,25 @@ const placeSchema = {
       additionalProperties: false,
     },
     awaitsStart: { const: true, description: 'Launched with --no-start: no stage starts until flume stage or flume retry.' },
+    usage: {
+      type: 'object',
+      description: 'What the place\'s stage runs used in all, and each run\'s (ended ones first, the current one last); present once any is known.',
+      required: [...usageRequired, 'complete', 'stages'],
+      properties: {
+        ...usageProperties,
+        complete: { type: 'boolean', description: 'True when every stage run\'s figures are known; else the sum covers only those that are.' },
+        stages: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name', 'startedAt', 'usage'],
+            properties: { name: { type: 'string' }, startedAt: { type: 'string' }, usage: { anyOf: [usageSchema, { type: 'null' }] } },
+            additionalProperties: false,
+          },
+        },
+      },
+      additionalProperties: false,
+    },
     problems: { type: 'array', items: { type: 'string' } },
   },
   additionalProperties: false,

@@ -9,10 +9,11 @@ import type { FlumePlugin } from '../plugin.js';
 import { knownRepositories } from '../state/host.js';
 import { lockHolder } from '../state/lock.js';
 import { keyOf, placeLockFile, readRecord, readRecords, type BrokenRecord } from '../state/store.js';
-import type { PlaceRecord } from '../types.js';
+import type { AgentUsage, FlumeConfig, PlaceRecord } from '../types.js';
 import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { readAgents, stageView, type AgentReadings, type StageView } from './stage-view.js';
 import { supervisorState } from './supervisor-state.js';
+import { agentUsage, budgetOf, sumUsage, usageView, type UsageView } from './usage.js';
 
 /** One place as status reports it. The shape is published as status.schema.json. */
 export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 'repo' | 'path' | 'branch' | 'target' | 'base' | 'brief' | 'createdAt'> {
@@ -27,8 +28,17 @@ export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 
   kept?: PlaceRecord['kept'];
   /** Launched with --no-start: no stage starts until `flume stage` or `flume retry`. */
   awaitsStart?: boolean;
+  /** What the place's stages used, from their agents' own records: in all, and stage by stage (ended ones first). */
+  usage?: PlaceUsage;
   /** Anything status cannot square: a worktree gone, a launch interrupted. */
   problems: string[];
+}
+
+/** A place's usage: its stages' summed, and each stage run's (null where its figures are unknown). */
+export interface PlaceUsage extends UsageView {
+  /** True when every stage run's figures are known (else the sum covers only those that are). */
+  complete: boolean;
+  stages: Array<{ name: string; startedAt: string; usage: UsageView | null }>;
 }
 
 /** A repository as status reports it. */
@@ -138,6 +148,13 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
   if (record.phase !== 'gone' && record.phase !== 'making' && !worktree && !live) problems.push(`its worktree ${record.path} is gone`);
   if (!branch && record.phase !== 'making' && !live) problems.push(`its branch ${record.branch} is gone`);
   const landing = await landingOf(reading, place);
+  const flume = repository.flume;
+  const handle = record.stage?.agent;
+  const current = handle && kind ? await agentUsage(flume, repository.info.commonDir, handle).catch(() => undefined) : undefined;
+  const stageUsage = current ? usageView(current, flume.config.pricing) : undefined;
+  const def = kind && record.stage ? kind.stages[record.stage.index] : undefined;
+  const budget = budgetOf(flume.config, kind, def).tokens;
+  const usage = placeUsage(record, current, flume.config.pricing);
   return {
     id: record.id,
     kind: record.kind,
@@ -153,12 +170,26 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
     worktree: { present: Boolean(worktree), locked: Boolean(worktree?.locked), head: worktree?.head ?? null },
     ready: record.ready,
     stages: kind?.stages.map((s) => s.name) ?? [],
-    stage: kind ? await stageView(repository.flume, reading, place, kind, agents) : null,
+    stage: kind ? await stageView(repository.flume, reading, place, kind, agents, { usage: stageUsage, budget }) : null,
     landing,
     ...(record.dropped ? { dropped: record.dropped } : {}),
     ...(record.kept ? { kept: record.kept } : {}),
     ...(!record.stage && record.launched?.start === false ? { awaitsStart: true } : {}),
+    ...(usage ? { usage } : {}),
     problems,
+  };
+}
+
+/** The place's usage from its ended stages' (kept in its history) and its current stage's; undefined when none is known. */
+function placeUsage(record: PlaceRecord, current: AgentUsage | undefined, pricing: FlumeConfig['pricing']): PlaceUsage | undefined {
+  const runs: Array<{ name: string; startedAt: string; usage?: AgentUsage }> = [...record.history];
+  if (record.stage) runs.push({ name: record.stage.name, startedAt: record.stage.startedAt, usage: current });
+  const known = runs.flatMap((run) => (run.usage ? [run.usage] : []));
+  if (known.length === 0) return undefined;
+  return {
+    ...usageView(sumUsage(known), pricing),
+    complete: known.length === runs.length,
+    stages: runs.map((run) => ({ name: run.name, startedAt: run.startedAt, usage: run.usage ? usageView(run.usage, pricing) : null })),
   };
 }
 

@@ -18,6 +18,7 @@ import { readPlaces, deliverableRequest, type PlaceReading, type Reading } from 
 import { readyPlace } from './ready.js';
 import { stageStart } from './stage-start.js';
 import { awaitPrompt } from './deliver.js';
+import { agentUsage, budgetOf, tokensOf, totalCounts } from './usage.js';
 
 /** How a step runs. */
 export interface StepOptions {
@@ -51,7 +52,7 @@ export async function advance(repository: Repository, key: string, options: Step
       if (!record) return { actions };
       const kind = repository.flume.kinds.get(record.kind);
       if (!kind) return { record, actions };
-      const limits = limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined);
+      const limits = limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined, kind);
       const prior = round === 0 && options.prior && JSON.stringify(options.prior.record) === JSON.stringify(record) ? { ...options.prior.facts, now: options.now?.() ?? Date.now() } : undefined;
       const reused = carried ?? (prior && decide(kind, record, prior, limits).type === 'mark-delivered' ? prior : undefined);
       const facts = reused ? { ...reused, now: options.now?.() ?? Date.now() } : await freshFacts(repository, record, kind, options);
@@ -64,7 +65,7 @@ export async function advance(repository: Repository, key: string, options: Step
       if (action.type === 'start-stage') readied = false;
       // A delivered stage's agent was stopped (stop throws unless its process is gone): what comes
       // next is decided on the delivery just read, with the agent ended, not on another reading.
-      if (action.type === 'stop-agent') carried = { ...facts, agent: { state: 'exited' } };
+      if (action.type === 'stop-agent' || action.type === 'stop-over-budget') carried = { ...facts, agent: { state: 'exited' } };
     }
     return { record: await readRecord(commonDir, key), actions };
   }, { timeoutMs: options.lockTimeoutMs ?? 30_000 });
@@ -75,15 +76,17 @@ async function freshFacts(repository: Repository, record: PlaceRecord, kind: Kin
   return gather(repository, reading, reading.places[0], kind, options.now?.() ?? Date.now());
 }
 
-/** The limits in force for a stage: the stage's own, then the config's, then flume's defaults. */
-export function limitsOf(repository: Repository, stage?: StageDef): DecideLimits & { startTimeoutMs: number } {
-  const config = repository.flume.config.limits ?? {};
+/** The limits in force for a stage: the stage's own, then its kind's, then the config's, then flume's defaults. */
+export function limitsOf(repository: Repository, stage?: StageDef, kind?: KindDef): DecideLimits & { startTimeoutMs: number } {
+  const config = { ...repository.flume.config.limits, ...kind?.limits };
   const own = stage?.limits ?? {};
+  const budget = budgetOf(repository.flume.config, kind, stage);
   return {
     stuckAfterMs: toMs(own.stuckAfter ?? config.stuckAfter, 20 * 60_000),
     promptTimeoutMs: toMs(own.promptTimeout ?? config.promptTimeout, 20_000),
     startTimeoutMs: toMs(own.startTimeout ?? config.startTimeout, 60_000),
     fixRounds: own.fixRounds ?? config.fixRounds ?? 2,
+    ...(budget.tokens !== undefined ? { tokens: budget.tokens, onBudget: budget.onBudget } : {}),
   };
 }
 
@@ -107,6 +110,11 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
   const driver = handle ? flume.agents.get(handle.driver) : undefined;
   if (handle && driver) {
     facts.agent = await driver.read(handle);
+    // The stage's tokens, read (from where the last reading stopped) only where a budget applies.
+    if (stage.delivery === 'taken' && budgetOf(flume.config, kind, def).tokens !== undefined) {
+      const usage = await agentUsage(flume, repository.info.commonDir, handle);
+      if (usage) facts.tokens = tokensOf(totalCounts(usage));
+    }
     if (stage.delivery !== 'taken') {
       const confirm = flume.hooks.confirmPrompt.get(handle.driver);
       facts.prompt = confirm?.isUsed() ? await callHook(`confirmPrompt(${handle.driver})`, confirm, { handle, text: stage.prompt, since: stage.startedAt }) : undefined;
@@ -154,6 +162,18 @@ async function act(repository: Repository, record: PlaceRecord, kind: KindDef, a
     case 'mark-stuck':
       stage!.stuck = { since: action.since, at: stamp };
       break;
+    case 'mark-over-budget':
+      stage!.overBudget = { at: stamp, tokens: action.tokens, limit: action.limit };
+      break;
+    case 'stop-over-budget':
+      // The kind's onBudget 'stop': the agent is asked to quit as `flume stop` does; stop throws
+      // unless its process is gone. The stage then waits for the operator, saying why.
+      await driverFor(repository, record).stop(stage!.agent!);
+      stage!.overBudget = { ...stage!.overBudget!, stopped: true };
+      stage!.waiting = { needs: `its agent was stopped: ${action.reason} (limits.tokens); retry the stage, or raise its budget`, at: stamp };
+      await writeRecord(commonDir, record);
+      await appendEvent(commonDir, key, { event: 'agent-stopped', reason: action.reason });
+      return;
     case 'mark-not-ready':
       record.held = { at: stamp, reason: `readying failed at "${record.ready.failed?.step}"; mend it and run flume retry` };
       break;
@@ -188,7 +208,9 @@ export async function startStage(
   }
   const previous = record.stage;
   if (previous) {
-    record.history.push({ name: previous.name, startedAt: previous.startedAt, endedAt: new Date().toISOString(), ...(previous.delivered ? { delivered: previous.delivered.what } : {}) });
+    // What the ended stage used, kept with it: its agent has ended, so its record is whole.
+    const usage = previous.agent ? await agentUsage(flume, commonDir, previous.agent).catch(() => undefined) : undefined;
+    record.history.push({ name: previous.name, startedAt: previous.startedAt, endedAt: new Date().toISOString(), ...(previous.delivered ? { delivered: previous.delivered.what } : {}), ...(usage ? { usage } : {}) });
   }
   // One reading serves the head and the deliverable check below: the place's agent has ended and
   // the next has not started, so nothing moves the branch in between (its place holds this record).
@@ -237,7 +259,7 @@ export async function startStage(
   await writeRecord(commonDir, record);
   crashPoint('stage:agent-started');
   if (handle.host === 'printed') return;
-  const limits = limitsOf(repository, def);
+  const limits = limitsOf(repository, def, kind);
   const ready = await driver.waitForInput(handle, limits.startTimeoutMs);
   if (ready !== 'ready') {
     record.stage.delivery = ready === 'exited' ? 'never-started' : 'unknown';
@@ -272,7 +294,7 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: A
   await (again ? driver.resend(handle, stage.prompt) : driver.send(handle, stage.prompt));
   crashPoint('stage:prompt-sent');
   const kind = repository.flume.kinds.get(record.kind);
-  const limits = limitsOf(repository, kind?.stages[stage.index]);
+  const limits = limitsOf(repository, kind?.stages[stage.index], kind);
   const taken = await awaitPrompt(repository.flume, handle, stage.prompt, stage.startedAt, limits.promptTimeoutMs);
   if (taken === 'taken') {
     stage.delivery = 'taken';

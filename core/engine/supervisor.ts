@@ -199,7 +199,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
       }
       if (!kind || !settled(keyOf(record))) return;
       const { facts, fresh } = await factsOf(entry.memo, repository, reading, place, kind);
-      const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined));
+      const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined, kind));
       if (action.type === 'wait') return;
       // Checked again: deciding awaited, and only one step a place may be under way.
       if (!settled(keyOf(record))) return;

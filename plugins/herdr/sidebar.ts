@@ -53,7 +53,7 @@ export function rowTokens(place: PlaceStatus): SidebarRow['tokens'] {
     flume_state: place.state === 'active' ? stage?.state : place.state,
     flume_agent: stage?.agent?.state,
     flume_tasks: stage?.progress ? `${stage.progress.done} of ${stage.progress.total}` : undefined,
-    flume_needs: stage?.needs ? `needs: ${stage.needs}` : stage?.stuckSince ? `stuck since ${clock(stage.stuckSince)}` : stage?.state === 'never-started' ? 'prompt never taken' : undefined,
+    flume_needs: stage?.needs ? `needs: ${stage.needs}` : stage?.overBudget ? `over budget: ${stage.overBudget.tokens} of ${stage.overBudget.limit} tokens` : stage?.stuckSince ? `stuck since ${clock(stage.stuckSince)}` : stage?.state === 'never-started' ? 'prompt never taken' : undefined,
   };
   const tokens: SidebarRow['tokens'] = {};
   for (const name of SIDEBAR_TOKENS) {

@@ -47,7 +47,10 @@ async function press(t: RealRepo, pane: string, ...keys: string[]): Promise<void
 
 describe('a prompt flume sends to the real Claude Code', () => {
   it('is typed when short, and taken: the real transcript holds it as a typed prompt', async () => {
-    const t = await repoWith({ script: ['On it.'] });
+    // The reply's usage, scripted: status must show exactly these figures, read from the transcript.
+    const usage = { input_tokens: 1234, output_tokens: 56, cache_read_input_tokens: 7890, cache_creation_input_tokens: 321 };
+    // Two blocks: the real program writes a line for each, both with the reply's message id.
+    const t = await repoWith({ script: [{ blocks: [{ type: 'text', text: 'On it.' }, { type: 'text', text: 'Done.' }], usage }] });
     const brief = 'Mend the off-by-one in the parser, please.';
     const started = Date.now();
     const place = await t.launch('fix', 'short', brief);
@@ -69,6 +72,14 @@ describe('a prompt flume sends to the real Claude Code', () => {
     expect(place.stage.agent.version).toBe(CLAUDE_VERSION);
     expect(view.stage.agent.version).toBe(CLAUDE_VERSION);
     expect((await t.flume(['status', '--repo', t.repo])).stdout).toContain(`agent claude-code ${CLAUDE_VERSION} idle in tmux`);
+    // What the stage cost, from the real program's record of the one reply: the scripted figures, once.
+    const model = t.api.requests[0]!.body.model!;
+    const tokens = { input: 1234, output: 56, cacheRead: 7890, cacheWrite: 321 };
+    expect(view.stage.usage).toMatchObject({ ...tokens, total: 9501, replies: 1, models: { [model]: tokens } });
+    expect(Object.keys(view.stage.usage.models)).toEqual([model]);
+    // (It wrote the reply as two lines, one id, each with the whole usage: counted once.)
+    const lines = transcript(path).filter((l) => l.type === 'assistant');
+    expect(lines.map((l) => [l.message.id, l.message.usage.input_tokens])).toEqual([[lines[0].message.id, 1234], [lines[0].message.id, 1234]]);
     console.log(`flume-agents: short prompt launched and confirmed in ${launchMs} ms`);
   });
 

@@ -31,6 +31,19 @@ export interface Reply {
   delayMs?: number;
   /** Hold the reply after `message_start` until this settles: busy until the test says so. */
   until?: Promise<unknown>;
+  /**
+   * The reply's usage: input and cache figures go in `message_start`, `output_tokens` in
+   * `message_delta`, as the API sends them. Default 100 in, 20 out, no cache.
+   */
+  usage?: Usage;
+}
+
+/** A reply's token counts, as the Messages API names them. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
 }
 
 /** A reply as a test writes it: a bare string is one text block. */
@@ -280,7 +293,8 @@ async function stream(res: ServerResponse, reply: Reply, model: string): Promise
   const gone = new Promise<void>((resolve) => res.on('close', resolve));
   const send = (event: string, data: unknown): void => void res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   const { content: _content, stop_reason: stopReason, usage: _usage, ...start } = message(reply, model, false);
-  send('message_start', { type: 'message_start', message: { ...start, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 } } });
+  const usage = reply.usage ?? DEFAULT_USAGE;
+  send('message_start', { type: 'message_start', message: { ...start, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
   send('ping', { type: 'ping' });
   if (reply.delayMs) await Promise.race([sleep(reply.delayMs), gone]);
   if (reply.until) await Promise.race([reply.until, gone]);
@@ -295,7 +309,7 @@ async function stream(res: ServerResponse, reply: Reply, model: string): Promise
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   });
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 20 } });
+  send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -310,9 +324,11 @@ function message(reply: Reply, model: string, withIds: boolean) {
     content: reply.blocks.map((b) => (b.type === 'text' ? b : { type: 'tool_use', id: b.id ?? (withIds ? toolUseId() : ''), name: b.name, input: b.input })),
     stop_reason: reply.stopReason ?? (hasTool ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
-    usage: { input_tokens: 100, output_tokens: 20 },
+    usage: reply.usage ?? DEFAULT_USAGE,
   };
 }
+
+const DEFAULT_USAGE: Usage = { input_tokens: 100, output_tokens: 20 };
 
 function waitFor<T>(get: () => T | undefined, waiters: Array<() => void>, timeoutMs: number, what: string): Promise<T> {
   return new Promise((resolve, reject) => {

@@ -46,7 +46,7 @@ refuse(options.permissionMode === 'bypassPermissions' && process.getuid?.() === 
 refuse(!process.stdin.isTTY && 'Error: fake-claude needs a terminal (run it in a tmux pane).');
 
 const statePath = join(configDir, 'sessions', `${process.pid}.json`);
-const transcript = new Transcript({ configDir, cwd, sessionId: options.sessionId, model: options.model, permissionMode: options.permissionMode, lagMs: script.transcriptLagMs });
+const transcript = new Transcript({ configDir, cwd, sessionId: options.sessionId, model: options.model, permissionMode: options.permissionMode, lagMs: script.transcriptLagMs, usage: script.usage });
 const app = {
   version: VERSION,
   model: options.model,

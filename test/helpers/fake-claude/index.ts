@@ -32,6 +32,8 @@ export interface FakeScript {
   footerReadyMs?: number;
   dropInputs?: number;
   transcriptLagMs?: number;
+  /** The `message.usage` of every reply (default 10 in, 5 out, no cache), on each of its block lines. */
+  usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number };
   /** Every state-file change lands this late (default 250, as 2.1.332); the first write is at once. */
   stateLagMs?: number;
   pasteThreshold?: number;

@@ -17,6 +17,8 @@ const DEFAULTS = {
   idleNotifyAfterMs: 60000,
   trust: false,
   draft: '',
+  // The `message.usage` of every reply, written on each of its block lines as 2.1.332 does.
+  usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
   onPrompt: [],
 };
 const ACTIONS = ['say', 'run', 'sleepMs', 'waitFile', 'ask', 'permission', 'hang', 'crash', 'exit', 'draft'];

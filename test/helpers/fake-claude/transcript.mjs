@@ -19,8 +19,8 @@ export function encodeCwd(cwd) {
 
 /** Writes one session's transcript; `lagMs` delays every write, as Claude Code's writes can lag. */
 export class Transcript {
-  constructor({ configDir, cwd, sessionId, model, permissionMode, lagMs = 0 }) {
-    Object.assign(this, { cwd, sessionId, model, permissionMode, lagMs });
+  constructor({ configDir, cwd, sessionId, model, permissionMode, lagMs = 0, usage }) {
+    Object.assign(this, { cwd, sessionId, model, permissionMode, lagMs, usage });
     this.path = join(configDir, 'projects', encodeCwd(cwd), `${sessionId}.jsonl`);
     this.parent = null;
     this.pending = [];
@@ -79,7 +79,7 @@ export class Transcript {
         content: [block],
         stop_reason: stopReason,
         stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+        usage: { ...this.usage, service_tier: 'standard' },
       },
       requestId: `req_fake${randomBytes(8).toString('hex')}`,
     });

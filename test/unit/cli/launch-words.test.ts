@@ -16,6 +16,8 @@ describe("launch's progress words", () => {
     { type: 'mark-waiting', needs: 'I need the API key.' },
     { type: 'clear-waiting' },
     { type: 'mark-stuck', since: '2026-11-30T11:00:00.000Z' },
+    { type: 'mark-over-budget', tokens: 1_200_000, limit: 1_000_000 },
+    { type: 'stop-over-budget', reason: 'code used 1200000 tokens, over its budget of 1000000' },
     { type: 'mark-not-ready' },
     { type: 'finish' },
   ];

@@ -28,4 +28,16 @@ describe('status in words', () => {
     expect(describePlace(place())).toContain('landing: not-landed (1 patch not on main)');
     expect(describePlace(place({ landing: { state: 'not-landed', missing: 2 } }))).toContain('(2 patches not on main)');
   });
+
+  it('shows what a stage and its place cost, and a stage over budget', () => {
+    const counts = { input: 1200, output: 3400, cacheRead: 1_500_000, cacheWrite: 25_000 };
+    const usage = { ...counts, total: 1_529_600, replies: 12, models: { 'claude-sonnet-4-5': counts }, cost: 0.56, costSource: 'pricing' as const };
+    const unknown = { ...usage, cost: null, costSource: undefined, costNote: 'no price for claude-sonnet-4-5' };
+    const stage = { ...place().stage!, state: 'over-budget' as const, needs: undefined, deliverableProblem: undefined, usage, overBudget: { tokens: 1_529_600, limit: 1_000_000 } };
+    const text = describePlace(place({ stage, usage: { ...unknown, complete: false, stages: [{ name: 'code', startedAt: '', usage: null }, { name: 'verify', startedAt: '', usage }] } }));
+    expect(text).toContain('  over budget: 1529600 tokens of 1000000 (limits.tokens); it waits for you');
+    expect(text).toContain('  cost: 1.5M tokens (1.2k in, 3.4k out, 1.5M cache read, 25k cache write; claude-sonnet-4-5), $0.5600\n');
+    expect(text).toContain('  place cost: 1.5M tokens (1.2k in, 3.4k out, 1.5M cache read, 25k cache write; claude-sonnet-4-5), cost unknown over 2 stage runs (some unknown)\n');
+    expect(render({ version: 1, generatedAt: '', repositories: [], places: [place({ stage })] })).toContain('over budget: 1529600 of 1000000 tokens');
+  });
 });

@@ -194,4 +194,28 @@ describe('decide', () => {
       expect(decide(kind, place({}), facts({ agent: { state: 'exited' } }), limits).type).toBe('mark-waiting');
     });
   });
+
+  describe('a token budget', () => {
+    const budget = { ...limits, tokens: 1000 };
+    it('reports a stage past its budget once, with its figures, and ends nothing', () => {
+      expect(decide(kind, place({}), facts({ tokens: 1000 }), budget).type).toBe('wait');
+      expect(decide(kind, place({}), facts({ tokens: 1001 }), budget)).toEqual({ type: 'mark-over-budget', tokens: 1001, limit: 1000 });
+      const over = place({ overBudget: { at: at(1), tokens: 1001, limit: 1000 } });
+      expect(decide(kind, over, facts({ tokens: 5000 }), budget)).toEqual({ type: 'wait', reason: expect.stringContaining('over its token budget') });
+      // It goes on to wait on what the agent says, and a delivery still ends the stage.
+      expect(decide(kind, over, facts({ tokens: 5000, agent: { state: 'idle', turnEnded: true, needs: 'Done?' } }), budget)).toEqual({ type: 'mark-waiting', needs: 'Done?' });
+      expect(decide(kind, over, facts({ tokens: 5000, deliverable: { present: true, what: 'change x' } }), budget).type).toBe('mark-delivered');
+    });
+    it('reads no budget where none is set, whatever the tokens', () => {
+      expect(decide(kind, place({}), facts({ tokens: 10 ** 9 }), limits).type).toBe('wait');
+    });
+    it("stops the agent past its budget when the kind says onBudget 'stop', once", () => {
+      const stop = { ...budget, onBudget: 'stop' as const };
+      const over = place({ overBudget: { at: at(1), tokens: 1001, limit: 1000 } });
+      expect(decide(kind, place({}), facts({ tokens: 1001 }), stop).type).toBe('mark-over-budget');
+      expect(decide(kind, over, facts({ tokens: 1200 }), stop)).toMatchObject({ type: 'stop-over-budget', reason: expect.stringContaining('1200 tokens, over its budget of 1000') });
+      const stopped = place({ overBudget: { at: at(1), tokens: 1001, limit: 1000, stopped: true }, waiting: { needs: 'stopped', at: at(2) } });
+      expect(decide(kind, stopped, facts({ tokens: 1200, agent: { state: 'exited' } }), stop).type).toBe('wait');
+    });
+  });
 });
