@@ -10,7 +10,8 @@
  * the totals so far; the next call reads only the bytes after that offset, and starts the file again
  * when it shrank or is another file (inode changed).
  */
-import { open, readdir } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { AgentUsage, TokenCounts } from '../../core/index.js';
 
@@ -54,7 +55,12 @@ export async function readUsage(path: string, cursor?: unknown): Promise<{ usage
   const next: UsageCursor = { version: 1, files: { [path]: main.file } };
   let bytesRead = main.bytesRead;
   const folder = join(dirname(path), basename(path, '.jsonl'), 'subagents');
-  const names = await readdir(folder).catch(() => [] as string[]);
+  let names: string[] = [];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    // No subagent ran: no folder.
+  }
   for (const name of names.filter((n) => n.endsWith('.jsonl')).sort()) {
     const file = join(folder, name);
     const read = await readFileUsage(file, before.files[file]).catch(() => undefined);
@@ -67,6 +73,13 @@ export async function readUsage(path: string, cursor?: unknown): Promise<{ usage
 
 /** One file's usage from its cursor on; undefined when the file is missing. */
 async function readFileUsage(path: string, previous?: FileCursor): Promise<{ file: FileCursor; bytesRead: number } | undefined> {
+  // Read to its end before and the same file at that size: nothing to open (status asks of every
+  // place, and most transcripts are idle).
+  if (previous) {
+    const info = statSync(path, { throwIfNoEntry: false });
+    if (!info) return undefined;
+    if (info.ino === previous.ino && info.dev === previous.dev && info.size === previous.offset) return { file: structuredClone(previous), bytesRead: 0 };
+  }
   let handle;
   try {
     handle = await open(path, 'r');

@@ -39,11 +39,16 @@ export async function agentUsage(flume: Flume, commonDir: string, handle: AgentH
   const driver = flume.agents.get(handle.driver);
   if (!driver?.usage) return undefined;
   const file = cacheFile(commonDir, handle.sessionId);
-  const cached = await readFile(file, 'utf8').then((text) => JSON.parse(text) as Cached, () => undefined);
+  // A cursor this process wrote or read is a valid place to go on from, even if another process has
+  // since stored a later one (reading on from an earlier cursor reads more, never counts twice): a
+  // process that asks again and again (the supervisor answering status) reads no cache file.
+  const cached = KEPT.get(file) ?? (await readFile(file, 'utf8').then((text) => JSON.parse(text) as Cached, () => undefined));
   const read = await driver.usage(handle, cached?.driver === handle.driver ? cached.cursor : undefined).catch(() => undefined);
   if (!read) return cached?.usage;
   const next: Cached = { driver: handle.driver, usage: read.usage, cursor: read.cursor };
   if (JSON.stringify(next) !== JSON.stringify(cached)) await writeCache(commonDir, file, next).catch(() => undefined);
+  if (KEPT.size >= 1000) KEPT.delete(KEPT.keys().next().value!);
+  KEPT.set(file, structuredClone(next));
   return read.usage;
 }
 
@@ -127,6 +132,9 @@ interface Cached {
   usage: AgentUsage;
   cursor: unknown;
 }
+
+/** The last cursor of each session this process read or wrote, by cache file. */
+const KEPT = new Map<string, Cached>();
 
 function cacheFile(commonDir: string, sessionId: string): string {
   return join(commonDir, 'flume', 'usage', `${sessionId.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
