@@ -3,6 +3,7 @@
  * confirms them in the transcript, reads the agent's state from its transcript (and, for dialogs,
  * its screen and its own state file), and stops it only when its process is truly gone.
  */
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
 import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
@@ -52,7 +53,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
   const configOf = (handle: AgentHandle) => handle.data?.configDir ?? options.configDir ?? defaultConfigDir();
   const transcriptOf = async (handle: AgentHandle) => {
     const fast = handle.transcriptPath ?? transcriptPath(configOf(handle), handle.cwd, handle.sessionId);
-    return (await exists(fast)) ? fast : findTranscript(configOf(handle), handle.sessionId);
+    return existsSync(fast) ? fast : findTranscript(configOf(handle), handle.sessionId);
   };
 
   /** The agent's environment, program and config folder; refuses a program that cannot start on a pane. */
@@ -335,10 +336,6 @@ async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Pro
   });
 }
 
-async function exists(path: string): Promise<boolean> {
-  const { access } = await import('node:fs/promises');
-  return access(path).then(() => true, () => false);
-}
 
 
 function signal(pid: number, name: NodeJS.Signals): void {

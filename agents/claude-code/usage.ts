@@ -68,7 +68,10 @@ export async function readUsage(path: string, cursor?: unknown): Promise<{ usage
     next.files[file] = read.file;
     bytesRead += read.bytesRead;
   }
-  return { usage: summarize(next, path), cursor: next, bytesRead };
+  // Nothing new in any file, and the same files: the cursor handed in is handed back as it is, so
+  // a caller can tell at a glance that nothing changed.
+  const unchanged = bytesRead === 0 && Object.keys(next.files).length === Object.keys(before.files).length && Object.entries(next.files).every(([file, at]) => before.files[file] === at);
+  return { usage: summarize(next, path), cursor: unchanged ? (before as UsageCursor) : next, bytesRead };
 }
 
 /** One file's usage from its cursor on; undefined when the file is missing. */
@@ -78,7 +81,7 @@ async function readFileUsage(path: string, previous?: FileCursor): Promise<{ fil
   if (previous) {
     const info = statSync(path, { throwIfNoEntry: false });
     if (!info) return undefined;
-    if (info.ino === previous.ino && info.dev === previous.dev && info.size === previous.offset) return { file: structuredClone(previous), bytesRead: 0 };
+    if (info.ino === previous.ino && info.dev === previous.dev && info.size === previous.offset) return { file: previous, bytesRead: 0 };
   }
   let handle;
   try {

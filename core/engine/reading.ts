@@ -3,6 +3,7 @@
  * and branches read once, files at each place's head fetched in one batch, and landing judged for
  * every place in one pass. The number of git processes does not grow with the number of places.
  */
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { DeliverableRequest } from '../hooks.js';
@@ -101,7 +102,9 @@ export function deliverableRequest(reading: Reading, place: PlaceReading, stage:
       return object?.type === 'tree' ? treeNames(object.content) : undefined;
     },
     async workingFile(path) {
-      return readFile(join(place.record.path, path), 'utf8').catch(() => undefined);
+      // Most places have no such file yet: asked first, so no error is made for each (status asks of every place).
+      const file = join(place.record.path, path);
+      return existsSync(file) ? readFile(file, 'utf8').catch(() => undefined) : undefined;
     },
     async workingFileWritten(path) {
       return stat(join(place.record.path, path)).then((s) => s.mtime.toISOString(), () => undefined);

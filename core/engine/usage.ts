@@ -45,10 +45,12 @@ export async function agentUsage(flume: Flume, commonDir: string, handle: AgentH
   const cached = KEPT.get(file) ?? (await readFile(file, 'utf8').then((text) => JSON.parse(text) as Cached, () => undefined));
   const read = await driver.usage(handle, cached?.driver === handle.driver ? cached.cursor : undefined).catch(() => undefined);
   if (!read) return cached?.usage;
+  // The driver handed the cursor back as it was: nothing was read, nothing to store.
+  if (cached && read.cursor === cached.cursor && KEPT.get(file) === cached) return read.usage;
   const next: Cached = { driver: handle.driver, usage: read.usage, cursor: read.cursor };
   if (JSON.stringify(next) !== JSON.stringify(cached)) await writeCache(commonDir, file, next).catch(() => undefined);
   if (KEPT.size >= 1000) KEPT.delete(KEPT.keys().next().value!);
-  KEPT.set(file, structuredClone(next));
+  KEPT.set(file, next);
   return read.usage;
 }
 
