@@ -148,10 +148,20 @@ function batchLoader(root: string) {
  */
 function keepObject(root: string, spec: string, value: { type: string; content: Buffer } | undefined): void {
   if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?:/.test(spec) || (value && value.content.length > 64 * 1024)) return;
-  if (OBJECTS.size >= 2000) OBJECTS.delete(OBJECTS.keys().next().value!);
+  // At most 2,000 answers and 8 MB: the oldest go first.
+  while (OBJECTS.size > 0 && (OBJECTS.size >= 2000 || keptBytes + (value?.content.length ?? 0) > 8 * 1024 * 1024)) {
+    const [oldest, kept] = OBJECTS.entries().next().value!;
+    keptBytes -= kept.value?.content.length ?? 0;
+    OBJECTS.delete(oldest);
+  }
+  const key = `${root}\0${spec}`;
+  const previous = OBJECTS.get(key);
+  if (previous) keptBytes -= previous.value?.content.length ?? 0;
+  keptBytes += value?.content.length ?? 0;
   // A copy: the answer is a slice of the whole batch's output, which it would otherwise keep alive.
-  OBJECTS.set(`${root}\0${spec}`, { value: value && { type: value.type, content: Buffer.from(value.content) } });
+  OBJECTS.set(key, { value: value && { type: value.type, content: Buffer.from(value.content) } });
 }
 
-/** Objects kept by `keepObject`. */
+/** Objects kept by `keepObject`, and the bytes of their contents. */
 const OBJECTS = new Map<string, { value: { type: string; content: Buffer } | undefined }>();
+let keptBytes = 0;
