@@ -3,52 +3,21 @@
  * text) can act on is a FlumeError: a SCREAMING_SNAKE code, a one-line message, and a fix that names
  * the safe next step. Only the CLI turns one into output and an exit code.
  */
+import { ERROR_CATALOGUE, type CatalogueCode } from './error-catalogue.js';
 
-/** Every code flume uses, with the exit code it maps to. Callers match on codes, never on text. */
-export const ERROR_CODES = {
-  BAD_USAGE: 2,
-  BAD_NAME: 1,
-  BAD_CONFIG: 1,
-  UNTRUSTED_CONFIG: 1,
-  CONFIG_HUNG: 1,
-  BAD_STATE: 1,
-  UNKNOWN_KIND: 1,
-  UNKNOWN_STAGE: 1,
-  UNKNOWN_PLACE: 1,
-  UNKNOWN_AGENT: 1,
-  NOT_A_REPOSITORY: 1,
-  NO_COMMIT: 1,
-  BAD_REF: 1,
-  PLACE_EXISTS: 1,
-  BRANCH_EXISTS: 1,
-  WORKTREE_EXISTS: 1,
-  PLACE_BUSY: 1,
-  PLACE_NOT_READY: 1,
-  PLACE_OVER: 1,
-  GIT_FAILED: 1,
-  READY_FAILED: 1,
-  TIDY_REFUSED: 1,
-  PLUGIN_FAILED: 1,
-  AGENT_NOT_UP: 1,
-  AGENT_ASKING: 1,
-  AGENT_WORKING: 1,
-  CANNOT_GO_ON: 1,
-  AGENT_BUSY: 1,
-  AGENT_RUNNING: 1,
-  AGENT_DID_NOT_EXIT: 1,
-  AGENT_START_FAILED: 1,
-  PROMPT_NOT_TAKEN: 1,
-  NO_PANE_HOST: 1,
-  WATCH_RUNNING: 1,
-  BRIEF_MISSING: 1,
-  BAD_TEXT: 1,
-  PLACES_UNSAFE: 1,
-  NO_TARGET: 1,
-  IO_FAILED: 1,
-} as const;
+/** Every code flume raises, with the exit code it maps to (from the catalogue, core/error-catalogue.ts). */
+export const ERROR_CODES = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [code, entry.exit])) as {
+  readonly [C in CatalogueCode]: (typeof ERROR_CATALOGUE)[C]['exit'];
+};
 
-/** A code from the catalogue above. */
-export type FlumeErrorCode = keyof typeof ERROR_CODES;
+/** A code from the catalogue. */
+export type FlumeErrorCode = CatalogueCode;
+
+/**
+ * A code a plugin raises of its own (`ACME_QUOTA`), kept as the plugin gave it when flume reports the
+ * error; it maps to exit code 1. flume's own code never uses one: the catalogue test holds to that.
+ */
+export type PluginErrorCode = string & { readonly pluginCode?: never };
 
 /** What a FlumeError carries beside its code and message. */
 export interface FlumeErrorOptions {
@@ -65,13 +34,13 @@ export interface FlumeErrorOptions {
 
 /** flume's error: a code from the catalogue, a one-line message, how to fix it. */
 export class FlumeError extends Error {
-  readonly code: FlumeErrorCode;
+  readonly code: FlumeErrorCode | PluginErrorCode;
   readonly fix?: string;
   readonly details: Record<string, unknown>;
   readonly plugin?: string;
   readonly hook?: string;
 
-  constructor(code: FlumeErrorCode, message: string, options: FlumeErrorOptions = {}) {
+  constructor(code: FlumeErrorCode | PluginErrorCode, message: string, options: FlumeErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'FlumeError';
     this.code = code;
@@ -83,7 +52,7 @@ export class FlumeError extends Error {
 
   /** The process exit code this error maps to: 2 for bad usage, 1 otherwise. */
   get exitCode(): number {
-    return ERROR_CODES[this.code];
+    return ERROR_CODES[this.code as FlumeErrorCode] ?? 1;
   }
 
   /** The JSON form printed by `--json` commands and returned over MCP. */
@@ -106,7 +75,9 @@ export function isFlumeError(error: unknown, code?: FlumeErrorCode): error is Fl
 
 /**
  * Wraps an error thrown inside a plugin's tap so the message says which plugin and hook failed.
- * A FlumeError keeps its code; anything else becomes PLUGIN_FAILED.
+ * The plugin's own code is kept: a FlumeError's, or an Error's string `code` (`ACME_QUOTA`), so a
+ * caller matching on it still can; anything else becomes PLUGIN_FAILED. Node's own codes (`ENOENT`,
+ * `ERR_…`) are the plugin failing, not its word, and also become PLUGIN_FAILED.
  */
 export function inPlugin(error: unknown, plugin: string, hook: string): FlumeError {
   if (error instanceof FlumeError) {
@@ -120,10 +91,22 @@ export function inPlugin(error: unknown, plugin: string, hook: string): FlumeErr
     });
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new FlumeError('PLUGIN_FAILED', `[${plugin}] ${hook} failed: ${message}`, {
-    fix: `Check the plugin "${plugin}"; the error came from its ${hook} tap.`,
+  const own = pluginCode(error);
+  const carried = (error ?? {}) as { fix?: unknown; details?: unknown };
+  return new FlumeError(own ?? 'PLUGIN_FAILED', `[${plugin}] ${hook} failed: ${message}`, {
+    fix: typeof carried.fix === 'string' ? carried.fix : `Check the plugin "${plugin}"; the error came from its ${hook} tap.`,
+    details: carried.details && typeof carried.details === 'object' ? (carried.details as Record<string, unknown>) : undefined,
     plugin,
     hook,
     cause: error,
   });
+}
+
+/** The code a plugin gave its error, when it gave one of its own (SCREAMING_SNAKE, not Node's). */
+function pluginCode(error: unknown): string | undefined {
+  if (!error || typeof error !== 'object') return undefined;
+  const { code } = error as { code?: unknown };
+  if (typeof code !== 'string' || !/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/.test(code)) return undefined;
+  if ('errno' in error || 'syscall' in error || code.startsWith('ERR_')) return undefined;
+  return code;
 }

@@ -3,7 +3,8 @@
  * families are HookMaps tapped with `.for(key)`. Read this file to see the whole lifecycle.
  */
 import tapable from 'tapable';
-import { inPlugin } from './errors.js';
+import { FlumeError, inPlugin } from './errors.js';
+import { badReturn, returnCheck, type ReturnCheck } from './hook-returns.js';
 import type { AgentHandle, AgentReading, PlaceRecord, PromptState, ReadyStep, StageDef } from './types.js';
 
 const { AsyncSeriesHook, AsyncSeriesBailHook, HookMap } = tapable;
@@ -105,59 +106,140 @@ export interface TidyCandidate {
 export function createHooks() {
   return Object.freeze({
     /** A place was made (or a stage starts in one already made) and is about to be readied; taps may add or check steps. */
-    beforeReady: track(new AsyncSeriesHook<[ReadyContext]>(['context'])),
+    beforeReady: track(new AsyncSeriesHook<[ReadyContext]>(['context']), 'beforeReady'),
     /** Keyed by driver: start a stage's agent; the first tap to answer returns its handle. */
-    startAgent: trackMap(new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentHandle | undefined>(['request']))),
+    startAgent: trackMap('startAgent', new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentHandle | undefined>(['request']))),
     /** Keyed by driver: what startAgent would run for a request (launch --dry-run), checked, nothing started or written; undefined when the tap cannot say. */
-    planAgent: trackMap(new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentPlan | undefined>(['request']))),
+    planAgent: trackMap('planAgent', new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentPlan | undefined>(['request']))),
     /** Keyed by driver: read the transcript for a sent text; answers taken / not-yet / unknown. */
-    confirmPrompt: trackMap(new HookMap(() => new AsyncSeriesBailHook<[ConfirmRequest], PromptState | undefined>(['request']))),
+    confirmPrompt: trackMap('confirmPrompt', new HookMap(() => new AsyncSeriesBailHook<[ConfirmRequest], PromptState | undefined>(['request']))),
     /** Keyed by driver: read the agent's state from its own record (and its screen for dialogs). */
-    readAgentState: trackMap(new HookMap(() => new AsyncSeriesBailHook<[AgentHandle], AgentReading | undefined>(['handle']))),
+    readAgentState: trackMap('readAgentState', new HookMap(() => new AsyncSeriesBailHook<[AgentHandle], AgentReading | undefined>(['handle']))),
     /** Keyed by deliverable type: read at one commit; answers present (with what) or absent. */
     readDeliverable: trackMap(
+      'readDeliverable',
       new HookMap(() => new AsyncSeriesBailHook<[DeliverableRequest], DeliverableReading | undefined>(['request'])),
     ),
     /** A place is about to be removed; a tap returning a string vetoes, and the string is the reason it is kept. */
-    beforeTidy: track(new AsyncSeriesBailHook<[TidyCandidate], string | undefined>(['candidate'])),
+    beforeTidy: track(new AsyncSeriesBailHook<[TidyCandidate], string | undefined>(['candidate']), 'beforeTidy', returnCheck('beforeTidy')),
   });
 }
 
 /** The hooks of a flume instance. */
 export type Hooks = ReturnType<typeof createHooks>;
 
-/** The keys of a HookMap that some plugin has tapped (e.g. every deliverable type a reader provides). */
-export function tappedKeys(map: { get(key: string): { isUsed(): boolean } | undefined }): string[] {
-  // tapable keeps a HookMap's hooks in `_map` and exposes no iterator over them.
-  const keys = [...((map as unknown as { _map: Map<string, unknown> })._map?.keys() ?? [])];
-  return keys.filter((key) => map.get(key)?.isUsed());
-}
-
-interface Tracked {
-  intercept(interceptor: { tap?: (tap: { name: string }) => void }): void;
-  /** The name of the tap running last, so an error can say which plugin threw it. */
-  currentTap?: string;
-}
-
-function track<H>(hook: H): H {
-  const tracked = hook as unknown as Tracked;
-  tracked.intercept({ tap: (tap) => (tracked.currentTap = tap.name) });
-  return hook;
-}
-
-function trackMap<H>(map: InstanceType<typeof HookMap<H>>): InstanceType<typeof HookMap<H>> {
-  map.intercept({ factory: (_key, hook) => track(hook) });
-  return map;
+/**
+ * The keys of a HookMap of `createHooks` that some plugin has tapped, in the order first tapped (e.g.
+ * every deliverable type a reader provides). A HookMap made elsewhere has none.
+ */
+export function tappedKeys(map: object): string[] {
+  return [...(TAPPED.get(map) ?? [])];
 }
 
 /**
- * Calls a hook and names the plugin whose tap failed: `[acme:kind:unit] readDeliverable failed: …`.
+ * Calls a hook. An error from a tap of flume's hooks already names its plugin and hook (each tap is
+ * wrapped when it registers: see `guard`), whatever other calls run at the same time; an error from
+ * a hook made elsewhere is named here, after its one tap when it has one.
  * `hookName` is the lifecycle name (with the key for a HookMap: `readDeliverable(commit)`).
  */
 export async function callHook<T, A extends unknown[]>(hookName: string, hook: { promise(...args: A): Promise<T> }, ...args: A): Promise<T> {
   try {
     return await hook.promise(...args);
   } catch (error) {
-    throw inPlugin(error, (hook as unknown as Tracked).currentTap ?? 'unknown plugin', hookName);
+    if (error instanceof FlumeError && error.plugin) throw error;
+    const taps = (hook as Partial<Interceptable>).taps ?? [];
+    throw inPlugin(error, taps.length === 1 ? taps[0].name : 'unknown plugin', hookName);
+  }
+}
+
+/** The keys tapped in each HookMap, kept here: tapable exposes no iterator over a map's hooks. */
+const TAPPED = new WeakMap<object, Set<string>>();
+
+type TapFn = (...args: unknown[]) => unknown;
+interface Tap {
+  name: string;
+  type: 'sync' | 'async' | 'promise';
+  fn: TapFn;
+}
+interface Interceptable {
+  taps: Tap[];
+  intercept(interceptor: { register?: (tap: Tap) => Tap }): void;
+}
+
+/** Wraps every tap of `hook` as it registers, so its errors and its return are its own (`guard`). */
+function track<H>(hook: H, name: string, check?: ReturnCheck, onTap?: () => void): H {
+  (hook as unknown as Interceptable).intercept({
+    register: (tap) => {
+      onTap?.();
+      return { ...tap, fn: guard(tap, name, check) };
+    },
+  });
+  return hook;
+}
+
+function trackMap<H>(family: string, map: InstanceType<typeof HookMap<H>>): InstanceType<typeof HookMap<H>> {
+  const keys = new Set<string>();
+  TAPPED.set(map, keys);
+  map.intercept({ factory: (key, hook) => track(hook, `${family}(${String(key)})`, returnCheck(family, String(key)), () => keys.add(String(key))) });
+  return map;
+}
+
+/**
+ * A tap's function wrapped in the knowledge of its own name: a throw or a rejection becomes an error
+ * naming the plugin (`inPlugin`), and a malformed return a PLUGIN_BAD_RETURN naming it. One mutable
+ * "tap running now" per hook would blame whichever tap of an overlapping call ran last.
+ */
+function guard(tap: Tap, hook: string, check: ReturnCheck | undefined): TapFn {
+  const { fn, name } = tap;
+  const blame = (error: unknown) => inPlugin(error, name, hook);
+  const judged = (value: unknown) => {
+    const problems = check && value !== undefined ? check(value) : undefined;
+    if (problems?.length) throw badReturn(name, hook, problems, value);
+    return value;
+  };
+  switch (tap.type) {
+    case 'promise':
+      return (...args) => {
+        let answer: unknown;
+        try {
+          answer = fn(...args);
+        } catch (error) {
+          return Promise.reject(blame(error));
+        }
+        return Promise.resolve(answer).then(judged, (error) => Promise.reject(blame(error)));
+      };
+    case 'async':
+      return (...args) => {
+        const callback = args.pop() as (error: unknown, value?: unknown) => void;
+        let called = false;
+        const answer = (error: unknown, value?: unknown) => {
+          called = true;
+          if (error) return callback(blame(error));
+          let checked: unknown;
+          try {
+            checked = judged(value);
+          } catch (bad) {
+            return callback(bad);
+          }
+          return callback(null, checked);
+        };
+        try {
+          fn(...args, answer);
+        } catch (error) {
+          // A throw after the answer came from further on (the next tap), not from this one.
+          if (called) throw error;
+          callback(blame(error));
+        }
+      };
+    default:
+      return (...args) => {
+        let answer: unknown;
+        try {
+          answer = fn(...args);
+        } catch (error) {
+          throw blame(error);
+        }
+        return judged(answer);
+      };
   }
 }

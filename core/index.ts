@@ -10,7 +10,9 @@ export { checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookAtPanes, o
 export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState, UsageRead } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
 export { SECRET_NAME } from './secret.js';
-export type { FlumeErrorCode, FlumeErrorOptions } from './errors.js';
+export type { FlumeErrorCode, FlumeErrorOptions, PluginErrorCode } from './errors.js';
+export { ERROR_CATALOGUE } from './error-catalogue.js';
+export type { CatalogueEntry } from './error-catalogue.js';
 export { configSchema } from './config/schema.js';
 export type { FlumeConfig, KindDef, StageDef, ReadyStep, Limits } from './config/schema.js';
 export { run, which } from './exec.js';

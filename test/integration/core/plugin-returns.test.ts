@@ -1,0 +1,56 @@
+/**
+ * A malformed tap return met by the engine, end to end: a third-party driver in a repository's config
+ * whose startAgent answers a handle without its session id, folder or start time. The launch fails
+ * with PLUGIN_BAD_RETURN naming that plugin (not a crash later on the handle), and the place's
+ * record keeps flume's own intent, never the malformed handle.
+ */
+import { describe, it } from 'vitest';
+import { flume, flumeEnv, makeRepo, remove, tempDir } from '../../helpers/repo.js';
+
+const CONFIG = `
+const driver = {
+  key: 'acme',
+  async start() { throw new Error('not reached: the hook answers'); },
+  async waitForInput() { return 'slow'; },
+  async send() {},
+  async resend() {},
+  async confirm() { return 'unknown'; },
+  async read() { return { state: 'not-up' }; },
+  async hasDraft() { return false; },
+  async stop() {},
+  watchPaths() { return []; },
+};
+export default {
+  agent: { host: 'printed' },
+  kinds: [{ name: 'acme-work', stages: [{ name: 'work', prompt: 'Do {brief}', deliverable: 'commit', agent: 'acme' }] }],
+  plugins: [{
+    name: 'acme:driver',
+    apply(flume) {
+      flume.agents.register('acme:driver', driver);
+      flume.hooks.startAgent.for('acme').tapPromise('acme:driver', async () => ({ driver: 'acme', host: 'printed' }));
+    },
+  }],
+};
+`;
+
+describe('a malformed tap return in the engine', () => {
+  it('fails the launch with PLUGIN_BAD_RETURN naming the plugin, and records the stage never started', async ({ expect, onTestFinished }) => {
+    const repo = makeRepo({ config: CONFIG });
+    const state = tempDir('flume-state-');
+    onTestFinished(() => {
+      remove(repo);
+      remove(state);
+    });
+    const env = flumeEnv(state);
+    const result = await flume(['launch', '--kind', 'acme-work', '--name', 'bad', '--brief', 'it.', '--no-watch', '--json'], { cwd: repo, env });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    const error = JSON.parse(result.stdout).error;
+    expect(error).toMatchObject({ code: 'PLUGIN_BAD_RETURN', plugin: 'acme:driver', hook: 'startAgent(acme)' });
+    for (const field of ['sessionId', 'cwd', 'startedAt']) expect(error.message).toContain(`"${field}" is missing`);
+    const status = await flume(['status', 'acme-work/bad', '--repo', repo, '--json'], { cwd: repo, env });
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    const stage = JSON.parse(status.stdout).places[0].stage;
+    expect(stage).toMatchObject({ state: 'never-started', delivery: 'never-started', needs: expect.stringContaining('[acme:driver] startAgent(acme) returned') });
+    expect(stage.agent).toMatchObject({ driver: 'acme', host: 'printed', sessionId: expect.any(String) });
+  });
+});
