@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findRepository, readRepository, readRepositoryKept } from '../../../core/git.js';
+import { readPlaces } from '../../../core/engine/reading.js';
 import { commit, git, makeRepo, tempDir } from '../../helpers/repo.js';
 
 const wrappers = tempDir('flume-kept-git-');
@@ -19,7 +20,7 @@ writeFileSync(join(wrappers, 'git'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${
 chmodSync(join(wrappers, 'git'), 0o755);
 const path = process.env.PATH;
 afterAll(() => void (process.env.PATH = path));
-const gitRuns = () => readFileSync(log, { encoding: 'utf8', flag: 'a+' }).split('\n').filter(Boolean).length;
+const gitRuns = (what = '') => readFileSync(log, { encoding: 'utf8', flag: 'a+' }).split('\n').filter((line) => line && line.startsWith(what)).length;
 
 describe('a repository reading kept while nothing git reads changed', () => {
   it('after each change a place sees, the reading is what git says afresh', { timeout: 60_000 }, async () => {
@@ -66,5 +67,26 @@ describe('a repository reading kept while nothing git reads changed', () => {
     const before = gitRuns();
     await readRepositoryKept(repo, commonDir);
     expect(gitRuns() - before).toBe(2);
+  });
+
+  it('what a path holds at a commit is asked of git once; at a branch name, every time', async () => {
+    const repo = makeRepo();
+    const first = commit(repo, 'notes.md', 'first');
+    process.env.PATH = `${wrappers}:${path}`;
+    const reading = await readPlaces(repo, []);
+    const sha = git(repo, 'rev-parse', first).trim();
+    const text = async (rev: string, file: string) => (await reading.object(rev, file))?.content.toString('utf8');
+    expect(await text(sha, 'notes.md')).toBe('first');
+    expect(await text(sha, 'gone.md')).toBeUndefined();
+    const before = gitRuns('cat-file');
+    expect(await text(sha, 'notes.md')).toBe('first');
+    expect(await text(sha, 'gone.md')).toBeUndefined();
+    // A second reading of the repository (a later status) asks git nothing either.
+    expect(await (await readPlaces(repo, [])).object(sha, 'notes.md').then((o) => o?.content.toString('utf8'))).toBe('first');
+    expect(gitRuns('cat-file') - before).toBe(0);
+    // By branch name: the branch moves, the answer follows.
+    expect(await text('main', 'notes.md')).toBe('first');
+    commit(repo, 'notes.md', 'second');
+    expect(await text('main', 'notes.md')).toBe('second');
   });
 });
