@@ -75,7 +75,10 @@ describe('a prompt with TABs', () => {
     current = t;
     const seen = await scenario(t);
     expect(seen).toEqual(EXPECTED);
-    // The model got each prompt once: one request a turn, the last asking about the last tell.
+    // The model got each prompt once: one request a turn, the last asking about the last tell. The
+    // transcript holds a prompt before Claude Code asks the model about it: the third request is
+    // waited for, and the third turn's end, so a second asking of any prompt would be here too.
+    await until(async () => t.api.requests.length >= 3 && (await t.place('note/tabs')).stage.agent.state === 'idle', 'the third turn to end');
     expect(t.api.requests).toHaveLength(3);
     expect(t.events('note--tabs').filter((e) => e.event === 'prompt-taken')).toEqual([expect.objectContaining({ sends: 1 })]);
     // Room for the broken case to finish and show its whole difference (two prompt timeouts a sending).
