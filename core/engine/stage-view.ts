@@ -3,6 +3,7 @@
  * deliverable reader reads now (a change's tasks ticked), and its agent as the driver reads it.
  */
 import { callHook } from '../hooks.js';
+import { isFlumeError } from '../errors.js';
 import { deliverableOf } from '../context.js';
 import type { Flume } from '../plugin.js';
 import type { AgentHandle, AgentReading, DeliveryState, KindDef, StageState } from '../types.js';
@@ -100,8 +101,15 @@ export async function stageView(
   const hook = flume.hooks.readDeliverable.get(options.type);
   const request = stage && hook?.isUsed() ? deliverableRequest(reading, place, stage, options) : undefined;
   if (request && hook) {
-    const result = await callHook(`readDeliverable(${options.type})`, hook, request).catch(() => undefined);
+    // A reader that fails (throws, or returns what is not a reading) is named in status, not hidden:
+    // the stage is then not seen delivered, and the line says why.
+    let failure: string | undefined;
+    const result = await callHook(`readDeliverable(${options.type})`, hook, request).catch((error: unknown) => {
+      failure = `its reader failed: ${isFlumeError(error) ? `${error.code} ` : ''}${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+      return undefined;
+    });
     if (result?.progress) view.progress = result.progress;
+    if (!record.delivered && failure) view.deliverableProblem = failure;
     if (!record.delivered && result && !result.present && result.problem) view.deliverableProblem = result.problem;
     // What the reading shows now, though no step has recorded it yet: the deliverable and its stage's
     // end are seen in the same reading, with or without a supervisor.

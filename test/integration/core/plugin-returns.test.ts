@@ -4,6 +4,8 @@
  * with PLUGIN_BAD_RETURN naming that plugin (not a crash later on the handle), and the place's
  * record keeps flume's own intent, never the malformed handle.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { flume, flumeEnv, makeRepo, remove, tempDir } from '../../helpers/repo.js';
 
@@ -52,5 +54,39 @@ describe('a malformed tap return in the engine', () => {
     const stage = JSON.parse(status.stdout).places[0].stage;
     expect(stage).toMatchObject({ state: 'never-started', delivery: 'never-started', needs: expect.stringContaining('[acme:driver] startAgent(acme) returned') });
     expect(stage.agent).toMatchObject({ driver: 'acme', host: 'printed', sessionId: expect.any(String) });
+  });
+
+  it('a reader that answers what is not a reading is named in status, and its stage is not seen delivered', async ({ expect, onTestFinished }) => {
+    const repo = makeRepo({
+      config: `
+export default {
+  agent: { host: 'printed' },
+  kinds: [{ name: 'acme-read', stages: [{ name: 'work', prompt: 'Do {brief}', deliverable: 'acme-file' }] }],
+  plugins: [{
+    name: 'acme:reader',
+    apply(flume) {
+      // A good reading until the place holds a file named bad; then one that is not a reading.
+      flume.hooks.readDeliverable.for('acme-file').tapPromise('acme:reader', async (request) => ((await request.workingFile('bad')) === undefined ? { present: false } : { present: 'yes' }));
+    },
+  }],
+};
+`,
+    });
+    const state = tempDir('flume-state-');
+    onTestFinished(() => {
+      remove(repo);
+      remove(state);
+    });
+    const env = flumeEnv(state);
+    const launched = await flume(['launch', '--kind', 'acme-read', '--name', 'bad', '--brief', 'it.', '--no-watch', '--json'], { cwd: repo, env });
+    expect(launched.code, launched.stdout + launched.stderr).toBe(0);
+    writeFileSync(join(JSON.parse(launched.stdout).place.path, 'bad'), '');
+    const status = await flume(['status', 'acme-read/bad', '--repo', repo, '--json'], { cwd: repo, env });
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    const stage = JSON.parse(status.stdout).places[0].stage;
+    expect(stage.state).not.toBe('delivered');
+    expect(stage.deliverableProblem).toMatch(/^its reader failed: PLUGIN_BAD_RETURN \[acme:reader\] readDeliverable\(acme-file\)/);
+    const plain = await flume(['status', 'acme-read/bad', '--repo', repo], { cwd: repo, env });
+    expect(plain.stdout).toContain('deliverable: its reader failed: PLUGIN_BAD_RETURN');
   });
 });
