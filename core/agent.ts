@@ -4,6 +4,7 @@
  * Every answer a driver gives must come from the agent's own record, never from a guess.
  */
 import { FlumeError } from './errors.js';
+import { processExists } from './process.js';
 import type { AgentPlan, ConfirmRequest, StartRequest } from './hooks.js';
 import type { AgentHandle, AgentReading, AgentUsage, PromptState } from './types.js';
 
@@ -234,16 +235,6 @@ function seenIn(handle: AgentHandle, look: PaneLook | undefined): PaneSeen {
   const own = handle.paneIdentity !== undefined ? look?.identity === handle.paneIdentity : handle.pid === undefined || processExists(handle.pid);
   const alive = own && Boolean(look?.alive);
   return { own, alive, ...(alive && look?.screen !== undefined ? { screen: look.screen } : {}) };
-}
-
-/** True while a process of that pid exists (one owned by another user counts: EPERM). */
-export function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** A typed identity for writing an agent driver. */

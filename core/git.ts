@@ -365,11 +365,6 @@ export async function removeWorktree(root: string, path: string): Promise<void> 
   await raw(root, ['worktree', 'remove', path]);
 }
 
-/** Drops the administrative record of worktrees whose folder is gone. */
-export async function pruneWorktrees(root: string): Promise<void> {
-  await raw(root, ['worktree', 'prune']);
-}
-
 /** Deletes a branch, but only while it is still at `head`: a branch that moved since is kept. */
 export async function deleteBranch(root: string, branch: string, head: string): Promise<void> {
   await raw(root, ['update-ref', '-d', `refs/heads/${branch}`, head]);

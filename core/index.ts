@@ -6,7 +6,8 @@ export { createHooks, callHook, tappedKeys } from './hooks.js';
 export type { Hooks, ReadyContext, AgentPlan, StartRequest, ConfirmRequest, DeliverableRequest, DeliverableReading, TidyCandidate } from './hooks.js';
 export { createFlume, defineConfig, defineKind, definePlugin, Registry } from './plugin.js';
 export type { Flume, FlumePlugin } from './plugin.js';
-export { checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookAtPanes, ownsPane, ownsPaneIn, processExists } from './agent.js';
+export { checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookAtPanes, ownsPane, ownsPaneIn } from './agent.js';
+export { processExists, processRunning, signalQuietly, waitGone } from './process.js';
 export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState, UsageRead } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
 export { SECRET_NAME } from './secret.js';
@@ -38,5 +39,5 @@ export type {
 export { waitForChange } from './engine/files.js';
 export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';
 export type { StageView } from './engine/stage-view.js';
-export { paneEnvScript, shellQuote, withoutPasteMarkers } from './pane-env.js';
+export { paneEnvScript, shellQuote, splitBursts, withoutPasteMarkers } from './pane-env.js';
 export { privateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './state/private.js';

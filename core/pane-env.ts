@@ -6,7 +6,8 @@
  * environment, a user's shell), and the script removes itself, exports exactly flume's variables and
  * `exec`s the program, so the program keeps the pane's pid and no value ever stands in an argv.
  *
- * Also here, for every host that pastes: the text of a bracketed paste without its markers.
+ * Also here, for every host that types: the text of a bracketed paste without its markers, and long
+ * text split into bursts.
  */
 import { checkPaneSpec, type PaneSpec } from './agent.js';
 
@@ -51,4 +52,15 @@ export function withoutPasteMarkers(text: string): string {
     text = text.replace(/\u001b\[20[01]~/g, '');
   }
   return text;
+}
+
+/**
+ * Text split into bursts of at most `size` characters, never inside a surrogate pair: a host types
+ * long text a burst at a time, with a pause between, so the agent's input reader keeps up.
+ */
+export function splitBursts(text: string, size: number): string[] {
+  const chars = Array.from(text);
+  const bursts: string[] = [];
+  for (let i = 0; i < chars.length; i += size) bursts.push(chars.slice(i, i + size).join(''));
+  return bursts;
 }

@@ -1,7 +1,7 @@
 /**
  * Counting a tasks.md as the `openspec` CLI counts it. flume reads a change at one commit and so
  * parses the committed file itself; what it reports must agree with `openspec list` on the same
- * content (book: "A change's tasks"), so this is a copy of the CLI's grammar, not a reading of ours.
+ * content (DESIGN.md "Deliverables"), so this is a copy of the CLI's grammar, not a reading of ours.
  */
 
 /**

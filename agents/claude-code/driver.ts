@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
+import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -240,8 +240,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         await host.close(handle.pane);
       } else {
         const session = await sessionState(configOf(handle), handle.sessionId);
-        if (session) signal(session.pid, 'SIGTERM');
-        if (session && !(await waitFor(async () => !processExists(session.pid), 5000))) signal(session.pid, 'SIGKILL');
+        if (session) signalQuietly(session.pid, 'SIGTERM');
+        if (session && !(await waitFor(async () => !processExists(session.pid), 5000))) signalQuietly(session.pid, 'SIGKILL');
       }
       const pid = handle.pid ?? (await sessionState(configOf(handle), handle.sessionId))?.pid;
       if (pid && processExists(pid) && !(await waitFor(async () => !processExists(pid), 3000))) {
@@ -334,16 +334,6 @@ async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Pro
   throw new FlumeError('AGENT_NOT_UP', `The agent of session ${handle.sessionId} runs where flume cannot type (${handle.host}).`, {
     fix: 'Type into it where it runs; flume reads its transcript all the same.',
   });
-}
-
-
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // already gone
-  }
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {

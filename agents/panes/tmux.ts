@@ -22,11 +22,12 @@
  *   is the caller's separate step.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, processExists, type PaneHost, type PaneLook, type PaneState } from '../../core/agent.js';
+import { definePaneHost, type PaneHost, type PaneLook, type PaneState } from '../../core/agent.js';
+import { processExists, processRunning, signalQuietly, splitBursts, waitGone } from '../../core/index.js';
 import { FlumeError } from '../../core/errors.js';
 import { run, which, type RunResult } from '../../core/exec.js';
 import { paneEnvScript, withoutPasteMarkers } from '../../core/pane-env.js';
@@ -317,14 +318,6 @@ export async function killTmuxServer(socket: string): Promise<void> {
   await tmuxRun(socket, [['kill-server']]);
 }
 
-/** Splits text into bursts of at most `size` characters, never inside a surrogate pair. */
-export function splitBursts(text: string, size: number): string[] {
-  const chars = Array.from(text);
-  const bursts: string[] = [];
-  for (let i = 0; i < chars.length; i += size) bursts.push(chars.slice(i, i + size).join(''));
-  return bursts;
-}
-
 let pastes = 0;
 
 /** Runs tmux commands on the socket, in order, in one client; ';' separates them. */
@@ -358,25 +351,6 @@ function firstLine(result: RunResult): string {
   return (result.failedToStart ?? result.stderr).trim().split('\n')[0] || `exit code ${result.exitCode}`;
 }
 
-function signalQuietly(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** True while the process exists and is not a zombie waiting to be reaped. */
-function processRunning(pid: number): boolean {
-  if (!processExists(pid)) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return true;
-  }
-}
-
 /** Has the server reap a pane's exited program, so its pid is gone rather than a zombie. */
 async function reap(server: number, pid: number): Promise<void> {
   for (let tries = 0; tries < 20 && processExists(pid); tries++) {
@@ -385,12 +359,3 @@ async function reap(server: number, pid: number): Promise<void> {
   }
 }
 
-
-async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (processRunning(pid)) {
-    if (Date.now() >= until) return false;
-    await sleep(50);
-  }
-  return true;
-}

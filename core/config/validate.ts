@@ -6,7 +6,6 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { FlumeError } from '../errors.js';
-import type { FlumeConfig } from './schema.js';
 import { findControl } from '../text.js';
 
 /** One problem in a config: where, what, and the fix. */
@@ -31,13 +30,6 @@ export async function configProblems(config: unknown): Promise<ConfigProblem[]> 
   // Sense is checked on whatever parts have the right shape, so every problem is reported at once.
   problems.push(...senseProblems(config));
   return problems;
-}
-
-/** Throws BAD_CONFIG listing every problem, or returns the config typed. */
-export async function validateConfig(config: unknown, file: string): Promise<FlumeConfig> {
-  const problems = await configProblems(config);
-  if (problems.length === 0) return config as FlumeConfig;
-  throw configError(file, problems);
 }
 
 /** The BAD_CONFIG error for a list of problems. */

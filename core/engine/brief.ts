@@ -21,8 +21,20 @@ export interface LaunchRequest {
   watch?: boolean;
 }
 
-/** Reads and checks a launch's brief: text or a file, never empty. */
-export async function readBrief(request: Pick<LaunchRequest, 'brief' | 'briefFile'>): Promise<string> {
+/**
+ * Briefs already read, by request: a launch with no name plans up to fifty names (eachName), each
+ * planning the place, and its brief file is read and checked once for all of them.
+ */
+const read = new WeakMap<object, Promise<string>>();
+
+/** Reads and checks a launch's brief: text or a file, never empty; once per request. */
+export function readBrief(request: Pick<LaunchRequest, 'brief' | 'briefFile'>): Promise<string> {
+  let brief = read.get(request);
+  if (!brief) read.set(request, (brief = readBriefOnce(request)));
+  return brief;
+}
+
+async function readBriefOnce(request: Pick<LaunchRequest, 'brief' | 'briefFile'>): Promise<string> {
   if (request.brief !== undefined && request.briefFile !== undefined) {
     throw new FlumeError('BAD_USAGE', 'Give the brief once: --brief or --brief-file, not both.', { fix: 'Drop one of the two.' });
   }

@@ -1,5 +1,5 @@
 /**
- * Making a place (book: "A launch and its place"). Everything is checked before anything is made
+ * Making a place (DESIGN.md "Words" and "State"). Everything is checked before anything is made
  * (launch-plan.ts, which a dry run shares); then the record is written as `making` (the intent), the
  * branch is made (only if absent, its reflog naming this launch), the worktree is added on it, and
  * the record is marked `made`. A crash between any two of these leaves something `recover` puts

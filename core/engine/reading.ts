@@ -1,5 +1,5 @@
 /**
- * One reading of a repository for many places (book: "One reading per repository"): the worktrees
+ * One reading of a repository for many places (DESIGN.md "The engine": read, decide, act): the worktrees
  * and branches read once, files at each place's head fetched in one batch, and landing judged for
  * every place in one pass. The number of git processes does not grow with the number of places.
  */

@@ -1,5 +1,5 @@
 /**
- * Readying a place (book: "Made ready"): the repository's declared toolchain steps, then its setup
+ * Readying a place (DESIGN.md "Readying"): the repository's declared toolchain steps, then its setup
  * steps, in the place, with a clean environment. A repository that declares nothing has nothing run.
  */
 import { runStep } from '../exec.js';

@@ -137,7 +137,7 @@ async function act(repository: Repository, record: PlaceRecord, kind: KindDef, a
       await sendPrompt(repository, record, driverFor(repository, record), (record.stage?.sends ?? 0) > 0);
       return;
     case 'stop-agent':
-      // The stage delivered: its agent is ended at once, as the book says, before the next starts.
+      // The stage delivered: its agent is ended at once (DESIGN.md "The engine"), before the next starts.
       await driverFor(repository, record).stop(stage!.agent!, { hangUp: true });
       await appendEvent(commonDir, key, { event: 'agent-stopped', reason: action.reason });
       return;

@@ -11,7 +11,7 @@ import { existsSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlumeError } from '../errors.js';
-import { processExists } from '../agent.js';
+import { processExists } from '../process.js';
 import { openRepository, type Repository } from '../context.js';
 import { requireTrust } from '../config/trust.js';
 import type { FlumePlugin } from '../plugin.js';

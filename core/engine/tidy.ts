@@ -1,5 +1,5 @@
 /**
- * Tidying (book: "Tidying"): removes only places flume made whose work is over, through the
+ * Tidying (DESIGN.md "Tidy"): removes only places flume made whose work is over, through the
  * repository's own worktree tool, then judges the branch with `git cherry` and keeps it when the
  * target lacks any of its patches. When anything cannot be read, nothing is removed.
  */

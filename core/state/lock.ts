@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { FlumeError } from '../errors.js';
+import { processExists } from '../process.js';
 
 /** Options for taking a lock. */
 export interface LockOptions {
@@ -133,10 +134,5 @@ function isAlive(token: string): boolean {
   const pid = Number(pidText);
   if (host !== HOST) return true; // another host's holder cannot be checked; never steal it
   if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return processExists(pid);
 }

@@ -99,6 +99,10 @@ function isAction(id: string | undefined): id is ActionId {
   return (ACTIONS as readonly string[]).includes(id ?? '');
 }
 
+/**
+ * Unlike core's processExists, another user's process (EPERM) is not running here: the pid file names
+ * a sidebar of this user's, so a pid now held by someone else's process was reused.
+ */
 function running(pid: number): boolean {
   try {
     process.kill(pid, 0);

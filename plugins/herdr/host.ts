@@ -16,10 +16,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, FlumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
+import { definePaneHost, FlumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, processRunning, signalQuietly, splitBursts, waitGone, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
 import { herdrBinary, herdrCli, herdrKey, pick, str, type Herdr, type HerdrReply } from './herdr.js';
 import { launchLine, launchScript } from './launch-script.js';
-import { processRunning, signalQuietly, waitGone } from './process.js';
 
 /** How the host reaches herdr. */
 export interface HerdrHostOptions {
@@ -156,14 +155,6 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
       });
     },
   });
-}
-
-/** Splits text into bursts of at most `size` characters, never inside a surrogate pair. */
-export function splitBursts(text: string, size: number): string[] {
-  const chars = Array.from(text);
-  const bursts: string[] = [];
-  for (let i = 0; i < chars.length; i += size) bursts.push(chars.slice(i, i + size).join(''));
-  return bursts;
 }
 
 /** A herdr pane's identity: its root pid and that process's start time, so a reused pid is not taken for it. */

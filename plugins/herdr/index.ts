@@ -7,7 +7,7 @@
 import { definePlugin, type FlumePlugin } from '../../core/index.js';
 import { herdrHost, type HerdrHostOptions } from './host.js';
 
-export { herdrHost, splitBursts, HERDR_BURST_CHARS, HERDR_BURST_GAP_MS, HERDR_KEY_GAP_MS } from './host.js';
+export { herdrHost, HERDR_BURST_CHARS, HERDR_BURST_GAP_MS, HERDR_KEY_GAP_MS } from './host.js';
 export type { HerdrHostOptions } from './host.js';
 export { sidebarRows, rowTokens, sidebarRefresher, watchSidebar, normalise, SIDEBAR_TOKENS, SIDEBAR_SOURCE } from './sidebar.js';
 export type { SidebarRow, SidebarReport, SidebarRefresher } from './sidebar.js';

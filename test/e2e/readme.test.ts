@@ -7,11 +7,12 @@
  *
  * One step is not run as written: `npm ci`. Inside the network namespace no registry is reachable,
  * so the clone is given this checkout's installed `node_modules` (what `npm ci` makes from the same
- * lockfile) and the rest of the line runs as the README gives it. The second command, `npm test`, is
- * the command running this test.
+ * lockfile) and the rest of the line runs as the README gives it. The launch readies its place by
+ * this repository's own flume.config.ts (the line trusts it): that tree linked, then a build. The
+ * second command, `npm test`, is the command running this test.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -112,6 +113,12 @@ describe('the README', () => {
     const place = join(clone, 'places', `${kind}--${name}`);
     expect(existsSync(place), result.out).toBe(true);
     expect(result.out).toContain(`made ${id} at ${place} on ${id}`);
+    // Readied by flume's own flume.config.ts (trusted by the README's line): the installed tree linked
+    // as the place's node_modules (its lockfile matches), then built.
+    expect(result.out).toContain('ready: done');
+    expect(readlinkSync(join(place, 'node_modules'))).toBe(join('..', '..', 'node_modules'));
+    expect(existsSync(join(place, 'dist', 'bin', 'flume.js')), result.out).toBe(true);
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: place, encoding: 'utf8' }), 'readying leaves the place clean').toBe('');
     // Taken: flume read the prompt in the transcript the real program wrote.
     expect(result.out).toContain('prompt: taken');
     // The README: "`flume status` shows the place, its stage, the agent's state and its pane".

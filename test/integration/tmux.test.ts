@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killTmuxServer, splitBursts, tmuxHost } from '../../agents/panes/tmux.js';
+import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
+import { splitBursts } from '../../core/index.js';
 import { isFlumeError } from '../../core/errors.js';
 import { lookAtPane, ownsPane } from '../../core/agent.js';
 import { run, which } from '../../core/exec.js';

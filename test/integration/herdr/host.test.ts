@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { herdrHost, splitBursts } from '../../../plugins/herdr/index.js';
+import { herdrHost } from '../../../plugins/herdr/index.js';
+import { splitBursts } from '../../../core/index.js';
 import { isFlumeError } from '../../../core/errors.js';
 import { which } from '../../../core/exec.js';
 import { fakeHerdr, type FakeHerdr } from '../../helpers/fake-herdr/index.js';

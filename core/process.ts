@@ -1,10 +1,20 @@
 /**
- * What the herdr host knows of a pane's program from the process table. herdr runs on this host
- * (its socket is local), so the pid `pane process-info` gives is a pid here.
+ * What flume asks of the process table, in one place: whether a pid exists, whether it still runs
+ * (a zombie waiting to be reaped does not), a signal that does not care if the process is gone, and
+ * a wait until it is. The drivers, the pane hosts and the lock all use these; none keeps its own.
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processExists } from '../../core/index.js';
+
+/** True while a process of that pid exists (one owned by another user counts: EPERM). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /** True while the process exists and is not a zombie waiting to be reaped. */
 export function processRunning(pid: number): boolean {
@@ -27,7 +37,7 @@ export function signalQuietly(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Waits until the process is gone; false when it still runs after `timeoutMs`. */
+/** Waits until the process no longer runs; false when it still runs after `timeoutMs`. */
 export async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
   const until = Date.now() + timeoutMs;
   while (processRunning(pid)) {
@@ -36,4 +46,3 @@ export async function waitGone(pid: number, timeoutMs: number): Promise<boolean>
   }
   return true;
 }
-
