@@ -153,6 +153,7 @@ export const configSchema = {
       type: 'array',
       description: 'Plugins to load, each a module specifier (resolved from the repository root), a module and the options its exported function is handed (`["./x.ts", { … }]`), or a plugin object `{ name, apply }`.',
       items: {
+        description: 'A module path (from the repository root), a module and its options `["./x.ts", { …options }]`, or a plugin object `{ name, apply }`.',
         anyOf: [
           { type: 'string', minLength: 1 },
           { type: 'array', items: [{ type: 'string', minLength: 1 }, { type: 'object' }], minItems: 2, maxItems: 2 },
