@@ -94,11 +94,12 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     expect(place.stage.agent.driver).toBe('claude-reviewer');
     expect(place.stage.delivery).toBe('taken');
     // The page's reader sees the agent's commit of NOTES.md (status reads each stage's deliverable).
-    for (let i = 0; i < 100 && place.stage.deliverable?.present !== true; i++) {
-      await sleep(200);
+    expect(place.stage.deliverable).toBe('notes');
+    for (const until = Date.now() + 30_000; place.stage.state !== 'delivered' && Date.now() < until; ) {
+      await sleep(300);
       place = await t.place('review/one');
     }
-    expect(place.stage.deliverable).toMatchObject({ present: true, what: 'NOTES.md: Looks fine' });
+    expect(place.stage).toMatchObject({ state: 'delivered', delivered: { what: 'NOTES.md: Looks fine' } });
   });
 
   it('runs the page\'s host: a program started in the background, its screen read, typing refused, closed', async ({ expect, onTestFinished }) => {
