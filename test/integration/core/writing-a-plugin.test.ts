@@ -86,7 +86,7 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     // The driver's options reach what it starts: its plan carries the system prompt the config gave.
     const dry = await t.flume(['launch', '--kind', 'review', '--name', 'one', '--brief', 'Review README.md.', '--dry-run', '--json']);
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain('You review; you never edit code.');
+    expect(dry.stdout).toContain('You review for acme; you never edit code.');
 
     const launched = await t.flume(['launch', '--kind', 'review', '--name', 'one', '--brief', 'Review README.md.', '--no-watch']);
     expect(launched.code, launched.stderr + launched.stdout).toBe(0);
