@@ -136,3 +136,16 @@ describe('flume plugins', () => {
     expect(text.stdout).toMatch(/^hooks:\n  startAgent\(claude-code\)  flume:agent:claude-code  built-in$/m);
   });
 });
+
+describe('the logger handed to plugins', () => {
+  it('writes a plugin\'s warnings to stderr, info and debug by FLUME_LOG, leaving --json output whole', async () => {
+    const repo = repoWith(`export default { plugins: [{ name: 'acme:talk', apply(flume) {
+  flume.logger.warn('acme warns'); flume.logger.info('acme informs'); flume.logger.debug('acme debugs');
+} }] };\n`);
+    const quiet = await flume(['kinds', '--repo', repo, '--json'], { env });
+    expect(JSON.parse(quiet.stdout).kinds.length).toBeGreaterThan(0);
+    expect(quiet.stderr).toBe('warn: acme warns\n');
+    const loud = await flume(['kinds', '--repo', repo, '--json'], { env: { ...env, FLUME_LOG: 'debug' } });
+    expect(loud.stderr).toBe('warn: acme warns\ninfo: acme informs\ndebug: acme debugs\n');
+  });
+});
