@@ -1,3 +1,4 @@
+/** `flume plugins [--json]`: what a repository has registered, by which plugin, and where each plugin came from. */
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
 import { printJson } from './output.js';
@@ -22,17 +23,18 @@ export const pluginsCommand: Command = {
     }
     const out = context.io.stdout;
     out(`${report.repository} (${report.config ?? 'no config'})\n`);
-    const section = (title: string, rows: Array<{ plugin: string; from: string }>, label: (row: never) => string) => {
+    const sections: Array<[string, Array<{ label: string; plugin?: string; from: string }>]> = [
+      ['plugins', report.plugins.map((p) => ({ label: p.name, from: p.from }))],
+      ['kinds', report.kinds.map((k) => ({ label: k.name, plugin: k.plugin, from: k.from }))],
+      ['deliverables', report.deliverables.map((d) => ({ label: d.type, plugin: d.plugin, from: d.from }))],
+      ['agents', report.agents.map((a) => ({ label: a.key, plugin: a.plugin, from: a.from }))],
+      ['hosts', report.hosts.map((h) => ({ label: h.key, plugin: h.plugin, from: h.from }))],
+      ['hooks', report.hooks.map((h) => ({ label: h.key ? `${h.hook}(${h.key})` : h.hook, plugin: h.plugin, from: h.from }))],
+    ];
+    for (const [title, rows] of sections) {
       out(`${title}:\n`);
-      for (const row of rows) out(`  ${label(row as never)}  ${row.plugin}  ${row.from}\n`);
-    };
-    out('plugins:\n');
-    for (const plugin of report.plugins) out(`  ${plugin.name}  ${plugin.from}\n`);
-    section('kinds', report.kinds, (row: { name: string }) => row.name);
-    section('deliverables', report.deliverables, (row: { type: string }) => row.type);
-    section('agents', report.agents, (row: { key: string }) => row.key);
-    section('hosts', report.hosts, (row: { key: string }) => row.key);
-    section('hooks', report.hooks, (row: { hook: string; key?: string }) => (row.key ? `${row.hook}(${row.key})` : row.hook));
+      for (const row of rows) out(`  ${[row.label, row.plugin, row.from].filter(Boolean).join('  ')}\n`);
+    }
   },
 };
 
