@@ -16,6 +16,8 @@ export interface Repository {
   flume: Flume;
   /** The config file, when the repository has one. */
   configFile?: string;
+  /** Every plugin applied, in order, with where it came from: `built-in` (the preset) or the file it was loaded from. */
+  plugins?: Array<{ name: string; from: string }>;
 }
 
 /**
@@ -37,7 +39,11 @@ export async function openRepositoryAt(info: RepositoryInfo, preset: FlumePlugin
   const flume = await createFlume({ plugins: [...preset, ...loaded.plugins], config: loaded.config, root: info.root, logger });
   const problems = checkProvided(flume);
   if (problems.length) throw configError(loaded.file ?? `${info.root} (built-in kinds)`, problems);
-  return { info, flume, configFile: loaded.file };
+  const plugins = [
+    ...preset.map((plugin) => ({ name: plugin.name, from: 'built-in' })),
+    ...loaded.plugins.map((plugin, i) => ({ name: plugin.name, from: loaded.origins[i] ?? loaded.file ?? info.root })),
+  ];
+  return { info, flume, configFile: loaded.file, plugins };
 }
 
 /** The kind named `name`, or UNKNOWN_KIND listing the kinds there are. */

@@ -79,10 +79,21 @@ export function defineKind(kind: KindDef): KindDef {
   return kind;
 }
 
-/** A typed identity for `flume.config.ts`; all checking happens when flume loads it. */
-export function defineConfig(config: FlumeConfig): FlumeConfig {
+/**
+ * A typed identity for `flume.config.ts`: the config itself, a promise of it, or a function (sync or
+ * async) returning it, which flume calls when it loads the file. All checking happens then.
+ */
+// The function form is tried first: a function's return is typed once, against the first signature
+// that gives it a context, so with the object form first its literals ('tmux') would widen to string.
+export function defineConfig(config: () => FlumeConfig | Promise<FlumeConfig>): () => FlumeConfig | Promise<FlumeConfig>;
+export function defineConfig(config: Promise<FlumeConfig>): Promise<FlumeConfig>;
+export function defineConfig(config: FlumeConfig): FlumeConfig;
+export function defineConfig(config: ConfigExport): ConfigExport {
   return config;
 }
+
+/** What a config file may export: the config, a promise of it, or a function returning either. */
+export type ConfigExport = FlumeConfig | Promise<FlumeConfig> | (() => FlumeConfig | Promise<FlumeConfig>);
 
 const silent: Logger = { info() {}, warn() {}, debug() {} };
 

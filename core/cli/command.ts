@@ -17,7 +17,7 @@ export interface Command {
 
 /** Opens the repository at `--repo` (default: the current folder). */
 export async function repositoryFrom(args: Record<string, unknown>, context: CliContext): Promise<Repository> {
-  return openRepository(String(args.repo ?? process.cwd()), await context.preset());
+  return openRepository(String(args.repo ?? process.cwd()), await context.preset(), context.logger);
 }
 
 /**
@@ -37,7 +37,7 @@ export async function placeFrom(args: Record<string, unknown>, context: CliConte
   checkName(parsed.name);
   const key = `${parsed.kind}--${parsed.name}`;
   if (args.repo !== undefined || ref.includes('/places/')) {
-    const repository = await openRepository(String(args.repo ?? ref), await context.preset());
+    const repository = await openRepository(String(args.repo ?? ref), await context.preset(), context.logger);
     return { repository, key };
   }
   const matches: string[] = [];
@@ -51,7 +51,7 @@ export async function placeFrom(args: Record<string, unknown>, context: CliConte
       details: { place: ref, repositories: matches },
     });
   }
-  return { repository: await openRepository(matches[0], await context.preset()), key };
+  return { repository: await openRepository(matches[0], await context.preset(), context.logger), key };
 }
 
 /** The `--repo` option. */

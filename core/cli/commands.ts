@@ -3,6 +3,7 @@ import type { Command } from './command.js';
 import { launchCommand } from './launch.js';
 import { statusCommand } from './status.js';
 import { kindsCommand } from './kinds.js';
+import { pluginsCommand } from './plugins.js';
 import { goOnCommand, retryCommand, stageCommand, stopCommand, tellCommand } from './agent-commands.js';
 import { dropCommand } from './drop.js';
 import { tidyCommand } from './tidy.js';
@@ -15,6 +16,7 @@ export const commands: Command[] = [
   launchCommand,
   statusCommand,
   kindsCommand,
+  pluginsCommand,
   tellCommand,
   stopCommand,
   retryCommand,

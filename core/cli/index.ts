@@ -5,7 +5,8 @@
  */
 import type { FlumePlugin } from '../plugin.js';
 import { FlumeError } from '../errors.js';
-import { asFlumeError, printError, processIo, type Io } from './output.js';
+import { asFlumeError, cliLogger, printError, processIo, type Io } from './output.js';
+import type { Logger } from '../types.js';
 
 /** What every command handler is handed. */
 export interface CliContext {
@@ -14,12 +15,14 @@ export interface CliContext {
   preset(): Promise<FlumePlugin[]>;
   /** The path of the flume executable, for commands that start flume in the background. */
   self: string;
+  /** What plugins log through (`flume.logger`): stderr, by `FLUME_LOG`. */
+  logger?: Logger;
 }
 
 /** Runs flume with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string } = {}): Promise<number> {
   const io = options.io ?? processIo;
-  const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1] };
+  const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1], logger: cliLogger(io) };
   const json = argv.includes('--json');
   const asked = argv.filter((arg) => arg !== '--json');
   if (asked.length === 1 && (asked[0] === '--version' || asked[0] === '-V') && argv.length - asked.length <= 1) {

@@ -3,6 +3,7 @@
  * how to fix it. The only module besides cli/index.ts that touches the process's streams.
  */
 import { FlumeError } from '../errors.js';
+import type { Logger } from '../types.js';
 
 export { processIo, type Io } from './process-io.js';
 import type { Io } from './process-io.js';
@@ -20,6 +21,19 @@ export function printError(io: Io, error: FlumeError, json: boolean): void {
   }
   io.stderr(`${error.code} ${error.message}\n`);
   if (error.fix) io.stderr(`  fix: ${error.fix}\n`);
+}
+
+/**
+ * The logger plugins are handed (`flume.logger`), writing to stderr so `--json` output stays whole:
+ * warnings always, info with `FLUME_LOG=info`, debug too with `FLUME_LOG=debug`.
+ */
+export function cliLogger(io: Io, env: NodeJS.ProcessEnv = process.env): Logger {
+  const level = env.FLUME_LOG === 'debug' ? 2 : env.FLUME_LOG === 'info' ? 1 : 0;
+  return {
+    warn: (message) => io.stderr(`warn: ${message}\n`),
+    info: (message) => void (level >= 1 && io.stderr(`info: ${message}\n`)),
+    debug: (message) => void (level >= 2 && io.stderr(`debug: ${message}\n`)),
+  };
 }
 
 /** Any thrown value as a FlumeError (an unexpected one keeps its message under IO_FAILED). */

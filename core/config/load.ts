@@ -3,13 +3,14 @@
  * the repository root only, validates it, and resolves the plugins it names. `import … from 'flume'`
  * inside a config resolves to this flume, so a repository need not install it locally.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { FlumeError } from '../errors.js';
 import type { FlumePlugin } from '../plugin.js';
-import type { FlumeConfig } from './schema.js';
+import type { FlumeConfig, PluginEntry } from './schema.js';
 import { configError, configProblems, type ConfigProblem } from './validate.js';
 import { findConfigFile, type FoundConfig } from './find.js';
 import { privateDir } from '../state/private.js';
@@ -22,6 +23,8 @@ export interface LoadedConfig {
   config: FlumeConfig;
   file?: string;
   plugins: FlumePlugin[];
+  /** Where each of `plugins` came from (same order): the module file it was loaded from, or the config file for a plugin object written in it. */
+  origins: string[];
 }
 
 /**
@@ -29,7 +32,7 @@ export interface LoadedConfig {
  * the file that was trusted); a repository without one gets the empty config.
  */
 export async function loadConfig(root: string, found: FoundConfig | undefined = findConfigFile(root)): Promise<LoadedConfig> {
-  if (!found) return { config: {}, plugins: [] };
+  if (!found) return { config: {}, plugins: [], origins: [] };
   const { cosmiconfig } = await import('cosmiconfig');
   const jiti = await makeJiti();
   const load = async (file: string) => jiti.import(file, { default: true });
@@ -43,17 +46,27 @@ export async function loadConfig(root: string, found: FoundConfig | undefined = 
     result = await explorer.load(found.file);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    const missing = missingModule(error);
+    // An import that cannot be found is not a syntax error: name the import, and flume's own subpaths.
+    if (missing) {
+      throw new FlumeError('BAD_CONFIG', `The config ${found.file} imports "${missing}", which cannot be found.`, {
+        fix: `Install it in the repository or correct the import; flume itself is importable as ${flumeSpecifiers().join(', ')}.`,
+        details: { root, file: found.file, module: missing, message },
+        cause: error,
+      });
+    }
     throw new FlumeError('BAD_CONFIG', `The config in ${root} could not be loaded: ${firstLines(message)}`, {
       fix: 'Correct the syntax of the config file; it must export the config as its default export.',
       details: { root, message },
       cause: error,
     });
   }
-  if (!result || result.isEmpty) return { config: {}, plugins: [] };
+  if (!result || result.isEmpty) return { config: {}, plugins: [], origins: [] };
   const file = result.filepath;
   let raw: unknown;
   try {
-    raw = typeof result.config === 'function' ? await result.config() : result.config;
+    // defineConfig takes an object, a promise of one, or a function (sync or async) returning one.
+    raw = await (typeof result.config === 'function' ? result.config() : result.config);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new FlumeError('BAD_CONFIG', `${file}: the function it exports threw: ${firstLines(message)}`, {
@@ -66,25 +79,30 @@ export async function loadConfig(root: string, found: FoundConfig | undefined = 
   const pluginRefs = Array.isArray((plain as FlumeConfig | undefined)?.plugins) ? (plain as FlumeConfig).plugins! : [];
   // Every problem at once: the schema's, then each plugin that cannot be found or loaded.
   const problems = await configProblems(plain);
-  const resolved = await resolvePlugins(pluginRefs, root, jiti, problems.length === 0);
+  const resolved = await resolvePlugins(pluginRefs, root, file, jiti, problems.length === 0);
   problems.push(...resolved.problems);
   if (problems.length) throw configError(file, problems);
-  return { config: plain as FlumeConfig, file, plugins: resolved.plugins };
+  return { config: plain as FlumeConfig, file, plugins: resolved.plugins, origins: resolved.origins };
 }
 
 async function resolvePlugins(
-  refs: Array<string | FlumePlugin>,
+  refs: PluginEntry[],
   root: string,
+  file: string,
   jiti: Awaited<ReturnType<typeof makeJiti>>,
   load: boolean,
-): Promise<{ plugins: FlumePlugin[]; problems: ConfigProblem[] }> {
+): Promise<{ plugins: FlumePlugin[]; origins: string[]; problems: ConfigProblem[] }> {
   const plugins: FlumePlugin[] = [];
+  const origins: string[] = [];
   const problems: ConfigProblem[] = [];
-  for (const [index, ref] of refs.entries()) {
-    if (typeof ref !== 'string') {
-      plugins.push(ref);
+  for (const [index, entry] of refs.entries()) {
+    if (typeof entry !== 'string' && !isWithOptions(entry)) {
+      plugins.push(entry);
+      origins.push(file);
       continue;
     }
+    // `['./x.ts', { … }]`: the module and the options its factory is handed (the schema checked the shape).
+    const [ref, options] = isWithOptions(entry) ? entry : [entry, undefined];
     const path = `plugins[${index}]`;
     let resolved: string | undefined;
     try {
@@ -99,16 +117,35 @@ async function resolvePlugins(
     }
     // A config with other problems is not run further: its plugins are found, not loaded.
     if (!load) continue;
+    const modulePath = resolved.startsWith('file:') ? fileURLToPath(resolved) : resolved;
     try {
-      const loaded = await jiti.import(resolved.startsWith('file:') ? fileURLToPath(resolved) : resolved, { default: true });
-      const value = typeof loaded === 'function' ? await (loaded as () => unknown)() : loaded;
-      plugins.push(...((Array.isArray(value) ? value : [value]) as FlumePlugin[]));
+      const loaded = await jiti.import(modulePath, { default: true });
+      if (options !== undefined && typeof loaded !== 'function') {
+        problems.push({ path, message: `"${ref}" is given options but exports no function to hand them to`, fix: 'export a function (options) => plugin from the module, or drop the options' });
+        continue;
+      }
+      const value = typeof loaded === 'function' ? await (loaded as (options?: unknown) => unknown)(options) : loaded;
+      const list = (Array.isArray(value) ? value : [value]) as FlumePlugin[];
+      plugins.push(...list);
+      origins.push(...list.map(() => modulePath));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       problems.push({ path, message: `"${ref}" could not be loaded: ${firstLines(message)}`, fix: 'correct the plugin module; it must export a plugin, a list of plugins, or a function returning them' });
     }
   }
-  return { plugins, problems };
+  return { plugins, origins, problems };
+}
+
+function isWithOptions(entry: PluginEntry): entry is readonly [string, Record<string, unknown>] {
+  return Array.isArray(entry);
+}
+
+/** The module an error says could not be found (node's and jiti's wording), or undefined. */
+function missingModule(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const named = /Cannot find (?:module|package) '([^']+)'/.exec(message)?.[1];
+  return named && (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND' || /^Cannot find/.test(message)) ? named : undefined;
 }
 
 /** An error's first two lines: its words and, for a syntax error, where. */
@@ -118,8 +155,46 @@ function firstLines(message: string): string {
 
 async function makeJiti() {
   const { createJiti } = await import('jiti');
-  const self = fileURLToPath(new URL('../index.js', import.meta.url));
-  return createJiti(import.meta.url, { alias: { flume: self }, moduleCache: false, fsCache: await compileCache(), interopDefault: true });
+  return createJiti(import.meta.url, { alias: flumeAliases(), moduleCache: false, fsCache: await compileCache(), interopDefault: true });
+}
+
+/** flume's package root: the folder above this module holding flume's package.json. */
+function packageRoot(): string | undefined {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'flume') return dir;
+  }
+  return undefined;
+}
+
+/** flume's `exports` map from its package.json, or none. */
+function packageExports(): Record<string, string | { default?: string }> {
+  const root = packageRoot();
+  if (!root) return {};
+  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports?: Record<string, string | { default?: string }> }).exports ?? {};
+}
+
+/** Every specifier a config may import flume by: `flume` and each subpath its package exports. */
+function flumeSpecifiers(): string[] {
+  const keys = Object.keys(packageExports());
+  return keys.length ? keys.map((key) => (key === '.' ? 'flume' : `flume/${key.slice(2)}`)) : ['flume'];
+}
+
+/**
+ * The aliases that make `import … from 'flume'` (and every subpath flume's package exports, such as
+ * `flume/deliverables`) resolve to this flume, so a repository need not install it. Each subpath is
+ * aliased to its own file: jiti replaces an alias as a prefix, so `flume` alone would turn
+ * `flume/deliverables` into `…/core/index.js/deliverables`.
+ */
+function flumeAliases(): Record<string, string> {
+  const aliases: Record<string, string> = { flume: fileURLToPath(new URL('../index.js', import.meta.url)) };
+  const root = packageRoot();
+  for (const [key, target] of Object.entries(packageExports())) {
+    const file = typeof target === 'string' ? target : target.default;
+    if (key === '.' || !root || !file) continue;
+    aliases[`flume/${key.slice(2)}`] = join(root, file);
+  }
+  return aliases;
 }
 
 /**

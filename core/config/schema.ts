@@ -151,8 +151,15 @@ export const configSchema = {
   properties: {
     plugins: {
       type: 'array',
-      description: 'Plugins to load: module specifiers (resolved from the repository root) or plugin objects `{ name, apply }`.',
-      items: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'object' }] },
+      description: 'Plugins to load, each a module specifier (resolved from the repository root), a module and the options its exported function is handed (`["./x.ts", { … }]`), or a plugin object `{ name, apply }`.',
+      items: {
+        description: 'A module path (from the repository root), a module and its options `["./x.ts", { …options }]`, or a plugin object `{ name, apply }`.',
+        anyOf: [
+          { type: 'string', minLength: 1 },
+          { type: 'array', items: [{ type: 'string', minLength: 1 }, { type: 'object' }], minItems: 2, maxItems: 2 },
+          { type: 'object' },
+        ],
+      },
       default: [],
     },
     kinds: { type: 'array', items: kindSchema, description: 'Kinds the repository declares beside the built-ins.', default: [] },
@@ -223,8 +230,10 @@ export const configSchema = {
 
 /** A repository's flume config, as written in `flume.config.ts`. */
 export type FlumeConfig = Omit<Infer<typeof configSchema>, 'plugins'> & {
-  plugins?: Array<string | import('../plugin.js').FlumePlugin>;
+  plugins?: PluginEntry[];
 };
+/** One entry of a config's `plugins`: a module, a module with the options its factory is handed, or a plugin. */
+export type PluginEntry = string | readonly [string, Record<string, unknown>] | import('../plugin.js').FlumePlugin;
 /** A kind: its name and stages. */
 export type KindDef = Infer<typeof kindSchema>;
 /** A stage of a kind. */

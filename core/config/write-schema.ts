@@ -1,6 +1,6 @@
 /**
  * Writes the files made from the schemas' one source: `flume.schema.json` (the config),
- * `status.schema.json` (status --json), `launch-dry-run.schema.json` (launch --dry-run --json), and
+ * `status.schema.json` (status --json), `launch-dry-run.schema.json` (launch --dry-run --json), `plugins.schema.json` (plugins --json), and
  * the config's validator compiled ahead of time by ajv (its standalone code), so no command compiles
  * the schema when it runs. `npm run schema` writes them; a test keeps the files in step with the source.
  */
@@ -12,6 +12,7 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import { configSchema } from './schema.js';
 import { statusSchema } from '../engine/status-schema.js';
 import { dryRunSchema } from '../engine/dry-run-schema.js';
+import { pluginsSchema } from '../engine/plugins-schema.js';
 import { AJV_OPTIONS } from './validate.js';
 
 /** Where the compiled config validator is kept, from the project's root. */
@@ -23,6 +24,7 @@ export function schemaFiles(): Record<string, string> {
     'flume.schema.json': JSON.stringify(configSchema, null, 2) + '\n',
     'status.schema.json': JSON.stringify(statusSchema, null, 2) + '\n',
     'launch-dry-run.schema.json': JSON.stringify(dryRunSchema, null, 2) + '\n',
+    'plugins.schema.json': JSON.stringify(pluginsSchema, null, 2) + '\n',
     [VALIDATOR_FILE]: validatorSource(),
   };
 }

@@ -1,0 +1,129 @@
+/**
+ * docs/writing-a-plugin.md, run: every code block of the page is written into a real repository
+ * (the files it names), type-checked against flume's published types (`import … from 'flume'`
+ * resolving through the package's own `exports`), and loaded by the built CLI from the page's config.
+ * Then each example is shown to work: `flume plugins --json` lists each registration from its file;
+ * `flume kinds` shows the kind; a launch runs the kind's stage with the page's driver (its options
+ * reaching the agent's command line) on the fake agent in tmux, and the page's reader sees the
+ * agent's commit; the page's host, loaded as a config loads it, runs a program and reads its screen.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'vitest';
+import AjvModule from 'ajv';
+import { agentRepo } from '../../helpers/agent-repo.js';
+import { git, PROJECT, write } from '../../helpers/repo.js';
+
+const PAGE = join(PROJECT, 'docs', 'writing-a-plugin.md');
+
+/** The page's code blocks, by the file each names (`<!-- file: acme/kind.ts -->` before the block). */
+function blocks(): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const match of readFileSync(PAGE, 'utf8').matchAll(/<!-- file: (\S+) -->\n```ts\n([\s\S]*?)```/g)) found.set(match[1], match[2]);
+  return found;
+}
+
+describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
+  it('has a kind, a reader, a driver and a host, each under 40 lines, and a config loading them', ({ expect }) => {
+    const files = blocks();
+    expect([...files.keys()]).toEqual(['acme/kind.ts', 'acme/reader.ts', 'acme/driver.ts', 'acme/host.ts', 'flume.config.ts']);
+    for (const [file, code] of files) {
+      expect(code.split('\n').length, file).toBeLessThan(40);
+      // The public entry only: no path into flume's own files.
+      for (const [, from] of code.matchAll(/from '([^']+)'/g)) expect(from === 'flume' || from.startsWith('node:'), `${file} imports ${from}`).toBe(true);
+    }
+    expect(readFileSync(join(PROJECT, 'README.md'), 'utf8')).toContain('docs/writing-a-plugin.md');
+  });
+
+  it('compiles, registers each example from its file, and runs them: a launch with its kind, driver and reader', async ({ expect, onTestFinished }) => {
+    const t = agentRepo({
+      onPrompt: [{ match: 'Review what this brief names', actions: [{ run: ['sh', '-c', 'printf "# Looks fine\\n" > NOTES.md && git add NOTES.md && git commit -qm notes'] }, { say: 'Committed NOTES.md.' }] }],
+    });
+    onTestFinished(() => t.cleanup());
+    // The agent settings the helper wrote (the fake agent, tmux on the test's socket), kept beside the page's config.
+    const settings = JSON.parse(readFileSync(join(t.repo, 'flume.config.ts'), 'utf8').replace(/^export default /, '').replace(/;\s*$/, ''));
+    const files = blocks();
+    for (const [file, code] of files) {
+      write(t.repo, file, file === 'flume.config.ts' ? code.replace('({\n  plugins:', `({\n  ...${JSON.stringify(settings)},\n  plugins:`) : code);
+    }
+    expect(readFileSync(join(t.repo, 'flume.config.ts'), 'utf8')).toContain('"agents"');
+    write(t.repo, 'package.json', JSON.stringify({ type: 'module', private: true }));
+    write(t.repo, '.gitignore', 'node_modules\n');
+    git(t.repo, 'add', '-A');
+    git(t.repo, 'commit', '-qm', 'acme plugins');
+
+    // Compiled as a third party compiles it: flume installed (linked), its published types, strict.
+    mkdirSync(join(t.repo, 'node_modules'));
+    symlinkSync(PROJECT, join(t.repo, 'node_modules', 'flume'), 'dir');
+    write(t.repo, 'tsconfig.json', JSON.stringify({
+      compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(PROJECT, 'node_modules', '@types')] },
+      include: [...files.keys()],
+    }));
+    const tsc = spawnSync(process.execPath, [join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(t.repo, 'tsconfig.json')], { cwd: t.repo, encoding: 'utf8' });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
+
+    const listed = await t.flume(['plugins', '--json']);
+    expect(listed.stderr).toBe('');
+    expect(listed.code).toBe(0);
+    const report = JSON.parse(listed.stdout);
+    const validate = new AjvModule.default({ strict: false }).compile(JSON.parse(readFileSync(join(PROJECT, 'plugins.schema.json'), 'utf8')));
+    expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
+    const from = (file: string) => join(t.repo, file);
+    expect(report.kinds).toContainEqual({ name: 'review', plugin: 'acme:kind:review', from: from('acme/kind.ts') });
+    expect(report.deliverables).toContainEqual({ type: 'notes', plugin: 'acme:deliverable:notes', from: from('acme/reader.ts') });
+    expect(report.agents).toContainEqual({ key: 'claude-reviewer', plugin: 'acme:agent:claude-reviewer', from: from('acme/driver.ts') });
+    expect(report.hosts).toContainEqual({ key: 'background', plugin: 'acme:host:background', from: from('acme/host.ts') });
+    expect(report.hooks).toContainEqual({ hook: 'startAgent', key: 'claude-reviewer', plugin: 'acme:agent:claude-reviewer', from: from('acme/driver.ts') });
+    expect(report.hosts).toContainEqual({ key: 'tmux', plugin: 'flume:host:tmux', from: 'built-in' });
+    expect(report.config).toBe(from('flume.config.ts'));
+
+    const kinds = JSON.parse((await t.flume(['kinds', '--json'])).stdout).kinds;
+    expect(kinds).toContainEqual(expect.objectContaining({ name: 'review', declaredBy: 'acme:kind:review', stages: [{ name: 'notes', deliverable: 'notes', agent: 'claude-reviewer' }] }));
+
+    // The driver's options reach what it starts: its plan carries the system prompt the config gave.
+    const dry = await t.flume(['launch', '--kind', 'review', '--name', 'one', '--brief', 'Review README.md.', '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('You review for acme; you never edit code.');
+
+    const launched = await t.flume(['launch', '--kind', 'review', '--name', 'one', '--brief', 'Review README.md.', '--no-watch']);
+    expect(launched.code, launched.stderr + launched.stdout).toBe(0);
+    let place = await t.place('review/one');
+    expect(place.stage.agent.driver).toBe('claude-reviewer');
+    expect(place.stage.delivery).toBe('taken');
+    // The page's reader sees the agent's commit of NOTES.md (status reads each stage's deliverable).
+    expect(place.stage.deliverable).toBe('notes');
+    for (const until = Date.now() + 30_000; place.stage.state !== 'delivered' && Date.now() < until; ) {
+      await sleep(300);
+      place = await t.place('review/one');
+    }
+    expect(place.stage).toMatchObject({ state: 'delivered', delivered: { what: 'NOTES.md: Looks fine' } });
+  });
+
+  it('runs the page\'s host: a program started in the background, its screen read, typing refused, closed', async ({ expect, onTestFinished }) => {
+    const t = agentRepo();
+    onTestFinished(() => t.cleanup());
+    write(t.repo, 'acme/host.ts', blocks().get('acme/host.ts')!);
+    // Loaded exactly as a config's plugin is: jiti, `flume` resolved to the built flume.
+    const { createJiti } = await import('jiti');
+    const jiti = createJiti(import.meta.url, { alias: { flume: join(PROJECT, 'dist', 'core', 'index.js') }, moduleCache: false, fsCache: false });
+    const { backgroundHost: host } = (await jiti.import(join(t.repo, 'acme', 'host.ts'))) as { backgroundHost: import('../../../core/agent.js').PaneHost };
+    expect(await host.available()).toBe(true);
+    const opened = await host.open({ title: 'acme', cwd: t.repo, argv: ['/bin/sh', '-c', 'echo "hello from $ACME"; sleep 30'], env: { ACME: 'the host', PATH: process.env.PATH ?? '' } });
+    expect(opened.pane).toBe(String(opened.pid));
+    expect(await host.identity(opened.pane!)).toBe(opened.identity);
+    let screen: string | undefined;
+    for (let i = 0; i < 50 && !screen?.includes('hello'); i++) {
+      await sleep(100);
+      screen = await host.capture(opened.pane!);
+    }
+    expect(screen).toBe('hello from the host\n');
+    expect(await host.alive(opened.pane!)).toBe(true);
+    await expect(host.type(opened.pane!, 'x')).rejects.toMatchObject({ code: 'AGENT_NOT_UP' });
+    await host.close(opened.pane!);
+    for (let i = 0; i < 50 && (await host.alive(opened.pane!)); i++) await sleep(100);
+    expect(await host.alive(opened.pane!)).toBe(false);
+  });
+});
