@@ -89,7 +89,7 @@ const PLACE_FORMS: Record<string, (place: string) => string[]> = {
   'go-on': (place) => ['go-on', place],
   stage: (place) => ['stage', place, 'code'],
 };
-const NO_PLACE = ['launch', 'kinds', 'trust', 'watch', 'doctor', 'version'];
+const NO_PLACE = ['launch', 'kinds', 'plugins', 'trust', 'watch', 'doctor', 'version'];
 const withRepo = (args: string[]) => [args[0], '--repo', repo, ...args.slice(1)];
 
 describe('the commands under test', () => {
@@ -186,6 +186,8 @@ describe('bad flags', () => {
       usage('status: two places', ['status', '--repo', repo, 'fix/live', 'fix/over']),
       usage('kinds: an unknown flag', ['kinds', '--repo', repo, '--bogus']),
       usage('kinds: a stray positional', ['kinds', '--repo', repo, 'fix']),
+      usage('plugins: an unknown flag', ['plugins', '--repo', repo, '--bogus']),
+      usage('plugins: a stray positional', ['plugins', '--repo', repo, 'fix']),
       usage('trust: an unknown flag', ['trust', '--repo', repo, '--all']),
       usage('trust: a stray positional', ['trust', '--repo', repo, 'fix/live']),
       usage('trust: --repo missing its value', ['trust', '--repo']),
@@ -258,6 +260,7 @@ describe('bad repositories', () => {
       { what: `launch in ${label}`, args: ['launch', '--repo', path, '--kind', 'fix', '--name', 'x', '--brief', 'b'], exit: 1, codes: [code] },
       { what: `status of ${label}`, args: ['status', '--repo', path], exit: 1, codes: [code] },
       { what: `kinds of ${label}`, args: ['kinds', '--repo', path], exit: 1, codes: [code] },
+      { what: `plugins of ${label}`, args: ['plugins', '--repo', path], exit: 1, codes: [code] },
       { what: `trust of ${label}`, args: ['trust', '--repo', path], exit: 1, codes: [code] },
       { what: `drop in ${label}`, args: ['drop', '--repo', path, 'fix/x'], exit: 1, codes: [code] },
       { what: `tidy of ${label}`, args: ['tidy', '--repo', path], exit: 1, codes: [code] },
