@@ -28,7 +28,7 @@ const STEPS = 30;
 /** Taken whatever the budget: on a host so loaded that a step takes 20 s, a run still judges these. */
 const MIN_STEPS = 3;
 /** A run stops taking steps (past MIN_STEPS) after this long, so the file keeps to about a minute beside the rest of the suite (FLUME_PROPERTY_BUDGET_MS for longer runs: a nightly or a hunt for a seed). */
-const RUN_BUDGET_MS = Number(process.env.FLUME_PROPERTY_BUDGET_MS ?? 45_000);
+const RUN_BUDGET_MS = Number(process.env.FLUME_PROPERTY_BUDGET_MS ?? 25_000);
 /**
  * Seeds whose first three steps between them kill agents, restart the tmux server, kill the
  * supervisor and deliver: a loaded host that allows a run few steps still tries the sharp edges.

@@ -183,8 +183,10 @@ describe('a bad launch', () => {
 
   it('is refused by the dry run exactly as by the launch, with --json and without, and the dry run changes nothing', { timeout: LONG }, async () => {
     let n = 0;
-    for (const c of CASES) {
-      for (const json of [true, false]) {
+    for (const [i, c] of CASES.entries()) {
+      // Every case with --json; one in four as text too (the same refusal printed the other way: the
+      // suite's time is spent on runs of the CLI, and the printing is one function for all).
+      for (const json of i % 4 === 0 ? [true, false] : [true]) {
         // A launch that acts before it fails makes its place: each run has a name of its own.
         const args = [...c.args(), ...(json ? ['--json'] : []), ...(c.acts ? ['--name', `run-${++n}`] : [])];
         const what = `${c.what}${json ? ' (--json)' : ''}`;
