@@ -2,12 +2,13 @@
  * flume's lifecycle, every hook declared once. Plugins tap these with `tapPromise(name, fn)`; keyed
  * families are HookMaps tapped with `.for(key)`. Read this file to see the whole lifecycle.
  */
-import tapable from 'tapable';
+import { createRequire } from 'node:module';
 import { FlumeError, inPlugin } from './errors.js';
 import { badReturn, returnCheck, type ReturnCheck } from './hook-returns.js';
 import type { AgentHandle, AgentReading, PlaceRecord, PromptState, ReadyStep, StageDef } from './types.js';
 
-const { AsyncSeriesHook, AsyncSeriesBailHook, HookMap } = tapable;
+// Loaded with `require`: imported as an ES module, node would first scan it for its exports.
+const { AsyncSeriesHook, AsyncSeriesBailHook, HookMap } = createRequire(import.meta.url)('tapable') as typeof import('tapable');
 
 /** What `beforeReady` taps see: the place and the steps about to run, which they may add to or check. */
 export interface ReadyContext {
