@@ -2,8 +2,8 @@
  * A fix whose submission goes through sluice (the fake, test/helpers/fake-sluice), driven by the
  * supervisor: the submission's agent submits; sluice refuses, and the stage stops short on sluice's
  * reasons (status at once, the place's record by the supervisor's step, though no ref moved); a new
- * submission lifts it; sluice lands it, the stage ends on sluice's record, and tidying removes the
- * place.
+ * submission lifts it; sluice lands it as a squash (git cannot see it landed), the stage ends on
+ * sluice's record, and tidying removes the place and keeps its branch.
  */
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -17,7 +17,8 @@ describe('a fix submitted to sluice', { timeout: LONG }, () => {
     const t = repoFor({ onTestFinished }, {});
     t.script({
       onPrompt: [
-        { match: 'Make the change the brief asks for', actions: [{ run: [t.commit, 'one.txt'] }, { say: 'Committed one.txt.' }] },
+        // Two commits: a squash of them matches neither patch, so git cannot see the branch landed.
+        { match: 'Make the change the brief asks for', actions: [{ run: [t.commit, 'one.txt'] }, { run: [t.commit, 'two.txt'] }, { say: 'Committed one.txt and two.txt.' }] },
         { match: 'Submit the branch for landing', actions: [{ run: [join(FAKE_SLUICE_DIR, 'sluice'), 'submit'] }, { say: 'Submitted to sluice.' }] },
       ],
     });
@@ -39,8 +40,13 @@ describe('a fix submitted to sluice', { timeout: LONG }, () => {
 
     sluice('submit', 'fix/one');
     await t.until('fix/one', (p) => p?.stage?.needs !== needs && p, 'a new submission to lift it');
-    sluice('land', 'fix/one');
-    await t.until('fix/one', (p) => p === undefined, 'the place to be tidied away', { timeoutMs: 40_000 });
+    // Landed as a squash, which git cannot tie to the branch: sluice's record ends the stage, and
+    // tidying (asked by the supervisor because the landing reader says landed) removes the place and
+    // keeps the branch, whose patches git does not find on main.
+    sluice('land', '--squash', 'fix/one');
+    const kept = await t.until('fix/one', (p) => p?.state === 'kept' && p, 'the place to be tidied, its branch kept', { timeoutMs: 40_000 });
+    expect(kept.kept).toMatchObject({ branchKept: true });
+    expect(t.record('fix--one').stage).toMatchObject({ name: 'submission', delivered: { what: expect.stringMatching(/^landed on main by sluice \([0-9a-f]{7}\)$/) } });
     expect(existsSync(place.path)).toBe(false);
   });
 });
