@@ -204,6 +204,9 @@ describe('the packed package, used by a third party', { timeout: 120_000 }, () =
     // Its subpaths resolve through the package's own exports, from the third party's folder.
     const resolved = execFileSync(process.execPath, ['-e', `for (const s of ['flume', 'flume/deliverables', 'flume/sluice-record.schema.json', 'flume/plugins/herdr']) console.log(import.meta.resolve(s))`, '--input-type=module'], { cwd: repo, encoding: 'utf8' });
     for (const line of resolved.trim().split('\n')) expect(line.startsWith(`file://${installed}/`), line).toBe(true);
+    // The sluice reader finds the schema it publishes from where the package is installed.
+    const schemaId = execFileSync(process.execPath, ['--input-type=module', '-e', `import { sluiceRecordSchema } from 'flume/deliverables'; console.log(sluiceRecordSchema().$id)`], { cwd: repo, encoding: 'utf8' });
+    expect(schemaId.trim()).toBe('https://flume.dev/sluice-record.schema.json');
 
     write(repo, 'tsconfig.json', JSON.stringify({
       compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(PROJECT, 'node_modules', '@types')] },
