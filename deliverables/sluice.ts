@@ -16,7 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { definePlugin, FlumeError, type DeliverableReading, type DeliverableRequest, type FlumePlugin } from '../core/index.js';
+import { definePlugin, FlumeError, schemaCheck, type DeliverableReading, type DeliverableRequest, type FlumePlugin, type SchemaCheck } from '../core/index.js';
 import { gitLanding } from './landing.js';
 
 const NAME = 'flume:deliverable:sluice';
@@ -95,10 +95,8 @@ async function parse(file: string, text: string, branch: string): Promise<Sluice
   } catch (error) {
     throw bad(file, [`not JSON (${(error as Error).message})`]);
   }
-  const validate = await validator();
-  if (!validate(value)) {
-    throw bad(file, (validate.errors ?? []).map((e) => `${e.instancePath || '(the record)'} ${e.message ?? 'is not allowed'}`));
-  }
+  const problems = await check(value);
+  if (problems.length) throw bad(file, problems);
   const record = value as SluiceRecord;
   if (record.branch !== branch) throw bad(file, [`/branch is ${record.branch}, but the file is the record of ${branch}`]);
   return record;
@@ -111,20 +109,11 @@ function bad(file: string, problems: string[]): FlumeError {
   });
 }
 
-type Validate = ((value: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null };
-let compiled: Promise<Validate> | undefined;
+let checker: SchemaCheck | undefined;
+/** The record's problems by the published schema, compiled on the first record read. */
+const check = (value: unknown) => (checker ??= schemaCheck(sluiceRecordSchema()))(value);
 
-/** The schema compiled once, on the first record read (ajv is not loaded where no sluice runs). */
-function validator(): Promise<Validate> {
-  compiled ??= import('ajv').then(({ default: Ajv }) => {
-    const dateTime = (value: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value) && !Number.isNaN(Date.parse(value));
-    const ajv = new (Ajv as unknown as typeof Ajv.default)({ allErrors: true, formats: { 'date-time': dateTime } });
-    return ajv.compile(sluiceRecordSchema()) as Validate;
-  });
-  return compiled;
-}
-
-/** The published schema (`sluice-record.schema.json` at the package's top level), read once. */
+/** The published schema, `sluice-record.schema.json` at the package's top level. */
 export function sluiceRecordSchema(): Record<string, unknown> {
   // From the source (deliverables/) and from the build (dist/deliverables/) alike.
   for (const up of ['..', '../..']) {
