@@ -42,6 +42,10 @@ describe('the Codex driver with the real Codex CLI', () => {
     const rollout = rolloutOf(t.state, place.stage.agent.sessionId)!;
     expect(userPrompts(rollout)).toEqual(['CODE: Fix the thing.']);
 
+    // What the stage used, from the rollout's token counts: the scripted figures, each response once.
+    const used = await t.until('fix/one', (p) => p?.stage.usage?.replies === 2 && p.stage.usage, 'the code stage\'s usage');
+    expect(used.models[CODEX_MODEL]).toEqual({ input: 600 + 80, cacheRead: 400 + 20, cacheWrite: 0, output: 50 + 20 });
+
     t.watch();
     const next = await t.until('fix/one', (p) => p?.stage.name === 'submission' && p.stage.delivery === 'taken' && p, 'the submission stage to start and take its prompt', 45_000);
     expect(next.stage).toMatchObject({ agent: { driver: 'codex' } });
@@ -55,5 +59,15 @@ describe('the Codex driver with the real Codex CLI', () => {
     expect(toolOutputs(codeTurns[1]!.body)[0]!.output).toContain('Process exited with code 0');
     const starts = t.events('fix--one').filter((e) => e.event === 'stage-started').map((e) => e.stage);
     expect(starts).toEqual(['code', 'submission']);
+  });
+
+  it('reads a stage whose agent stops short to ask a question as waiting, in its own words', async () => {
+    const question = 'Which parser do you mean: the TOML one or the JSON one?';
+    const t = (current = await codexRepo({ config: { prompts: { 'fix.code': '{brief}' } }, script: [message(question)] }));
+    await t.launch('fix', 'short', 'Mend the parser.');
+    t.watch();
+    const waiting = await t.until('fix/short', (p) => p?.stage.state === 'waiting' && p, 'the stage to wait on the operator');
+    expect(waiting.stage.needs).toBe(question);
+    expect(waiting.stage.agent).toMatchObject({ driver: 'codex', state: 'idle' });
   });
 });
