@@ -35,13 +35,13 @@ export async function codexChecks(options: CodexOptions): Promise<DoctorCheck[]>
     path = requireProgram(binary, env);
   } catch (error) {
     const detail = error instanceof FlumeError ? error.message : String(error);
-    return [{ name: 'Codex CLI', ok: false, needed: false, detail, fix: 'Install the Codex CLI (npm install -g @openai/codex), or name its program in the config (agents.codex.binary).' }];
+    return [{ name: 'Codex CLI', ok: false, needed: true, detail, fix: 'Install the Codex CLI (npm install -g @openai/codex), or name its program in the config (agents.codex.binary).' }];
   }
   const version = await codexVersion(binary, env);
   const checked = version !== undefined && CHECKED_VERSIONS.includes(version);
   const key = options.provider?.env_key;
   return [
-    { name: 'Codex CLI', ok: true, needed: false, detail: `${path}${version ? ` ${version}` : ''}`, ...(version ? { version } : {}) },
+    { name: 'Codex CLI', ok: true, needed: true, detail: `${path}${version ? ` ${version}` : ''}`, ...(version ? { version } : {}) },
     {
       name: 'Codex CLI version',
       ok: checked,
