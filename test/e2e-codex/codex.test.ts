@@ -61,12 +61,16 @@ describe('the Codex driver with the real Codex CLI', () => {
     expect(starts).toEqual(['code', 'submission']);
   });
 
-  it('reads a stage whose agent stops short to ask a question as waiting, in its own words', async () => {
+  it('reads a stage whose agent stops short to ask a question as waiting, in its own words (the stage chose codex itself)', async () => {
     const question = 'Which parser do you mean: the TOML one or the JSON one?';
-    const t = (current = await codexRepo({ config: { prompts: { 'fix.code': '{brief}' } }, script: [message(question)] }));
-    await t.launch('fix', 'short', 'Mend the parser.');
+    // The default driver stays Claude Code; the declared kind's stage names codex.
+    const t = (current = await codexRepo({
+      config: { agent: { host: 'tmux' }, kinds: [{ name: 'mend', stages: [{ name: 'code', prompt: '{brief}', deliverable: 'commit', agent: 'codex' }] }] },
+      script: [message(question)],
+    }));
+    await t.launch('mend', 'short', 'Mend the parser.');
     t.watch();
-    const waiting = await t.until('fix/short', (p) => p?.stage.state === 'waiting' && p, 'the stage to wait on the operator');
+    const waiting = await t.until('mend/short', (p) => p?.stage.state === 'waiting' && p, 'the stage to wait on the operator');
     expect(waiting.stage.needs).toBe(question);
     expect(waiting.stage.agent).toMatchObject({ driver: 'codex', state: 'idle' });
   });
