@@ -53,11 +53,15 @@ describe('operating the real Codex CLI through flume', () => {
       config: { prompts: { 'fix.code': '{brief}' } },
       script: [message('Ready for more.'), message('Noted: adding a test too.'), message('Thinking hard.', { until: held })],
     }));
+    const launchStarted = Date.now();
     const place = await t.launch('fix', 'two', 'Look at the parser.');
+    console.log(`codex-operate: launch to a confirmed prompt took ${Date.now() - launchStarted} ms`);
     await t.until('fix/two', (p) => p?.stage.agent.state === 'idle' && p, 'the first turn to end');
 
     // A tell: typed, submitted, and confirmed in the rollout the real program wrote.
+    const tellStarted = Date.now();
     const told = await t.flume(['tell', 'fix/two', 'Also add a test.', '--json', '--no-watch']);
+    console.log(`codex-operate: a tell confirmed in ${Date.now() - tellStarted} ms`);
     expect(told.code, told.stdout + told.stderr).toBe(0);
     const rollout = rolloutOf(t.state, place.stage.agent.sessionId)!;
     expect(userPrompts(rollout)).toEqual(['Look at the parser.', 'Also add a test.']);
@@ -83,7 +87,9 @@ describe('operating the real Codex CLI through flume', () => {
     const refusedStop = await t.flume(['stop', 'fix/two', '--json', '--no-watch']);
     expect(JSON.parse(refusedStop.stdout).error.code).toBe('AGENT_WORKING');
     expect(processes.every(alive)).toBe(true);
+    const stopStarted = Date.now();
     const stopped = await t.flume(['stop', 'fix/two', '--force', '--json', '--no-watch']);
+    console.log(`codex-operate: stop --force of a working Codex took ${Date.now() - stopStarted} ms`);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
     expect(processes.filter(alive)).toEqual([]);
     release();
