@@ -29,7 +29,8 @@ describe('the Codex driver with the real Codex CLI', () => {
   it('runs a fix to a commit and starts the next stage: each prompt confirmed in its own rollout, sent once', async () => {
     const turns: Record<string, number> = {};
     const t = (current = await codexRepo({
-      config: { prompts: { 'fix.code': 'CODE: {brief}', 'fix.submission': 'SUBMIT: {brief}' } },
+      // The code stage's prompt is the built-in template: many lines, sent as one paste.
+      config: { prompts: { 'fix.submission': 'SUBMIT: {brief}' } },
       script: (request) => {
         const stage = stageOf(request);
         const n = (turns[stage] = (turns[stage] ?? 0) + 1);
@@ -38,9 +39,10 @@ describe('the Codex driver with the real Codex CLI', () => {
       },
     }));
     const place = await t.launch('fix', 'one', 'Fix the thing.');
-    expect(place.stage).toMatchObject({ name: 'code', delivery: 'taken', sends: 1, prompt: 'CODE: Fix the thing.', agent: { driver: 'codex', host: 'tmux', version: CODEX_VERSION } });
+    expect(place.stage).toMatchObject({ name: 'code', delivery: 'taken', sends: 1, agent: { driver: 'codex', host: 'tmux', version: CODEX_VERSION } });
+    expect(place.stage.prompt.split('\n').length).toBeGreaterThan(4);
     const rollout = rolloutOf(t.state, place.stage.agent.sessionId)!;
-    expect(userPrompts(rollout)).toEqual(['CODE: Fix the thing.']);
+    expect(userPrompts(rollout)).toEqual([place.stage.prompt]);
 
     // What the stage used, from the rollout's token counts: the scripted figures, each response once.
     const used = await t.until('fix/one', (p) => p?.stage.usage?.replies === 2 && p.stage.usage, 'the code stage\'s usage');
@@ -55,7 +57,7 @@ describe('the Codex driver with the real Codex CLI', () => {
     expect(git(place.path, 'log', '-1', '--format=%s')).toBe('Fix the thing');
     // The commit ran through Codex's exec_command and its output went back to the model.
     const codeTurns = t.codex.api.requests.filter((r) => stageOf(r) === 'code');
-    expect(lastUserText(codeTurns[0]!.body)).toBe('CODE: Fix the thing.');
+    expect(lastUserText(codeTurns[0]!.body)).toBe(place.stage.prompt);
     expect(toolOutputs(codeTurns[1]!.body)[0]!.output).toContain('Process exited with code 0');
     const starts = t.events('fix--one').filter((e) => e.event === 'stage-started').map((e) => e.stage);
     expect(starts).toEqual(['code', 'submission']);
