@@ -34,8 +34,9 @@ const POLL_MS = 100;
 /** After the input line first shows, keys typed at once can be lost while the TUI finishes starting. */
 const READY_SETTLE_MS = 300;
 /**
- * Codex takes characters that come faster than typing as a paste, and an Enter inside such a burst
- * as a newline in the draft: Enter waits this long after the draft shows.
+ * Enter waits this long after the draft shows. A margin, not a measured need: Codex's TUI has a
+ * paste-burst rule (fast keys read as a paste, an Enter inside one as a newline), but on this machine
+ * an Enter pressed at once after the draft showed was taken too (the e2e suite passed with 0 here).
  */
 const ENTER_AFTER_DRAFT_MS = 250;
 /** The longest wait for a typed draft to show before Enter is pressed anyway. */
