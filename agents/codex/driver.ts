@@ -197,7 +197,12 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
     },
 
     watchPaths(handle) {
-      return [join(homeOf(handle), 'sessions')];
+      // A folder's watch sees only its own entries: the rollout's day folder (named by the TUI's
+      // start in local time; the next minute's too, for a start at midnight) is where it grows.
+      const sessions = join(homeOf(handle), 'sessions');
+      const start = Date.parse(handle.startedAt);
+      const days = [start, start + 60_000].map((at) => join(sessions, ...localDay(new Date(at))));
+      return [...new Set([sessions, ...days])];
     },
   };
   return defineDriver(driver);
@@ -226,6 +231,11 @@ export function judge(handle: AgentHandle, rollout: Awaited<ReturnType<typeof re
     return { state: 'idle', turnEnded: true, ...(needs ? { needs } : {}), ...activity };
   }
   return { state: 'idle', ...activity };
+}
+
+/** A date's `YYYY`, `MM`, `DD` in local time, as Codex names its rollout folders. */
+function localDay(date: Date): string[] {
+  return [String(date.getFullYear()), String(date.getMonth() + 1).padStart(2, '0'), String(date.getDate()).padStart(2, '0')];
 }
 
 /** The shell command of an `exec_command` call, else the tool's name. */

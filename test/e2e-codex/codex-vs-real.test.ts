@@ -7,7 +7,9 @@
  * question in a trusted folder, and no process of the agent's left once the TUI exits (no daemon).
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { codexDriver } from '../../agents/codex/driver.js';
 import { classifyScreen, draftText } from '../../agents/codex/screen.js';
 import { findRollout, promptState, readRollout, readUsage } from '../../agents/codex/rollout.js';
 import { codexEnv, startCodexPane, CODEX_MODEL, CODEX_VERSION, type CodexEnv, type CodexPane } from '../helpers/codex-env.js';
@@ -77,6 +79,9 @@ describe(`the real Codex CLI ${CODEX_VERSION}, as the driver reads it`, () => {
     expect(classifyScreen(working)).toBe('working');
     const path = await until(() => pane.rollout());
     expect(await findRollout(pane.home, repo, startedAt)).toBe(path);
+    // The folder the rollout is in is one the driver has the supervisor watch.
+    const driver = codexDriver({ hosts: { get: () => undefined } } as never);
+    expect(driver.watchPaths({ driver: 'codex', sessionId: 's', host: 'tmux', cwd: repo, startedAt, data: { codexHome: pane.home } })).toContain(dirname(path));
     expect(await findRollout(pane.home, repo, new Date(Date.now() + 60_000).toISOString())).toBeUndefined();
     const meta = pane.lines()[0]!;
     expect(meta).toMatchObject({ type: 'session_meta', payload: { cwd: repo, cli_version: CODEX_VERSION, originator: 'codex-tui' } });
