@@ -86,8 +86,9 @@ describe(`the real Codex CLI ${CODEX_VERSION}, as the driver reads it`, () => {
     const meta = pane.lines()[0]!;
     expect(meta).toMatchObject({ type: 'session_meta', payload: { cwd: repo, cli_version: CODEX_VERSION, originator: 'codex-tui' } });
     const during = (await until(async () => {
+      // The user message and task_started are written apart: read until both are there.
       const state = await readRollout(path);
-      return state?.prompts.length ? state : undefined;
+      return state?.prompts.length && state.working ? state : undefined;
     }))!;
     expect(during).toMatchObject({ working: true, turnEnded: false });
     expect(promptState(during, 'Please look at the parser')).toBe('taken');
