@@ -7,7 +7,7 @@
  * the limit was raised, and two minutes after it was found hung.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlumeError, ERROR_CODES, type FlumeErrorCode } from '../errors.js';
 import { hostStateDir } from '../state/host.js';
@@ -45,7 +45,8 @@ const EMPTY: ProbeFile = { version: 1, repositories: {} };
  * finish, and the config's own error (BAD_CONFIG …) for one that threw. Answers from the host's
  * record when nothing the config read has changed since.
  */
-export async function guardConfig(root: string, found: FoundConfig): Promise<ProbeRecord> {
+export async function guardConfig(root: string, found: FoundConfig): Promise<ProbeRecord | undefined> {
+  if (runsNoCode(found)) return undefined;
   const cached = (await readJsonFile<ProbeFile>(probeFile(), EMPTY)).repositories?.[root];
   const record = cached && stillHolds(cached, found) ? cached : await probeConfig(root, found);
   if (record !== cached) await updateJsonFile<ProbeFile>(probeFile(), EMPTY, (value) => ({ version: 1, repositories: { ...value.repositories, [root]: record } }));
@@ -65,6 +66,30 @@ export async function guardConfig(root: string, found: FoundConfig): Promise<Pro
     });
   }
   return record;
+}
+
+/**
+ * True for a config that is data alone: a JSON file (or package.json's `flume` key) naming no
+ * plugin. Loading it parses JSON and runs nothing, so it cannot hang or take flume down, and no
+ * child process is spent on it. A JSON config that names plugins runs their modules: probed as any
+ * other. (YAML is probed too: telling it apart needs a YAML parser, for a form few configs take.)
+ */
+export function runsNoCode(found: FoundConfig): boolean {
+  if (!found.file.endsWith('.json')) return false;
+  let text: string;
+  let data: unknown;
+  try {
+    text = readFileSync(found.file, 'utf8');
+    data = JSON.parse(text);
+  } catch {
+    return false; // unreadable or not JSON: the probe and the load say what is wrong
+  }
+  const inPackage = basename(found.file) === 'package.json';
+  const config = inPackage ? (data as { flume?: unknown } | null)?.flume : data;
+  // What was trusted, and nothing else: a file changed since it was found is probed as any other.
+  if ((inPackage ? sha256(JSON.stringify(config)) : sha256(text)) !== found.digest) return false;
+  const plugins = (config as { plugins?: unknown } | null | undefined)?.plugins;
+  return plugins === undefined || (Array.isArray(plugins) && plugins.length === 0);
 }
 
 /** Forgets what was found of a repository's config, so the next load probes it afresh. */

@@ -34,7 +34,9 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
     limits: { promptTimeout: '3s', startTimeout: '15s' },
     ...config,
   };
-  const repo = makeRepo({ config: `export default ${JSON.stringify(full, null, 2)};\n` });
+  // Data alone, as JSON: no probe process and no compiler for the many repositories the suite makes.
+  // (A TypeScript config is what the config, trust, plugin and end-to-end tests load.)
+  const repo = makeRepo({ config: `${JSON.stringify(full, null, 2)}\n`, configFile: '.flumerc.json' });
   const env = flumeEnv(state);
   // Trusted in its own state folder now, for what runs flume in-process or spawns it directly.
   const trusted = trustMade(state);
