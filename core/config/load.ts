@@ -34,8 +34,10 @@ export interface LoadedConfig {
 export async function loadConfig(root: string, found: FoundConfig | undefined = findConfigFile(root)): Promise<LoadedConfig> {
   if (!found) return { config: {}, plugins: [], origins: [] };
   const { cosmiconfig } = requireCjs('cosmiconfig') as typeof import('cosmiconfig');
-  const jiti = await makeJiti();
-  const load = async (file: string) => jiti.import(file, { default: true });
+  // jiti is made only for a config that is code, or that names plugins: a JSON config needs none.
+  let made: Promise<Jiti> | undefined;
+  const jiti = () => (made ??= makeJiti());
+  const load = async (file: string) => (await jiti()).import(file, { default: true });
   const explorer = cosmiconfig('flume', {
     searchStrategy: 'none',
     cache: false,
@@ -89,7 +91,7 @@ async function resolvePlugins(
   refs: PluginEntry[],
   root: string,
   file: string,
-  jiti: Awaited<ReturnType<typeof makeJiti>>,
+  jiti: () => Promise<Jiti>,
   load: boolean,
 ): Promise<{ plugins: FlumePlugin[]; origins: string[]; problems: ConfigProblem[] }> {
   const plugins: FlumePlugin[] = [];
@@ -107,7 +109,7 @@ async function resolvePlugins(
     let resolved: string | undefined;
     try {
       if (!ref.startsWith('.') && !isAbsolute(ref)) resolved = createRequire(join(root, 'package.json')).resolve(ref);
-      else resolved = jiti.esmResolve(resolve(root, ref), { try: true });
+      else resolved = (await jiti()).esmResolve(resolve(root, ref), { try: true });
     } catch {
       resolved = undefined;
     }
@@ -119,7 +121,7 @@ async function resolvePlugins(
     if (!load) continue;
     const modulePath = resolved.startsWith('file:') ? fileURLToPath(resolved) : resolved;
     try {
-      const loaded = await jiti.import(modulePath, { default: true });
+      const loaded = await (await jiti()).import(modulePath, { default: true });
       if (options !== undefined && typeof loaded !== 'function') {
         problems.push({ path, message: `"${ref}" is given options but exports no function to hand them to`, fix: 'export a function (options) => plugin from the module, or drop the options' });
         continue;
@@ -159,7 +161,9 @@ function firstLines(message: string): string {
  */
 const requireCjs = createRequire(import.meta.url);
 
-async function makeJiti() {
+type Jiti = ReturnType<typeof import('jiti').createJiti>;
+
+async function makeJiti(): Promise<Jiti> {
   const { createJiti } = requireCjs('jiti') as typeof import('jiti');
   const cache = await compileCache();
   return createJiti(import.meta.url, { alias: flumeAliases(), moduleCache: false, fsCache: cache, interopDefault: true, transform: cachedTransform(cache) });
