@@ -111,7 +111,7 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
       const record = await place.record();
       const taken = await truthUntil(place, (seen) => seen.includes(place.prompt));
       if (record.stage?.delivery === 'taken' && !taken.includes(place.prompt)) fail(`flume was told the prompt was taken, but the agent never took it (it took ${JSON.stringify(taken)}): confirm must read the agent's own record`);
-      if (record.stage?.delivery !== 'taken') fail(`the agent drops only the first sending, so flume's second sending should be taken; the stage reads ${stageOf(record, place)}, and the agent took ${JSON.stringify(taken)}`);
+      if (record.stage?.delivery !== 'taken') fail(`the agent drops only the first sending, so flume's second sending should be taken; the stage reads ${stageOf(record, place)}, and the agent took ${JSON.stringify(taken)}${await screenOf(bench, record)}`);
       if (record.stage.sends !== 2) fail(`the agent dropped the first sending, yet the stage reads taken after ${record.stage.sends} sending(s)`);
       if (count(taken, place.prompt) !== 1) fail(`the agent took the prompt ${count(taken, place.prompt)} times (${JSON.stringify(taken)}); the second sending must be taken once`);
     }),
@@ -122,7 +122,7 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
       const taken = await truth(place);
       if (record.stage?.delivery === 'taken') fail(`flume was told the prompt was taken, but the agent drops every prompt (it took ${JSON.stringify(taken)})`);
       if (taken.length) fail(`the harness says the agent took ${JSON.stringify(taken)} though it drops every prompt: check the scenario`);
-      if (record.stage?.delivery !== 'never-started' || record.stage.sends !== 2) fail(`an agent that is up and took neither of two sendings is never started; the stage reads ${stageOf(record, place)}`);
+      if (record.stage?.delivery !== 'never-started' || record.stage.sends !== 2) fail(`an agent that is up and took neither of two sendings is never started; the stage reads ${stageOf(record, place)}${await screenOf(bench, record)}`);
     }),
 
     check('never-up', 'an agent that does not come up is reported never started, not confirmed', async (fail: Fail) => {
@@ -188,6 +188,14 @@ async function screenUntil(bench: Bench, handle: AgentHandle, until: (screen: st
     if (Date.now() >= deadline) return undefined;
     await sleep(100);
   }
+}
+
+/** The last lines of the stage's agent's screen, for a failure's message ('' when there is none to read). */
+async function screenOf(bench: Bench, record: PlaceRecord): Promise<string> {
+  const pane = record.stage?.agent?.pane;
+  const screen = pane ? await bench.harness.host.capture(pane).catch(() => undefined) : undefined;
+  const lines = (screen ?? '').split('\n').map((line) => line.trimEnd()).filter(Boolean).slice(-12);
+  return lines.length ? `; the agent's screen ends:\n${lines.join('\n')}` : '';
 }
 
 /** The stage as a sentence for a failure: its delivery, its sendings, and why it waits or failed. */
