@@ -95,10 +95,17 @@ export class Bench {
   private async make(scenario: ConformanceScenario): Promise<Place> {
     const { root, repo } = await this.folder();
     const setup = await this.harness.scenario(scenario, { root, repo });
+    // What the scenario set up is ended here when no place comes of it; close() ends it otherwise.
+    return this.placeFor(scenario, repo, setup).catch(async (error: unknown) => {
+      await setup.close?.();
+      throw error;
+    });
+  }
+
+  private async placeFor(scenario: ConformanceScenario, repo: string, setup: ScenarioSetup): Promise<Place> {
     const repository: Repository = { info: await findRepository(repo), flume: await flumeFor(this.harness, setup) };
     const driver = repository.flume.agents.get(this.harness.agent);
     if (!driver) {
-      await setup.close?.();
       throw new Error(`conformance: the plugins of scenario "${scenario}" register no driver "${this.harness.agent}" (they register: ${repository.flume.agents.all().map((d) => d.key).join(', ') || 'none'})`);
     }
     const prompt = `Conformance check (${scenario}): reply in one short line. ${randomBytes(4).toString('hex')}`;
