@@ -8,6 +8,8 @@ import { selectedClaudeVersions } from './test/helpers/claude-env.js';
  * comma list); unset, every version in CI (`CI=true`) and the pinned one elsewhere.
  */
 const E2E = 'test/e2e/**/*.test.ts';
+/** The Codex CLI's end-to-end suite: the real Codex against a scripted Responses API, run once, after the Claude projects. */
+const E2E_CODEX = 'test/e2e-codex/**/*.test.ts';
 
 /**
  * How many test files run at once. Most of the suite waits (on tmux panes, agents, a supervisor's
@@ -29,7 +31,7 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E, E2E_CODEX], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
       // The real Claude Code is a heavy program that loses keys on a starved machine: its files run
       // after the rest, two at a time.
       // Each version's files run as a group of their own, so no more than two real programs run at once.
@@ -37,6 +39,7 @@ export default defineConfig({
         extends: true as const,
         test: { name: `claude-${version}`, include: [E2E], env: { FLUME_CLAUDE_VERSION: version }, maxWorkers: E2E_WORKERS, sequence: { groupOrder: 1 + index } },
       })),
+      { extends: true, test: { name: 'codex', include: [E2E_CODEX], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 1 + selectedClaudeVersions().length } } },
     ],
   },
 });

@@ -5,10 +5,13 @@
 import { join } from 'node:path';
 import { definePlugin, hostStateDir, type FlumePlugin, type PaneHost, type StartRequest } from '../core/index.js';
 import { claudeCodeDriver } from './claude-code/driver.js';
+import { codexDriver } from './codex/driver.js';
+import type { CodexOptions } from './codex/options.js';
 import { printedHost, printedHostPlugin } from './printed.js';
 import { tmuxHost } from './panes/tmux.js';
 
 export { claudeCodeDriver, agentEnvironment } from './claude-code/driver.js';
+export { codexDriver } from './codex/driver.js';
 export { tmuxHost } from './panes/tmux.js';
 export { printedHost } from './printed.js';
 
@@ -47,7 +50,31 @@ export const claudeCodePlugin = () =>
     },
   });
 
+/**
+ * Registers the Codex CLI driver (key `codex`), configured from the config's `agents.codex`, on the
+ * host the launch chose. All of its registration is here, in one place.
+ */
+export const codexPlugin = () =>
+  definePlugin({
+    name: 'flume:agent:codex',
+    apply(flume) {
+      const name = 'flume:agent:codex';
+      const driver = codexDriver(flume, (flume.config.agents?.codex ?? {}) as CodexOptions);
+      flume.agents.register(name, driver);
+      flume.hooks.startAgent.for('codex').tapPromise(name, async (request) => {
+        const host = flume.hosts.get(request.host);
+        return host ? driver.start(request, host) : undefined;
+      });
+      flume.hooks.planAgent.for('codex').tapPromise(name, async (request) => {
+        const host = flume.hosts.get(request.host);
+        return host && driver.plan ? driver.plan(request, host) : undefined;
+      });
+      flume.hooks.confirmPrompt.for('codex').tapPromise(name, (request) => driver.confirm(request));
+      flume.hooks.readAgentState.for('codex').tapPromise(name, (handle) => driver.read(handle));
+    },
+  });
+
 /** Every built-in agent plugin. */
 export function agentPlugins(): FlumePlugin[] {
-  return [tmuxHostPlugin(), printedHostPlugin(), claudeCodePlugin()];
+  return [tmuxHostPlugin(), printedHostPlugin(), claudeCodePlugin(), codexPlugin()];
 }

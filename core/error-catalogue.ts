@@ -24,6 +24,7 @@ export const ERROR_CATALOGUE = {
   BAD_CONFIG: entry('{file} has {count} problems: {problems}.', 'Correct each path named in the config; flume.schema.json describes every key.'),
   UNTRUSTED_CONFIG: entry('{file} is not trusted (or changed since it was); flume will not run it.', 'Read the config, and if you trust it run: flume trust --repo {root}.'),
   CONFIG_HUNG: entry('{file} did not finish loading within {seconds} s; flume skips this repository.', 'Make the config finish loading; flume tries it again once the file changes.'),
+  BAD_RECORD: entry('{file} is not a record {reader} can read: {problems}.', 'The tool that writes it wrote what its schema does not allow: have it write the record again, or move the file aside.'),
   BAD_STATE: entry("flume's state file {file} cannot be read.", 'Move it aside; flume writes it anew.'),
   UNKNOWN_KIND: entry('There is no kind {kind}.', '`flume kinds` lists the kinds with their stages.'),
   UNKNOWN_STAGE: entry('The kind {kind} has no stage {stage}.', 'Use one of the kind\'s stages; a repository declares more in its config.'),

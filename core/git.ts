@@ -138,6 +138,28 @@ export async function knownRepository(root: string, commonDir: string): Promise<
 }
 
 /**
+ * The common git dir of the main checkout at `root`, read without a git process where the plain
+ * layout allows (`<root>/.git` a folder, or a `gitdir:` file, as `--separate-git-dir` leaves, whose
+ * folder may name its `commondir`); otherwise git answers.
+ */
+export async function commonDirOf(root: string): Promise<string> {
+  const { readFile, stat } = await import('node:fs/promises');
+  const dotGit = resolve(root, '.git');
+  try {
+    if ((await stat(dotGit)).isDirectory()) return dotGit;
+    const line = (await readFile(dotGit, 'utf8')).trim();
+    if (line.startsWith('gitdir: ')) {
+      const dir = resolve(root, line.slice(8).trim());
+      const common = (await readFile(resolve(dir, 'commondir'), 'utf8').catch(() => undefined))?.trim();
+      return common ? resolve(dir, common) : dir;
+    }
+  } catch {
+    // not the plain layout: git answers below
+  }
+  return (await findRepository(root)).commonDir;
+}
+
+/**
  * `readRepository`, kept for the life of the process by everything git reads for it (the common
  * dir's HEAD, packed-refs, every loose branch ref and its folders, each worktree's admin files, each
  * worktree's `.git`), so a process that reads the same repository again and again (the supervisor

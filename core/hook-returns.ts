@@ -100,6 +100,8 @@ const DELIVERABLE = fields({
   progress: { expected: '{ done, total } (counts)', test: (value) => isObject(value) && count(value.done) && count(value.total) },
   facts: { expected: 'an object', test: isObject },
   problem: string,
+  needs: string,
+  readFrom: strings,
 });
 
 function fields(spec: Record<string, Field>): [string, Field][] {

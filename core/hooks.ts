@@ -2,12 +2,13 @@
  * flume's lifecycle, every hook declared once. Plugins tap these with `tapPromise(name, fn)`; keyed
  * families are HookMaps tapped with `.for(key)`. Read this file to see the whole lifecycle.
  */
-import tapable from 'tapable';
+import { createRequire } from 'node:module';
 import { FlumeError, inPlugin } from './errors.js';
 import { badReturn, returnCheck, type ReturnCheck } from './hook-returns.js';
 import type { AgentHandle, AgentReading, PlaceRecord, PromptState, ReadyStep, StageDef } from './types.js';
 
-const { AsyncSeriesHook, AsyncSeriesBailHook, HookMap } = tapable;
+// Loaded with `require`: imported as an ES module, node would first scan it for its exports.
+const { AsyncSeriesHook, AsyncSeriesBailHook, HookMap } = createRequire(import.meta.url)('tapable') as typeof import('tapable');
 
 /** What `beforeReady` taps see: the place and the steps about to run, which they may add to or check. */
 export interface ReadyContext {
@@ -79,6 +80,11 @@ export interface DeliverableRequest {
   unlanded(): Promise<number | undefined>;
   /** The committer time (ISO) of `head`. */
   headTime: string;
+  /**
+   * The repository's git common dir (`<repo>/.git` for an ordinary one): where tools keep what they
+   * record of the repository outside any commit (flume's own state, a lander's record of a branch).
+   */
+  commonDir: string;
 }
 
 /** What a deliverable reader answers. */
@@ -95,6 +101,18 @@ export interface DeliverableReading {
    * verdict line cannot be read). Status shows it beside the stage, so a stage does not stall unexplained.
    */
   problem?: string;
+  /**
+   * Absent, and it will not come without someone acting: what is needed, in a person's words (a
+   * landing its lander refused, with the reasons). The stage stops short on it, as it does on an
+   * agent that stops to say what it needs, and status shows it as the stage's `needs`.
+   */
+  needs?: string;
+  /**
+   * Files outside any commit the reading came from (a record in the git common dir), present or
+   * not yet: a long-lived reader (the supervisor) reads the place afresh when one changes, and
+   * watches their folders, since no ref moves when such a record does.
+   */
+  readFrom?: string[];
 }
 
 /** What `beforeTidy` taps get: a place tidying is about to remove. */

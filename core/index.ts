@@ -22,6 +22,7 @@ export { ensureHostStateDir, hostStateDir } from './state/host.js';
 export { isRepositoryTrusted } from './config/trust.js';
 export { withLock } from './state/lock.js';
 export { toMs } from './duration.js';
+export { schemaCheck, type SchemaCheck } from './json-schema.js';
 export type {
   AgentHandle,
   AgentReading,

@@ -9,9 +9,11 @@ import { landingDeliverable } from './landing.js';
 import { openspecChangeDeliverable } from './openspec-change.js';
 import { openspecTasksDeliverable } from './openspec-tasks.js';
 import { reportDeliverable } from './report.js';
+import { sluiceLandingDeliverable } from './sluice.js';
 
 export { countTasks } from './openspec-count.js';
 export { readVerdicts, type Verdict } from './report.js';
+export { sluiceRecordPath, sluiceRecordSchema, type SluiceRecord } from './sluice.js';
 export {
   commitDeliverable,
   conclusionDeliverable,
@@ -19,11 +21,12 @@ export {
   openspecChangeDeliverable,
   openspecTasksDeliverable,
   reportDeliverable,
+  sluiceLandingDeliverable,
 };
 
 /**
  * Every built-in reader: `commit`, `openspec-change`, `openspec-tasks`, `report`, `conclusion`,
- * `landing`. A plugin replaces one by tapping the same `readDeliverable.for(type)` before it.
+ * `landing` (sluice's record where sluice is installed, else git). A plugin replaces one by tapping the same `readDeliverable.for(type)` before it.
  */
 export function deliverablePlugins(): FlumePlugin[] {
   return [
@@ -33,5 +36,6 @@ export function deliverablePlugins(): FlumePlugin[] {
     reportDeliverable(),
     conclusionDeliverable(),
     landingDeliverable(),
+    sluiceLandingDeliverable(),
   ];
 }

@@ -1,14 +1,12 @@
 /**
  * The `landing` deliverable: a submission ends when the branch's work is on its target.
  *
- * This is the built-in default, judged from git (DESIGN "Ruling (landing record)"). Where sluice is
- * installed, a sluice plugin reads sluice's own landing record instead: it taps
- * `readDeliverable.for('landing')` with `{ name, stage: -10 }`, so it runs before this reader, and
- * answers from `<git-common-dir>/sluice/landings/<branch, "/" as "--">.json`; it returns undefined
- * where it holds no record, and the bail hook falls through to git here.
+ * This is the built-in default, judged from git (DESIGN "Ruling (landing record)"). Where sluice
+ * keeps a record of the branch, the sluice reader (`sluice.ts`) answers from it instead: it taps
+ * `readDeliverable.for('landing')` at `stage: -10`, so it runs first, and returns undefined where
+ * sluice is not installed, so the bail hook falls through to git here.
  */
-import type { DeliverableReading } from '../core/hooks.js';
-import { definePlugin, type FlumePlugin } from '../core/plugin.js';
+import { definePlugin, type DeliverableReading, type DeliverableRequest, type FlumePlugin } from '../core/index.js';
 
 const NAME = 'flume:deliverable:landing';
 
@@ -24,13 +22,16 @@ export function landingDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('landing').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
-        const target = request.place.target;
-        const unlanded = await request.unlanded();
-        if (unlanded === undefined) return { present: false, what: `landing on ${target} unknown`, facts: { target, unknown: true } };
-        if (unlanded === 0) return { present: true, what: `landed on ${target}`, facts: { target, unlanded } };
-        return { present: false, what: `${unlanded} ${unlanded === 1 ? 'patch' : 'patches'} not on ${target}`, facts: { target, unlanded } };
-      });
+      flume.hooks.readDeliverable.for('landing').tapPromise(NAME, gitLanding);
     },
   });
+}
+
+/** The landing as git judges it (above); the sluice reader answers with it where sluice holds no record of the branch. */
+export async function gitLanding(request: DeliverableRequest): Promise<DeliverableReading> {
+  const target = request.place.target;
+  const unlanded = await request.unlanded();
+  if (unlanded === undefined) return { present: false, what: `landing on ${target} unknown`, facts: { target, unknown: true } };
+  if (unlanded === 0) return { present: true, what: `landed on ${target}`, facts: { target, unlanded } };
+  return { present: false, what: `${unlanded} ${unlanded === 1 ? 'patch' : 'patches'} not on ${target}`, facts: { target, unlanded } };
 }

@@ -7,6 +7,7 @@ import type { FlumePlugin } from '../plugin.js';
 import { FlumeError } from '../errors.js';
 import { asFlumeError, cliLogger, printError, processIo, type Io } from './output.js';
 import type { Logger } from '../types.js';
+import { readArgs, readCommandArgs } from './read-args.js';
 
 /** What every command handler is handed. */
 export interface CliContext {
@@ -23,20 +24,21 @@ export interface CliContext {
 export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string } = {}): Promise<number> {
   const io = options.io ?? processIo;
   const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1], logger: cliLogger(io) };
-  const json = argv.includes('--json');
+  const json = argv.includes('--json') || argv.includes('--json=true');
   const asked = argv.filter((arg) => arg !== '--json');
   if (asked.length === 1 && (asked[0] === '--version' || asked[0] === '-V') && argv.length - asked.length <= 1) {
     const version = await flumeVersion();
     io.stdout(json ? JSON.stringify({ flume: version, node: process.versions.node }, null, 2) + '\n' : `${version}\n`);
     return 0;
   }
-  const plain = plainStatusArgs(argv);
-  if (plain) {
-    // The form callers poll (`status [place] [--json]`) runs without the argument parser, which costs
-    // about as much as starting node; anything else (another flag, a typo) goes through yargs below.
+  const read = readArgs(argv);
+  if (read) {
+    // The forms callers poll (`status [place] [--json] [--repo DIR]`, `kinds [--json] [--repo DIR]`)
+    // run without the argument parser, which costs about as much as starting node (and renders the
+    // command's help for every run); anything else (another flag, a typo) goes through yargs below.
     try {
-      const { statusCommand } = await import('./status.js');
-      return (await statusCommand.run(plain, context)) ?? 0;
+      const { command } = read.command === 'status' ? { command: (await import('./status.js')).statusCommand } : { command: (await import('./kinds.js')).kindsCommand };
+      return (await command.run(readCommandArgs(read), context)) ?? 0;
     } catch (error) {
       const failure = asFlumeError(error);
       printError(io, failure, json);
@@ -68,6 +70,7 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
       usageError = message;
       throw new FlumeError('BAD_USAGE', message);
     });
+  skipHelpRendering(parser);
   for (const command of commands) {
     parser.command({
       command: command.command,
@@ -96,19 +99,18 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
   return helpShown ? 0 : code;
 }
 
+
 /**
- * The arguments of `status`, `status --json`, `status <place>` or `status <place> --json` (in any
- * order after `status`), as yargs would give them; undefined for any other command line.
+ * yargs renders a command's whole help before running its handler, kept for a handler that shows help
+ * later; flume's handlers never do (help is shown by `--help`, which yargs renders afresh), and the
+ * rendering measures every line's width: about 30 ms of every command. It is skipped. The hook is
+ * yargs' own usage object; should a later yargs move it, nothing is skipped and nothing breaks.
  */
-export function plainStatusArgs(argv: string[]): Record<string, unknown> | undefined {
-  if (argv[0] !== 'status') return undefined;
-  const args: Record<string, unknown> = {};
-  for (const arg of argv.slice(1)) {
-    if (arg === '--json' && !args.json) args.json = true;
-    else if (!arg.startsWith('-') && arg !== '' && args.place === undefined) args.place = arg;
-    else return undefined;
-  }
-  return args;
+function skipHelpRendering(parser: object): void {
+  type Usage = { cacheHelpMessage?: () => void };
+  const internal = (parser as { getInternalMethods?: () => { getUsageInstance?: () => Usage } }).getInternalMethods?.();
+  const usage = internal?.getUsageInstance?.();
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
 }
 
 /** flume's own version, from its package.json. */

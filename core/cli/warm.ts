@@ -20,6 +20,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Io } from './process-io.js';
 import { WARM_SOCKET } from '../state/dir.js';
+import { readArgs } from './read-args.js';
 
 
 /** How long the bin waits for the supervisor's answer before running the command itself, ms. */
@@ -41,24 +42,13 @@ type WarmAnswer = { stdout: string; stderr: string; code: number } | { refused: 
  * for `kinds`, the caller's folder named): undefined for any other command line.
  */
 export function warmArgs(argv: string[], cwd: string): string[] | undefined {
-  const [command, ...rest] = argv;
-  if (command !== 'status' && command !== 'kinds') return undefined;
-  const out: string[] = [command];
-  let repo: string | undefined;
-  let json = false;
-  let place: string | undefined;
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i];
-    if (arg === '--json' && !json) json = true;
-    else if (arg === '--repo' && repo === undefined && i + 1 < rest.length && rest[i + 1] !== '' && !rest[i + 1].startsWith('-')) repo = rest[++i];
-    else if (arg.startsWith('--repo=') && repo === undefined && arg.length > 7) repo = arg.slice(7);
-    else if (command === 'status' && place === undefined && arg !== '' && !arg.startsWith('-')) place = arg;
-    else return undefined;
-  }
-  if (command === 'kinds') repo ??= cwd;
-  if (place !== undefined) out.push(place);
+  const read = readArgs(argv);
+  if (!read) return undefined;
+  const out: string[] = [read.command];
+  const repo = read.repo ?? (read.command === 'kinds' ? cwd : undefined);
+  if (read.place !== undefined) out.push(read.place);
   if (repo !== undefined) out.push('--repo', isAbsolute(repo) ? repo : resolve(cwd, repo));
-  if (json) out.push('--json');
+  if (read.json) out.push('--json');
   return out;
 }
 

@@ -13,7 +13,7 @@ import type { FlumePlugin } from '../plugin.js';
 import type { FlumeConfig, PluginEntry } from './schema.js';
 import { configError, configProblems, type ConfigProblem } from './validate.js';
 import { findConfigFile, type FoundConfig } from './find.js';
-import { privateDir } from '../state/private.js';
+import { cachedTransform, compileCache } from './compile-cache.js';
 
 /** Where the loader looks, in order, in the repository root (kept in `find.ts`, which runs nothing). */
 export { SEARCH_PLACES } from './find.js';
@@ -33,7 +33,7 @@ export interface LoadedConfig {
  */
 export async function loadConfig(root: string, found: FoundConfig | undefined = findConfigFile(root)): Promise<LoadedConfig> {
   if (!found) return { config: {}, plugins: [], origins: [] };
-  const { cosmiconfig } = await import('cosmiconfig');
+  const { cosmiconfig } = requireCjs('cosmiconfig') as typeof import('cosmiconfig');
   const jiti = await makeJiti();
   const load = async (file: string) => jiti.import(file, { default: true });
   const explorer = cosmiconfig('flume', {
@@ -153,9 +153,16 @@ function firstLines(message: string): string {
   return message.split('\n').map((line) => line.trim()).filter(Boolean).slice(0, 2).join(' ');
 }
 
+/**
+ * Loads a CommonJS dependency with `require`: imported as ES modules, node first scans the whole of
+ * each file for its exports (jiti's 190 KB bundle: about 40 ms of every command that loads a config).
+ */
+const requireCjs = createRequire(import.meta.url);
+
 async function makeJiti() {
-  const { createJiti } = await import('jiti');
-  return createJiti(import.meta.url, { alias: flumeAliases(), moduleCache: false, fsCache: await compileCache(), interopDefault: true });
+  const { createJiti } = requireCjs('jiti') as typeof import('jiti');
+  const cache = await compileCache();
+  return createJiti(import.meta.url, { alias: flumeAliases(), moduleCache: false, fsCache: cache, interopDefault: true, transform: cachedTransform(cache) });
 }
 
 /** flume's package root: the folder above this module holding flume's package.json. */
@@ -197,24 +204,3 @@ function flumeAliases(): Record<string, string> {
   return aliases;
 }
 
-/**
- * Where jiti keeps what it compiled of a config and its plugins, so a command run again on an
- * unchanged config does not load a TypeScript compiler (about a quarter second of every command).
- * jiti names each entry by its file and a hash of its source, so an edited file is compiled afresh.
- * It is a cache, not state: it lives in the user's cache folder (`FLUME_CACHE_DIR`, else
- * `$XDG_CACHE_HOME/flume`, else `~/.cache/flume`), in a folder of the user's alone (700), since a
- * compiled config holds whatever the config holds; deleting it costs one compile. Only a config the
- * user trusted is ever run, so only such a config is ever compiled into it. Without a usable folder,
- * nothing is cached.
- */
-async function compileCache(env: NodeJS.ProcessEnv = process.env): Promise<string | false> {
-  const base = env.FLUME_CACHE_DIR || join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache'), 'flume');
-  const dir = join(base, 'jiti');
-  try {
-    await privateDir(base);
-    await privateDir(dir);
-    return dir;
-  } catch {
-    return false;
-  }
-}

@@ -126,6 +126,10 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
 function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
   const stage = record.stage!;
   const agent = facts.agent;
+  // The deliverable will not come without someone acting (a landing refused): the stage stops short
+  // on what its reader says is needed, whatever its agent does meanwhile.
+  const short = facts.deliverable && !facts.deliverable.present ? facts.deliverable.needs : undefined;
+  if (short) return stage.waiting?.needs === short ? { type: 'wait', reason: 'waiting on the operator' } : { type: 'mark-waiting', needs: short };
   if (!agent) return { type: 'wait', reason: 'no agent reading' };
   // Past its token budget: reported once with its figures; then the operator decides, unless the
   // kind asks for its agent to be stopped. Nothing else about the stage changes.

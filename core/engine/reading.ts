@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { DeliverableRequest } from '../hooks.js';
-import { readObjects, readRepository, readRepositoryKept, treeNames, unlandedAt, type Branch, type RepositoryReading, type Worktree } from '../git.js';
+import { commonDirOf, readObjects, readRepository, readRepositoryKept, treeNames, unlandedAt, type Branch, type RepositoryReading, type Worktree } from '../git.js';
 import type { PlaceRecord, StageDef } from '../types.js';
 
 /** What one reading says of one place. */
@@ -22,6 +22,8 @@ export interface PlaceReading {
 /** A reading of a repository and its places. */
 export interface Reading {
   root: string;
+  /** The repository's git common dir. */
+  commonDir: string;
   /** When the reading was taken (ISO). */
   generatedAt: string;
   repository: RepositoryReading;
@@ -37,7 +39,10 @@ export interface Reading {
  * before is reused while nothing git reads for it changed (`readRepositoryKept`): status asks so.
  */
 export async function readPlaces(root: string, records: PlaceRecord[], options: { commonDir?: string } = {}): Promise<Reading> {
-  const repository = options.commonDir ? await readRepositoryKept(root, options.commonDir) : await readRepository(root);
+  const [repository, commonDir] = await Promise.all([
+    options.commonDir ? readRepositoryKept(root, options.commonDir) : readRepository(root),
+    options.commonDir ?? commonDirOf(root),
+  ]);
   const places = records.map((record) => ({
     record,
     worktree: repository.worktrees.find((w) => resolve(w.path) === record.path),
@@ -48,7 +53,7 @@ export async function readPlaces(root: string, records: PlaceRecord[], options: 
     landing ??= landings(root, repository, places);
     return (await landing).get(record.branch);
   };
-  return { root, generatedAt: new Date().toISOString(), repository, places, unlanded, object: batchLoader(root) };
+  return { root, commonDir, generatedAt: new Date().toISOString(), repository, places, unlanded, object: batchLoader(root) };
 }
 
 /**
@@ -93,6 +98,7 @@ export function deliverableRequest(reading: Reading, place: PlaceReading, stage:
     options,
     head,
     headTime: place.branch!.time,
+    commonDir: reading.commonDir,
     async file(path) {
       const object = await reading.object(head, path);
       return object?.type === 'blob' ? object.content.toString('utf8') : undefined;

@@ -99,6 +99,8 @@ export async function stageView(
     ...(record.delivered ? { delivered: { at: record.delivered.at, what: record.delivered.what } } : {}),
   };
   const hook = flume.hooks.readDeliverable.get(options.type);
+  // What the reader says the stage needs (a landing refused): the stage stops short on it, as the next step records.
+  let needs: string | undefined;
   const request = stage && hook?.isUsed() ? deliverableRequest(reading, place, stage, options) : undefined;
   if (request && hook) {
     // A reader that fails (throws, or returns what is not a reading) is named in status, not hidden:
@@ -111,6 +113,7 @@ export async function stageView(
     if (result?.progress) view.progress = result.progress;
     if (!record.delivered && failure) view.deliverableProblem = failure;
     if (!record.delivered && result && !result.present && result.problem) view.deliverableProblem = result.problem;
+    if (!record.delivered && record.delivery === 'taken' && result && !result.present && result.needs) needs = result.needs;
     // What the reading shows now, though no step has recorded it yet: the deliverable and its stage's
     // end are seen in the same reading, with or without a supervisor.
     if (!record.delivered && result?.present && fingerprint(result) !== record.presentAtStart) {
@@ -153,6 +156,11 @@ export async function stageView(
       view.state = 'waiting';
       view.needs = agent.needs ?? (agent.dialog === 'permission' ? 'a permission prompt is open' : 'it stopped and says nothing more');
     }
+  }
+  if (needs) {
+    view.state = 'waiting';
+    view.needs = needs;
+    delete view.stuckSince;
   }
   if (cost.usage) view.usage = cost.usage;
   // Past its budget as recorded, or as read now before a step records it (as a delivery is).

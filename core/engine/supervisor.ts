@@ -9,7 +9,7 @@
  */
 import { existsSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { FlumeError } from '../errors.js';
 import { processExists } from '../process.js';
 import { openRepository, type Repository } from '../context.js';
@@ -23,6 +23,7 @@ import { decide, type Facts } from './decide.js';
 import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { advance, gather, limitsOf } from './step.js';
 import { tidy } from './tidy.js';
+import { workOver } from './over.js';
 import { rewatch } from './files.js';
 import { isOwnNote, supervisorLock, writePassNote } from './supervisor-state.js';
 
@@ -189,12 +190,14 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
       const handle = record.stage?.agent;
       const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
       if (handle && driver) for (const path of driver.watchPaths(handle)) paths.add(path);
+      for (const path of entry.memo.get(keyOf(record))?.facts.deliverable?.readFrom ?? []) paths.add(dirname(path));
       // Tidying costs a pass of its own: run it only when some place's work reads as over.
       // A landed place whose last stage the engine has not finished, its agent still running, is not
       // tidying's yet: the step ends the stage and stops the agent, and its end wakes a pass. Judged
       // now, it would read "kept: its agent is still running" for the moment in between (issue 9 item 2).
       const finishing = !record.dropped && !record.finished && Boolean(record.stage?.agent?.pid && processExists(record.stage.agent.pid));
-      if ((record.dropped && record.phase !== 'gone') || (!finishing && place.branch && place.branch.head !== record.base && (await reading.unlanded(record)) === 0)) {
+      // Landed as the landing reader reads it (a lander's record, where one is installed; else git).
+      if ((record.dropped && record.phase !== 'gone') || (!finishing && (await workOver(repository.flume, reading, place).catch(() => undefined)) === 'landed')) {
         over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
       }
       if (!kind || !settled(keyOf(record))) return;
@@ -307,13 +310,15 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   const handle = record.stage?.agent;
   const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
   const watched = handle && driver ? driver.watchPaths(handle) : [];
-  const files = [handle?.transcriptPath, ...watched, handle?.pid && handle.data?.configDir ? join(handle.data.configDir, 'sessions', `${handle.pid}.json`) : undefined, record.path];
+  const key = keyOf(record);
+  const last = memo.get(key);
+  // The files the last reading of its deliverable came from outside any commit (a lander's record): no ref moves when they do.
+  const readFrom = last?.facts.deliverable?.readFrom ?? [];
+  const files = [handle?.transcriptPath, ...watched, handle?.pid && handle.data?.configDir ? join(handle.data.configDir, 'sessions', `${handle.pid}.json`) : undefined, record.path, ...readFrom];
   const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.
   const stamp = JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? processExists(handle.pid) : null]);
-  const key = keyOf(record);
-  const last = memo.get(key);
   if (last && last.stamp === stamp && record.stage?.delivery === 'taken') return { facts: { ...last.facts, now: Date.now() }, fresh: false };
   const facts = await gather(repository, reading, place, kind, Date.now());
   memo.set(key, { stamp, facts });

@@ -8,7 +8,7 @@ import { mkdtemp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { run } from '../../core/exec.js';
-import { addWorktree, createBranch, excludePath, readObjects, resolveRevision, treeNames, unlandedCounts } from '../../core/git.js';
+import { addWorktree, commonDirOf, createBranch, excludePath, readObjects, resolveRevision, treeNames, unlandedCounts } from '../../core/git.js';
 import type { DeliverableRequest } from '../../core/hooks.js';
 import type { PlaceRecord, StageDef } from '../../core/types.js';
 
@@ -93,6 +93,7 @@ export async function deliverableRequest(
     options,
     head,
     headTime,
+    commonDir: await commonDirOf(root),
     get catFiles() {
       return read.processes;
     },

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { flume, PROJECT, tempDir, remove } from '../../helpers/repo.js';
-import { plainStatusArgs } from '../../../core/cli/index.js';
+import { flume, flumeEnv, makeRepo, PROJECT, tempDir, remove, trustMade } from '../../helpers/repo.js';
+import { readArgs } from '../../../core/cli/read-args.js';
 
 const VERSION = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
 
@@ -28,15 +28,60 @@ describe('flume --version', () => {
   });
 });
 
-describe('the status command line that skips the argument parser', () => {
-  it('is only `status`, with at most one place and --json, in any order', () => {
-    expect(plainStatusArgs(['status'])).toEqual({});
-    expect(plainStatusArgs(['status', '--json'])).toEqual({ json: true });
-    expect(plainStatusArgs(['status', 'fix/a', '--json'])).toEqual({ place: 'fix/a', json: true });
-    expect(plainStatusArgs(['status', '--json', 'fix/a'])).toEqual({ place: 'fix/a', json: true });
+describe('the read command lines that skip the argument parser', () => {
+  it('are only `status` with at most one place, and `kinds`, each with --json and --repo at most once, in any order', () => {
+    expect(readArgs(['status'])).toEqual({ command: 'status', json: false });
+    expect(readArgs(['status', '--json'])).toEqual({ command: 'status', json: true });
+    expect(readArgs(['status', 'fix/a', '--json'])).toEqual({ command: 'status', place: 'fix/a', json: true });
+    expect(readArgs(['status', '--json', 'fix/a'])).toEqual({ command: 'status', place: 'fix/a', json: true });
+    expect(readArgs(['status', '--repo', 'x', '--json'])).toEqual({ command: 'status', repo: 'x', json: true });
+    expect(readArgs(['status', '--repo=x', 'fix/a'])).toEqual({ command: 'status', repo: 'x', place: 'fix/a', json: false });
+    expect(readArgs(['kinds', '--json', '--repo', '/r'])).toEqual({ command: 'kinds', repo: '/r', json: true });
     // Anything else goes through yargs, which checks it.
-    for (const argv of [['status', '--repo', 'x'], ['status', 'a', 'b'], ['status', '--json', '--json'], ['status', '--watch'], ['status', '-j'], ['status', ''], ['launch'], []]) {
-      expect(plainStatusArgs(argv), argv.join(' ')).toBeUndefined();
+    for (const argv of [
+      ['status', 'a', 'b'],
+      ['status', '--json', '--json'],
+      ['status', '--repo', 'x', '--repo', 'y'],
+      ['status', '--repo'],
+      ['status', '--repo', '--json'],
+      ['status', '--repo='],
+      ['status', '--watch'],
+      ['status', '-j'],
+      ['status', ''],
+      ['kinds', 'fix'],
+      ['kinds', '--watch'],
+      ['launch'],
+      [],
+    ]) {
+      expect(readArgs(argv), argv.join(' ')).toBeUndefined();
     }
   });
 });
+
+describe('a read command run without the argument parser', () => {
+  it('prints what the same command prints through it', async () => {
+    const state = tempDir('flume-read-');
+    const repo = makeRepo({ config: `export default { kinds: [{ name: 'unit', stages: [{ name: 's', prompt: 'p', deliverable: 'commit' }] }] };\n` });
+    const env = flumeEnv(state);
+    await trustMade(state);
+    try {
+      // `--json=true` and `--json=false` are not forms the fast path takes: yargs parses those.
+      for (const [fast, parsed] of [
+        [['kinds', '--repo', repo, '--json'], ['kinds', '--repo', repo, '--json=true']],
+        [['kinds', '--repo', repo], ['kinds', '--repo', repo, '--json=false']],
+        [['status', '--repo', repo, '--json'], ['status', '--repo', repo, '--json=true']],
+        [['status', 'unit/none', '--repo', repo], ['status', 'unit/none', '--repo', repo, '--json=false']],
+        [['kinds', '--repo', join(repo, 'missing'), '--json'], ['kinds', '--repo', join(repo, 'missing'), '--json=true']],
+      ]) {
+        const [a, b] = [await flume(fast, { env }), await flume(parsed, { env })].map(({ code, stdout, stderr }) => ({ code, stdout: untimed(stdout), stderr }));
+        expect(a, fast.join(' ')).toEqual(b);
+      }
+    } finally {
+      remove(repo);
+      remove(state);
+    }
+  });
+});
+
+/** Output with status's time of reading left out (two runs read at two moments). */
+const untimed = (text: string) => text.replace(/"generatedAt": "[^"]+"/g, '"generatedAt": "…"');

@@ -13,12 +13,13 @@ beforeAll(async () => {
 afterAll(() => repo.remove());
 
 describe('deliverablePlugins', () => {
-  it('registers one reader per type, each tap named flume:deliverable:<type>', async () => {
+  it('registers one reader per type, each tap named flume:deliverable:<type>, and sluice\'s before git\'s for landing', async () => {
     const plugins = deliverablePlugins();
-    expect(plugins.map((plugin) => plugin.name)).toEqual(TYPES.map((type) => `flume:deliverable:${type}`));
+    expect(plugins.map((plugin) => plugin.name)).toEqual([...TYPES.map((type) => `flume:deliverable:${type}`), 'flume:deliverable:sluice']);
     const flume = await createFlume({ plugins });
     for (const type of TYPES) {
-      expect(flume.hooks.readDeliverable.get(type)?.taps.map((tap) => tap.name)).toEqual([`flume:deliverable:${type}`]);
+      const taps = type === 'landing' ? ['flume:deliverable:sluice', 'flume:deliverable:landing'] : [`flume:deliverable:${type}`];
+      expect(flume.hooks.readDeliverable.get(type)?.taps.map((tap) => tap.name)).toEqual(taps);
     }
   });
 

@@ -75,7 +75,7 @@ describe('the failing plugin, named per call', () => {
 
 describe('returns checked at the boundary', () => {
   const badTaps = (f: Flume) => {
-    f.hooks.readDeliverable.for('bad').tapPromise('acme:reader', async () => ({ present: 'yes', progress: { done: 1 } }) as never);
+    f.hooks.readDeliverable.for('bad').tapPromise('acme:reader', async () => ({ present: 'yes', progress: { done: 1 }, needs: 3, readFrom: '/x/record.json' }) as never);
     f.hooks.startAgent.for('acme').tapPromise('acme:driver', async () => ({ driver: 'acme', host: 'tmux', cwd: '/x', startedAt: 'now' }) as never);
     f.hooks.startAgent.for('other').tapPromise('acme:driver', async (r) => ({ driver: 'acme', sessionId: r.sessionId, host: 'tmux', cwd: '/x', startedAt: 'now' }));
     f.hooks.confirmPrompt.for('acme').tapPromise('acme:driver', async () => 'done' as never);
@@ -89,7 +89,7 @@ describe('returns checked at the boundary', () => {
     const { hooks } = flume;
     const request = { sessionId: 's-1' } as never;
     const cases: [Promise<unknown>, string, string, RegExp[]][] = [
-      [callHook('readDeliverable(bad)', hooks.readDeliverable.get('bad')!, probe('x')), 'acme:reader', 'readDeliverable(bad)', [/"present" must be true or false, got "yes"/, /"progress" must be \{ done, total \}/]],
+      [callHook('readDeliverable(bad)', hooks.readDeliverable.get('bad')!, probe('x')), 'acme:reader', 'readDeliverable(bad)', [/"present" must be true or false, got "yes"/, /"progress" must be \{ done, total \}/, /"needs" must be a string, got 3/, /"readFrom" must be an array of strings/]],
       [callHook('startAgent(acme)', hooks.startAgent.get('acme')!, request), 'acme:driver', 'startAgent(acme)', [/"sessionId" is missing/]],
       [callHook('startAgent(other)', hooks.startAgent.get('other')!, request), 'acme:driver', 'startAgent(other)', [/"driver" must be "other"/]],
       [callHook('confirmPrompt(acme)', hooks.confirmPrompt.get('acme')!, request), 'acme:driver', 'confirmPrompt(acme)', [/expected one of "taken", "not-yet", "unknown", got "done"/]],

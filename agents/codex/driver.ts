@@ -1,0 +1,331 @@
+/**
+ * The Codex CLI driver (key `codex`): runs the interactive `codex` TUI in a pane with a `CODEX_HOME`
+ * of the agent's own (home.ts), types prompts whole, confirms them in its rollout (rollout.ts), reads
+ * its state from the rollout and its screen (screen.ts), and stops it only when every process of it
+ * is gone. Written against flume's public entry alone, as a third party's driver would be.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  defineDriver,
+  FlumeError,
+  isRepositoryTrusted,
+  lookAtPane,
+  ownsPane,
+  processExists,
+  SECRET_NAME,
+  signalQuietly,
+
+  which,
+  type AgentDriver,
+  type AgentHandle,
+  type AgentReading,
+  type Flume,
+  type PaneHost,
+  type StartRequest,
+} from '../../core/index.js';
+import { agentHome, prepareHome } from './home.js';
+import { findRollout, promptState, readRollout, readUsage } from './rollout.js';
+import { classifyScreen, draftText, sameDraft } from './screen.js';
+import { codexChecks, codexVersion } from './checks.js';
+import type { CodexOptions } from './options.js';
+
+const POLL_MS = 100;
+/** After the input line first shows, keys typed at once can be lost while the TUI finishes starting. */
+const READY_SETTLE_MS = 300;
+/**
+ * Enter waits this long after the draft shows. A margin, not a measured need: Codex's TUI has a
+ * paste-burst rule (fast keys read as a paste, an Enter inside one as a newline), but on this machine
+ * an Enter pressed at once after the draft showed was taken too (the e2e suite passed with 0 here).
+ */
+const ENTER_AFTER_DRAFT_MS = 250;
+/** The longest wait for a typed draft to show before Enter is pressed anyway. */
+const DRAFT_SHOW_MS = 1500;
+
+/** The Codex driver, configured from the config's `agents.codex`. */
+export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'codex'): AgentDriver {
+  const hostOf = (handle: AgentHandle): PaneHost | undefined => flume.hosts.get(handle.host);
+  const homeOf = (handle: AgentHandle): string => handle.data?.codexHome ?? agentHome(handle.sessionId);
+  const rolloutOf = async (handle: AgentHandle): Promise<string | undefined> => handle.transcriptPath ?? findRollout(homeOf(handle), handle.cwd, handle.startedAt);
+
+  const prepare = (request: StartRequest, host: PaneHost) => {
+    const env = codexEnvironment(options);
+    const binary = options.binary ?? 'codex';
+    if (host.key !== 'printed') requireProgram(binary, env);
+    const home = agentHome(request.sessionId);
+    env.CODEX_HOME = home;
+    const { stage } = request;
+    const argv = [
+      binary,
+      ...(stage.model ? ['--model', stage.model] : []),
+      ...(stage.permissionMode === 'bypassPermissions' ? ['--dangerously-bypass-approvals-and-sandbox'] : []),
+      ...(options.args ?? []),
+      // On the printed host the command carries the prompt: `codex "<prompt>"` submits it at start.
+      ...(host.key === 'printed' ? [request.prompt] : []),
+    ];
+    return { env, binary, home, argv };
+  };
+
+  const driver: AgentDriver = {
+    key,
+    checks: () => codexChecks(options),
+
+    async start(request, host) {
+      const { env, binary, home, argv } = prepare(request, host);
+      // Folder trust follows the user's own decision (`flume trust`), as for Claude Code.
+      const trusted = await isRepositoryTrusted(request.place.repo);
+      const [version] = await Promise.all([codexVersion(binary, env), prepareHome(home, options, env, trusted ? [request.place.path] : [])]);
+      const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
+      return {
+        driver: key,
+        sessionId: request.sessionId,
+        host: host.key,
+        ...(version ? { version } : {}),
+        ...(opened.pane ? { pane: opened.pane } : {}),
+        ...(opened.pid ? { pid: opened.pid } : {}),
+        ...(opened.identity ? { paneIdentity: opened.identity } : {}),
+        command: host.key === 'printed' ? commandLine(env, argv) : argv,
+        cwd: request.place.path,
+        startedAt: new Date().toISOString(),
+        data: { codexHome: home },
+      };
+    },
+
+    async plan(request, host) {
+      const { env, binary, argv } = prepare(request, host);
+      const version = await codexVersion(binary, env);
+      return { command: commandLine(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
+    },
+
+    async waitForInput(handle, timeoutMs) {
+      const host = hostOf(handle);
+      if (!host || !handle.pane) return 'slow';
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { alive, screen } = await lookAtPane(host, handle);
+        if (!alive) return 'exited';
+        const view = screen === undefined ? 'unknown' : classifyScreen(screen);
+        // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
+        if (view === 'trust') return 'slow';
+        if (view === 'input-ready') {
+          if (timeoutMs === 0) return 'ready';
+          await sleep(READY_SETTLE_MS);
+          const again = await host.capture(handle.pane);
+          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
+        }
+        if (Date.now() >= deadline) return 'slow';
+        await sleep(Math.min(150, Math.max(0, deadline - Date.now())));
+      }
+    },
+
+    async send(handle, text) {
+      const host = await requireHost(hostOf(handle), handle);
+      await host.type(handle.pane!, text);
+      const until = Date.now() + DRAFT_SHOW_MS;
+      for (;;) {
+        const screen = await host.capture(handle.pane!);
+        if (screen !== undefined && sameDraft(draftText(screen), text)) break;
+        if (Date.now() >= until) break;
+        await sleep(50);
+      }
+      await sleep(ENTER_AFTER_DRAFT_MS);
+      await requireHost(host, handle);
+      await host.keys(handle.pane!, ['Enter']);
+    },
+
+    async resend(handle, text) {
+      const host = await requireHost(hostOf(handle), handle);
+      const screen = await host.capture(handle.pane!);
+      const draft = screen === undefined ? '' : draftText(screen);
+      if (draft === '') return driver.send(handle, text);
+      if (sameDraft(draft, text)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
+      throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
+        fix: 'Clear the input box in its pane, then try again.',
+      });
+    },
+
+    async confirm({ handle, text, since }) {
+      const path = await rolloutOf(handle);
+      return promptState(path ? await readRollout(path) : undefined, text, since);
+    },
+
+    async read(handle) {
+      const host = hostOf(handle);
+      const path = await rolloutOf(handle);
+      const rollout = path ? await readRollout(path) : undefined;
+      // The screen after the rollout: it is the newer reading.
+      const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
+      return judge(handle, rollout, pane);
+    },
+
+    async hasDraft(handle) {
+      const host = hostOf(handle);
+      const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
+      return screen !== undefined && draftText(screen) !== '';
+    },
+
+    async stop(handle, stopOptions = {}) {
+      const host = hostOf(handle);
+      // A pane that is not this agent's belongs to another agent (or to nobody): leave it be.
+      if (!host || !handle.pane || !(await ownsPane(host, handle))) return;
+      // The program's processes (the npm launcher and its native child), found before the pane goes.
+      const pids = handle.pid ? [handle.pid, ...descendants(handle.pid)] : [];
+      if (!stopOptions.hangUp && (await host.alive(handle.pane))) {
+        // Ctrl-C interrupts a running turn, and on an idle TUI a second one quits; two pairs cover both.
+        for (const waitMs of [1500, 3000]) {
+          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+          await sleep(150);
+          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+          if (await waitFor(async () => !(await host.alive(handle.pane!)), waitMs)) break;
+        }
+      }
+      await host.close(handle.pane);
+      if (await waitFor(async () => pids.every((pid) => !processExists(pid)), 3000)) return;
+      for (const pid of pids) signalQuietly(pid, 'SIGKILL');
+      const left = pids.filter((pid) => processExists(pid));
+      if (left.length && !(await waitFor(async () => left.every((pid) => !processExists(pid)), 2000))) {
+        throw new FlumeError('AGENT_DID_NOT_EXIT', `The Codex agent of session ${handle.sessionId} (pid ${left.join(', ')}) did not exit.`, {
+          fix: `Look at it with \`ps -p ${left.join(',')}\`; it may be ending a tool call.`,
+          details: { pids: left, sessionId: handle.sessionId },
+        });
+      }
+    },
+
+    async usage(handle, cursor) {
+      const path = await rolloutOf(handle);
+      return path ? readUsage(path, cursor) : undefined;
+    },
+
+    watchPaths(handle) {
+      // A folder's watch sees only its own entries: the rollout's day folder (named by the TUI's
+      // start in local time; the next minute's too, for a start at midnight) is where it grows.
+      const sessions = join(homeOf(handle), 'sessions');
+      const start = Date.parse(handle.startedAt);
+      const days = [start, start + 60_000].map((at) => join(sessions, ...localDay(new Date(at))));
+      return [...new Set([sessions, ...days])];
+    },
+  };
+  return defineDriver(driver);
+}
+
+/** The reading of an agent from its rollout (undefined: none yet) and one look at its pane. */
+export function judge(handle: AgentHandle, rollout: Awaited<ReturnType<typeof readRollout>>, pane: { own: boolean; alive: boolean; screen?: string } | undefined): AgentReading {
+  const activity = rollout?.lastActivity ? { lastActivity: rollout.lastActivity } : {};
+  if (!pane?.alive) {
+    if (!rollout && handle.host === 'printed') return { state: 'not-up' };
+    return { state: 'exited', ...(handle.pane && !pane?.own ? { paneGone: true } : {}), ...(rollout?.lastText ? { needs: rollout.lastText } : {}), ...activity };
+  }
+  const view = pane.screen === undefined ? 'unknown' : classifyScreen(pane.screen);
+  if (view === 'trust') {
+    return { state: 'asking', dialog: 'trust', needs: `Codex asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };
+  }
+  if (view === 'permission') {
+    const call = rollout?.pendingCall;
+    const what = call ? commandOf(call) : undefined;
+    return { state: 'asking', dialog: 'permission', needs: `approval to run ${what ? `\`${what}\`` : 'a command'}`, ...activity };
+  }
+  if (!rollout) return { state: view === 'input-ready' ? 'idle' : 'starting' };
+  if (rollout.working || view === 'working') return { state: 'working', ...activity };
+  if (rollout.turnEnded) {
+    const needs = rollout.aborted ? 'its turn was interrupted' : rollout.lastText;
+    return { state: 'idle', turnEnded: true, ...(needs ? { needs } : {}), ...activity };
+  }
+  return { state: 'idle', ...activity };
+}
+
+/** A date's `YYYY`, `MM`, `DD` in local time, as Codex names its rollout folders. */
+function localDay(date: Date): string[] {
+  return [String(date.getFullYear()), String(date.getMonth() + 1).padStart(2, '0'), String(date.getDate()).padStart(2, '0')];
+}
+
+/** The shell command of an `exec_command` call, else the tool's name. */
+function commandOf(call: { name: string; arguments: string }): string {
+  try {
+    const args = JSON.parse(call.arguments) as { cmd?: unknown };
+    if (typeof args.cmd === 'string') return args.cmd;
+  } catch {
+    // not JSON: name the tool
+  }
+  return call.name;
+}
+
+/** The agent's environment: the caller's, the config's added. */
+export function codexEnvironment(options: CodexOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) if (value !== undefined) env[name] = value;
+  Object.assign(env, options.env ?? {});
+  env.TERM ??= 'xterm-256color';
+  return env;
+}
+
+/** Throws AGENT_START_FAILED unless the program is found (a path, or a name on the agent's PATH). */
+export function requireProgram(program: string, env: Record<string, string>): string {
+  const found = which(program, env.PATH ?? '');
+  if (found) return found;
+  throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: it is not ${program.includes('/') ? 'an executable file' : "on the agent's PATH"}.`, {
+    fix: `Install the Codex CLI (npm install -g @openai/codex) so ${program} is on PATH, or name its program in the config (agents.codex.binary); then flume retry the place.`,
+    details: { program },
+  });
+}
+
+/** `env NAME=value… argv`: the variables that differ from the caller's, secrets as `NAME="$NAME"` references. */
+function commandLine(env: Record<string, string>, argv: string[]): string[] {
+  const words: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (process.env[name] === value) continue;
+    words.push(SECRET_NAME.test(name) ? `${name}="$${name}"` : `${name}=${value}`);
+  }
+  return ['env', ...words, ...argv];
+}
+
+/** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
+async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
+  if (host && handle.pane && (await ownsPane(host, handle))) return host;
+  throw new FlumeError('AGENT_NOT_UP', `The Codex agent of session ${handle.sessionId} has no pane of its own flume can type into; nothing was typed.`, {
+    fix: 'Type into it where it runs, or start the stage again with flume retry.',
+    details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
+  });
+}
+
+/** Every descendant of `pid` now (Linux `/proc`; [] elsewhere). */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  for (const name of entries) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(POLL_MS);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
+

@@ -1,0 +1,79 @@
+/**
+ * The Codex CLI driver end to end: the flume CLI (`launch`, `watch`, `tell`, `stop`, `status --json`)
+ * running the REAL Codex CLI 0.171.0 in flume's own tmux server against the scripted Responses API
+ * on 127.0.0.1, inside the network namespace `sh scripts/test.sh` makes. Every "taken" was read by
+ * flume from the rollout the real program wrote.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CODEX_MODEL, CODEX_VERSION } from '../helpers/codex-env.js';
+import { assertIsolated } from '../helpers/netns.js';
+import { exec, lastUserText, message, toolOutputs, type ResponsesRequest } from '../helpers/responses-api.js';
+import { git } from '../helpers/repo.js';
+import { codexRepo, rolloutOf, userPrompts, type CodexRepo } from './codex-repo.js';
+
+beforeAll(() => assertIsolated());
+
+let current: CodexRepo | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+/** Which stage a request belongs to, from its first prompt (the stage prompts are the repository's own). */
+function stageOf(request: ResponsesRequest): string {
+  const all = request.body.input.filter((i) => i.type === 'message' && i.role === 'user').map((i) => (i.content ?? []).map((c) => c.text ?? '').join('')).join('\n');
+  return all.includes('SUBMIT:') ? 'submission' : 'code';
+}
+
+describe('the Codex driver with the real Codex CLI', () => {
+  it('runs a fix to a commit and starts the next stage: each prompt confirmed in its own rollout, sent once', async () => {
+    const turns: Record<string, number> = {};
+    const t = (current = await codexRepo({
+      // The code stage's prompt is the built-in template: many lines, sent as one paste.
+      config: { prompts: { 'fix.submission': 'SUBMIT: {brief}' } },
+      script: (request) => {
+        const stage = stageOf(request);
+        const n = (turns[stage] = (turns[stage] ?? 0) + 1);
+        if (stage === 'code') return n === 1 ? exec('echo fixed > fix.txt && git add fix.txt && git commit -q -m "Fix the thing"', { usage: { input_tokens: 1000, cached_tokens: 400, output_tokens: 50 } }) : n === 2 ? message('Committed the fix.') : undefined;
+        return n === 1 ? message('Waiting for the landing.') : undefined;
+      },
+    }));
+    const place = await t.launch('fix', 'one', 'Fix the thing.');
+    expect(place.stage).toMatchObject({ name: 'code', delivery: 'taken', sends: 1, agent: { driver: 'codex', host: 'tmux', version: CODEX_VERSION } });
+    expect(place.stage.prompt.split('\n').length).toBeGreaterThan(4);
+    const rollout = rolloutOf(t.state, place.stage.agent.sessionId)!;
+    expect(userPrompts(rollout)).toEqual([place.stage.prompt]);
+
+    // What the stage used, from the rollout's token counts: the scripted figures, each response once.
+    const used = await t.until('fix/one', (p) => p?.stage.usage?.replies === 2 && p.stage.usage, 'the code stage\'s usage');
+    expect(used.models[CODEX_MODEL]).toEqual({ input: 600 + 80, cacheRead: 400 + 20, cacheWrite: 0, output: 50 + 20 });
+
+    t.watch();
+    const next = await t.until('fix/one', (p) => p?.stage.name === 'submission' && p.stage.delivery === 'taken' && p, 'the submission stage to start and take its prompt', 45_000);
+    expect(next.stage).toMatchObject({ agent: { driver: 'codex' } });
+    expect(t.record('fix--one').stage).toMatchObject({ name: 'submission', delivery: 'taken', sends: 1 });
+    expect(next.stage.agent.sessionId).not.toBe(place.stage.agent.sessionId);
+    expect(userPrompts(rolloutOf(t.state, next.stage.agent.sessionId)!)).toEqual(['SUBMIT: Fix the thing.']);
+    expect(git(place.path, 'log', '-1', '--format=%s')).toBe('Fix the thing');
+    // The commit ran through Codex's exec_command and its output went back to the model.
+    const codeTurns = t.codex.api.requests.filter((r) => stageOf(r) === 'code');
+    expect(lastUserText(codeTurns[0]!.body)).toBe(place.stage.prompt);
+    expect(toolOutputs(codeTurns[1]!.body)[0]!.output).toContain('Process exited with code 0');
+    const starts = t.events('fix--one').filter((e) => e.event === 'stage-started').map((e) => e.stage);
+    expect(starts).toEqual(['code', 'submission']);
+  });
+
+  it('reads a stage whose agent stops short to ask a question as waiting, in its own words (the stage chose codex itself)', async () => {
+    const question = 'Which parser do you mean: the TOML one or the JSON one?';
+    // The default driver stays Claude Code; the declared kind's stage names codex.
+    const t = (current = await codexRepo({
+      config: { agent: { host: 'tmux' }, kinds: [{ name: 'mend', stages: [{ name: 'code', prompt: '{brief}', deliverable: 'commit', agent: 'codex' }] }] },
+      script: [message(question)],
+    }));
+    await t.launch('mend', 'short', 'Mend the parser.');
+    t.watch();
+    const waiting = await t.until('mend/short', (p) => p?.stage.state === 'waiting' && p, 'the stage to wait on the operator');
+    expect(waiting.stage.needs).toBe(question);
+    expect(waiting.stage.agent).toMatchObject({ driver: 'codex', state: 'idle' });
+  });
+});
