@@ -377,6 +377,23 @@ export async function configValue(root: string, key: string): Promise<string | u
   return out.exitCode === 0 ? out.stdout.trim() || undefined : undefined;
 }
 
+/**
+ * Makes a new repository in `dir` on branch `main` with one empty commit, its author named here so a
+ * machine with no git identity can make it: a throwaway repository for the driver conformance kit.
+ */
+export async function initRepository(dir: string): Promise<void> {
+  const init = await run('git', ['init', '-q', '-b', 'main'], { cwd: dir });
+  const commit = init.exitCode === 0
+    ? await run('git', ['-c', 'user.name=flume', '-c', 'user.email=flume@localhost', '-c', 'commit.gpgsign=false', 'commit', '-q', '--allow-empty', '-m', 'A first commit'], { cwd: dir })
+    : init;
+  if (commit.exitCode !== 0) {
+    throw new FlumeError('GIT_FAILED', `git could not make a repository in ${dir}: ${firstLine(commit.stderr)}`, {
+      fix: 'Read the git message above; check that git is installed and the folder is writable.',
+      details: { dir, message: commit.stderr },
+    });
+  }
+}
+
 /** True when the local branch `branch` exists (by its full ref name: a tag of that name is not it). */
 export async function hasBranch(root: string, branch: string): Promise<boolean> {
   return (await run('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: root })).exitCode === 0;

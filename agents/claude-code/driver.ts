@@ -161,9 +161,11 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const text = asRecorded(raw, patterns);
       await host.type(handle.pane!, text);
       // Let the TUI take the text in before Enter submits it: Enter once the box shows it (the
-      // lines, or the placeholder of a long paste), looked at every 30 ms, and at most 300 ms for a
-      // paste (80 ms for a short line) where it never shows.
-      const until = Date.now() + (text.includes('\n') || text.length > 200 ? 300 : 80);
+      // lines, or the placeholder of a long paste), looked at every 30 ms, and at most 1 s for a
+      // paste (500 ms for a short line) where it never shows. On a loaded machine 2.1.332 echoed a
+      // short line more than 80 ms after it was typed, and an Enter sent before the echo was lost
+      // now and then (the conformance kit's resend check, test/e2e/conformance.test.ts).
+      const until = Date.now() + (text.includes('\n') || text.length > 200 ? 1000 : 500);
       for (;;) {
         const screen = await host.capture(handle.pane!);
         if (screen !== undefined && sameText(draftText(screen, patterns), text, patterns)) break;

@@ -103,10 +103,11 @@ describe('imports of flume in a config', () => {
     const repo = repoWith(`import { defineConfig } from 'flume';
 import { countTasks } from 'flume/deliverables';
 import { herdrPlugin } from 'flume/plugins/herdr';
+import { driverConformance } from 'flume/testing';
 import pkg from 'flume/package.json';
-export default defineConfig({ kinds: [{ ...${KIND}, description: [typeof countTasks, typeof herdrPlugin, pkg.name].join(' ') }] });
+export default defineConfig({ kinds: [{ ...${KIND}, description: [typeof countTasks, typeof herdrPlugin, typeof driverConformance, pkg.name].join(' ') }] });
 `);
-    expect(await kinds(repo)).toContainEqual(expect.objectContaining({ name: 'unit', description: 'function function flume' }));
+    expect(await kinds(repo)).toContainEqual(expect.objectContaining({ name: 'unit', description: 'function function function flume' }));
   });
 
   it('names an import that cannot be found, not "syntax"', async () => {

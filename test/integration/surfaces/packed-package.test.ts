@@ -202,11 +202,14 @@ describe('the packed package, used by a third party', { timeout: 120_000 }, () =
   it('type-checks the plugins against its .d.ts, resolves its subpaths, and runs a launch with them', async () => {
     expect(existsSync(join(installed, 'dist', 'core', 'index.d.ts'))).toBe(true);
     // Its subpaths resolve through the package's own exports, from the third party's folder.
-    const resolved = execFileSync(process.execPath, ['-e', `for (const s of ['flume', 'flume/deliverables', 'flume/sluice-record.schema.json', 'flume/plugins/herdr']) console.log(import.meta.resolve(s))`, '--input-type=module'], { cwd: repo, encoding: 'utf8' });
+    const resolved = execFileSync(process.execPath, ['-e', `for (const s of ['flume', 'flume/deliverables', 'flume/sluice-record.schema.json', 'flume/plugins/herdr', 'flume/testing']) console.log(import.meta.resolve(s))`, '--input-type=module'], { cwd: repo, encoding: 'utf8' });
     for (const line of resolved.trim().split('\n')) expect(line.startsWith(`file://${installed}/`), line).toBe(true);
     // The sluice reader finds the schema it publishes from where the package is installed.
     const schemaId = execFileSync(process.execPath, ['--input-type=module', '-e', `import { sluiceRecordSchema } from 'flume/deliverables'; console.log(sluiceRecordSchema().$id)`], { cwd: repo, encoding: 'utf8' });
     expect(schemaId.trim()).toBe('https://flume.dev/sluice-record.schema.json');
+    // The conformance kit a driver's author runs, from the package as installed.
+    const checks = execFileSync(process.execPath, ['--input-type=module', '-e', `import { driverConformance } from 'flume/testing'; console.log(driverConformance({ agent: 'x', host: {}, scenario: async () => ({ plugins: [], taken: () => [] }) }).checks.map((c) => c.id).join(' '))`], { cwd: repo, encoding: 'utf8' });
+    expect(checks.trim()).toBe('taken screen resend never-started never-up tell stop');
 
     write(repo, 'tsconfig.json', JSON.stringify({
       compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(PROJECT, 'node_modules', '@types')] },

@@ -1,0 +1,164 @@
+/**
+ * Where the conformance checks run: one throwaway repository for the suite, and for each scenario one
+ * place made and stepped by flume's own engine (`makePlace`, `advance`), with the harness's driver
+ * and host registered in a flume instance of the scenario's own. Host state (the trust file, the list
+ * of repositories) goes to a folder of the suite's own, never the user's.
+ */
+import { mkdtempSync, realpathSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createFlume, definePlugin, type Flume } from '../plugin.js';
+import { findRepository, initRepository } from '../git.js';
+import { trustRepository } from '../config/trust.js';
+import { readRecord } from '../state/store.js';
+import { processRunning, signalQuietly, waitGone } from '../process.js';
+import { makePlace } from '../engine/launch.js';
+import { advance } from '../engine/step.js';
+import type { Repository } from '../context.js';
+import { ownsPane, type AgentDriver } from '../agent.js';
+import type { AgentHandle, FlumeConfig, PlaceRecord } from '../types.js';
+import { timeoutsOf, type ConformanceHarness, type ConformanceScenario, type ScenarioSetup } from './harness.js';
+
+/** The kind every conformance place is made of: one stage whose prompt is the brief, ended by nothing. */
+export const CONFORMANCE_KIND = 'conformance';
+const NEVER = 'conformance-never';
+
+/** One scenario's place, made and stepped once (its first prompt sent, resent, or given up on). */
+export interface Place {
+  scenario: ConformanceScenario;
+  repository: Repository;
+  key: string;
+  /** The stage's prompt (the brief). */
+  prompt: string;
+  setup: ScenarioSetup;
+  driver: AgentDriver;
+  /** What the first `advance` threw, if it threw (a start the driver refused). */
+  error?: unknown;
+  /** The place's record as it is now. */
+  record(): Promise<PlaceRecord>;
+  /** The stage's agent handle, once the record has one. */
+  handle(): Promise<AgentHandle | undefined>;
+}
+
+/** The suite's folder, its repository and its places, made as the checks first ask for them. */
+export class Bench {
+  private root?: string;
+  private repo?: string;
+  private savedStateDir?: string | undefined;
+  private readonly places = new Map<ConformanceScenario, Promise<Place>>();
+
+  constructor(readonly harness: ConformanceHarness) {}
+
+  /** The scenario's place, made and stepped the first time it is asked for. */
+  place(scenario: ConformanceScenario): Promise<Place> {
+    let place = this.places.get(scenario);
+    if (!place) this.places.set(scenario, (place = this.make(scenario)));
+    return place;
+  }
+
+  /** Ends every agent the suite started, then what each scenario set up, then the suite's folder. */
+  async close(): Promise<void> {
+    for (const made of this.places.values()) {
+      const place = await made.catch(() => undefined);
+      if (!place) continue;
+      const handle = await place.handle().catch(() => undefined);
+      if (handle) await endAgent(this.harness, place.driver, handle);
+      await place.setup.close?.();
+    }
+    this.places.clear();
+    if (this.root) {
+      if (this.savedStateDir === undefined) delete process.env.FLUME_STATE_DIR;
+      else process.env.FLUME_STATE_DIR = this.savedStateDir;
+      rmSync(this.root, { recursive: true, force: true, maxRetries: 5 });
+      this.root = undefined;
+    }
+  }
+
+  private async folder(): Promise<{ root: string; repo: string }> {
+    if (this.root && this.repo) return { root: this.root, repo: this.repo };
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'flume-conformance-')));
+    const repo = join(root, 'repo');
+    mkdirSync(repo);
+    // flume's host state (trust, the list of repositories) is read from FLUME_STATE_DIR at each use:
+    // pointed at the suite's own folder while it runs, so the user's is never written.
+    this.savedStateDir = process.env.FLUME_STATE_DIR;
+    process.env.FLUME_STATE_DIR = join(root, 'state');
+    this.root = root;
+    await initRepository(repo);
+    // A repository the user trusted: flume lets a driver pre-seed its agent's own folder trust there.
+    await trustRepository(repo);
+    this.repo = repo;
+    return { root, repo };
+  }
+
+  private async make(scenario: ConformanceScenario): Promise<Place> {
+    const { root, repo } = await this.folder();
+    const setup = await this.harness.scenario(scenario, { root, repo });
+    // What the scenario set up is ended here when no place comes of it; close() ends it otherwise.
+    return this.placeFor(scenario, repo, setup).catch(async (error: unknown) => {
+      await setup.close?.();
+      throw error;
+    });
+  }
+
+  private async placeFor(scenario: ConformanceScenario, repo: string, setup: ScenarioSetup): Promise<Place> {
+    const repository: Repository = { info: await findRepository(repo), flume: await flumeFor(this.harness, setup) };
+    const driver = repository.flume.agents.get(this.harness.agent);
+    if (!driver) {
+      throw new Error(`conformance: the plugins of scenario "${scenario}" register no driver "${this.harness.agent}" (they register: ${repository.flume.agents.all().map((d) => d.key).join(', ') || 'none'})`);
+    }
+    const prompt = `Conformance check (${scenario}): reply in one short line. ${randomBytes(4).toString('hex')}`;
+    const record = await makePlace(repository, { kind: CONFORMANCE_KIND, name: scenario, brief: prompt, watch: false });
+    const key = `${record.kind}--${record.name}`;
+    const { commonDir } = repository.info;
+    const current = async () => (await readRecord(commonDir, key)) ?? record;
+    const place: Place = { scenario, repository, key, prompt, setup, driver, record: current, handle: async () => (await current()).stage?.agent };
+    // The engine's own step: it starts the agent, sends the prompt, confirms it, sends it once more,
+    // or gives up on it, exactly as flume does for every stage.
+    place.error = await advance(repository, key).then(() => undefined, (error: unknown) => error);
+    return place;
+  }
+}
+
+/** A flume instance with the kit's kind and the harness's driver and host, limited as the harness asks. */
+async function flumeFor(harness: ConformanceHarness, setup: ScenarioSetup): Promise<Flume> {
+  const timeouts = timeoutsOf(harness);
+  const kit = definePlugin({
+    name: 'flume:testing:conformance',
+    apply(flume) {
+      flume.kinds.register('flume:testing:conformance', {
+        name: CONFORMANCE_KIND,
+        description: 'The driver conformance kit: one stage, its prompt the brief, ended by nothing.',
+        stages: [{ name: 'work', prompt: '{brief}', deliverable: NEVER, agent: harness.agent }],
+      });
+      flume.hooks.readDeliverable.for(NEVER).tapPromise('flume:testing:conformance', async () => ({ present: false }));
+      // The harness's plugins may bring the host themselves.
+      if (!flume.hosts.get(harness.host.key)) flume.hosts.register('flume:testing:conformance', harness.host);
+    },
+  });
+  // The host is the harness's, whatever its key: the schema's list of hosts names only the built-ins.
+  const config = {
+    ...setup.config,
+    agent: { ...setup.config?.agent, host: harness.host.key, driver: harness.agent },
+    limits: { ...setup.config?.limits, startTimeout: `${timeouts.startMs}ms`, promptTimeout: `${timeouts.promptMs}ms` },
+  };
+  return createFlume({ plugins: [...setup.plugins, kit], config: config as FlumeConfig });
+}
+
+/** Ends an agent whatever the driver does: its own stop first, then the process, so none outlives the suite. */
+export async function endAgent(harness: ConformanceHarness, driver: AgentDriver, handle: AgentHandle): Promise<void> {
+  await driver.stop(handle, { hangUp: true }).catch(() => undefined);
+  const pid = await pidOf(harness, handle);
+  if (pid !== undefined && processRunning(pid)) {
+    signalQuietly(pid, 'SIGKILL');
+    await waitGone(pid, 2000);
+  }
+  // A pane that is no longer the agent's is another's: left alone.
+  if (handle.pane && (await ownsPane(harness.host, handle).catch(() => false))) await harness.host.close(handle.pane).catch(() => undefined);
+}
+
+/** The agent's pid: the handle's, else the harness's answer. */
+export async function pidOf(harness: ConformanceHarness, handle: AgentHandle): Promise<number | undefined> {
+  return handle.pid ?? (await harness.pidOf?.(handle));
+}
