@@ -7,8 +7,7 @@
  * answers from `<git-common-dir>/sluice/landings/<branch, "/" as "--">.json`; it returns undefined
  * where it holds no record, and the bail hook falls through to git here.
  */
-import type { DeliverableReading } from '../core/hooks.js';
-import { definePlugin, type FlumePlugin } from '../core/plugin.js';
+import { defineDeliverable, definePlugin, type DeliverableReading, type FlumePlugin } from '../core/index.js';
 
 const NAME = 'flume:deliverable:landing';
 
@@ -24,13 +23,21 @@ export function landingDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('landing').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
-        const target = request.place.target;
-        const unlanded = await request.unlanded();
-        if (unlanded === undefined) return { present: false, what: `landing on ${target} unknown`, facts: { target, unknown: true } };
-        if (unlanded === 0) return { present: true, what: `landed on ${target}`, facts: { target, unlanded } };
-        return { present: false, what: `${unlanded} ${unlanded === 1 ? 'patch' : 'patches'} not on ${target}`, facts: { target, unlanded } };
-      });
+      flume.deliverables.register(
+        NAME,
+        defineDeliverable({
+          type: 'landing',
+          // Tidying asks this reader whether a place's work landed.
+          landing: true,
+          async read(request): Promise<DeliverableReading> {
+            const target = request.place.target;
+            const unlanded = await request.unlanded();
+            if (unlanded === undefined) return { present: false, what: `landing on ${target} unknown`, facts: { target, unknown: true } };
+            if (unlanded === 0) return { present: true, what: `landed on ${target}`, facts: { target, unlanded } };
+            return { present: false, what: `${unlanded} ${unlanded === 1 ? 'patch' : 'patches'} not on ${target}`, facts: { target, unlanded } };
+          },
+        }),
+      );
     },
   });
 }

@@ -260,7 +260,9 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     watchPaths(handle) {
       const path = handle.transcriptPath ?? transcriptPath(configOf(handle), handle.cwd, handle.sessionId);
-      return [dirname(path), join(configOf(handle), 'sessions')];
+      const sessions = join(configOf(handle), 'sessions');
+      // Its own state file too, by name: rewritten in place, it changes no folder's time.
+      return [dirname(path), sessions, ...(handle.pid ? [join(sessions, `${handle.pid}.json`)] : [])];
     },
   };
   return defineDriver(driver);
