@@ -21,6 +21,18 @@ export function flumeTmuxSocket(): string {
 export const tmuxHostPlugin = () =>
   definePlugin({ name: 'flume:host:tmux', apply: (flume) => flume.hosts.register('flume:host:tmux', tmuxHost({ socket: flumeTmuxSocket() })) });
 
+/** Claude Code's options (`agents["claude-code"]`), checked when the repository opens. */
+export const CLAUDE_CODE_OPTIONS = {
+  type: 'object',
+  properties: {
+    binary: { type: 'string', minLength: 1 },
+    args: { type: 'array', items: { type: 'string' } },
+    env: { type: 'object', additionalProperties: { type: 'string' } },
+    configDir: { type: 'string', minLength: 1 },
+  },
+  additionalProperties: false,
+};
+
 /**
  * Registers the Claude Code driver, configured from the config's `agents["claude-code"]`, and the
  * same driver again as `printed`, always on the printed host. Registering is the whole job.
@@ -30,7 +42,7 @@ export const claudeCodePlugin = () =>
     name: 'flume:agent:claude-code',
     apply(flume) {
       const options = flume.config.agents?.['claude-code'] ?? {};
-      flume.agents.register('flume:agent:claude-code', claudeCodeDriver(flume, options, 'claude-code'));
+      flume.agents.register('flume:agent:claude-code', { ...claudeCodeDriver(flume, options, 'claude-code'), optionsSchema: CLAUDE_CODE_OPTIONS });
       flume.agents.register('flume:agent:claude-code', { ...claudeCodeDriver(flume, options, 'printed'), host: printedHost.key });
     },
   });
