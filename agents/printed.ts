@@ -28,6 +28,11 @@ export function printedCommand(env: Record<string, string>, argv: string[], opti
 /** A pane host that runs nothing: the command is shown, and the operator runs it. */
 export const printedHost = definePaneHost({
   key: 'printed',
+  // No pane: the command is handed to the operator, so flume never types and an agent not yet up is not gone.
+  canType: false,
+  // The last resort with `auto`: a host with panes is chosen before it.
+  priority: 0,
+  chosen: 'neither a running herdr nor tmux is found here',
   async available() {
     return true;
   },

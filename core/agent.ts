@@ -32,9 +32,25 @@ export interface PaneState {
   alive: boolean;
 }
 
-/** Where an agent runs. `printed` has no pane: it hands the command to the operator. */
+/**
+ * Where an agent runs. What the core needs to know of a host it reads from what the host declares
+ * (`canType`, `priority`), never from its key: a third-party host is chosen and driven as a built-in is.
+ */
 export interface PaneHost {
   key: string;
+  /**
+   * Optional, default true. False for a host with no pane flume can type into: the agent's command is
+   * handed to the operator (carrying its prompt, so it counts as sent once), flume never types or
+   * presses keys, and an agent not yet up there is not gone (nobody has run the command yet).
+   */
+  canType?: boolean;
+  /**
+   * Optional, default 0. With `agent.host: "auto"`, flume starts agents on the available host of the
+   * highest priority (the built-ins: herdr 30, tmux 20, a printed command 0).
+   */
+  priority?: number;
+  /** Optional: why `agent.host: "auto"` chose this host, in words for launch's output ("herdr is running here, …"). */
+  chosen?: string;
   /** True when this host can open panes here now (tmux found, herdr running, …). */
   available(): Promise<boolean>;
   /** Optional: what this host needs here, for `flume doctor` (its program and version). */
@@ -90,6 +106,16 @@ export interface PaneLook {
 export interface AgentDriver {
   /** The key stages name in `agent:` (`claude-code`). */
   key: string;
+  /**
+   * Optional: the key of the pane host this driver always runs on, whatever host the launch chose
+   * (a driver that hands its command to the operator names a host that cannot type).
+   */
+  host?: string;
+  /**
+   * Optional: a JSON schema (draft-07) of the driver's options, the config's `agents[<key>]`. flume
+   * checks the config against it when the repository opens, naming the field and the driver.
+   */
+  optionsSchema?: Record<string, unknown>;
   /** Starts the agent for a stage on the given host and returns at once with its handle. */
   start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
   /**
@@ -237,14 +263,22 @@ function seenIn(handle: AgentHandle, look: PaneLook | undefined): PaneSeen {
   return { own, alive, ...(alive && look?.screen !== undefined ? { screen: look.screen } : {}) };
 }
 
-/** A typed identity for writing an agent driver. */
-export function defineDriver(driver: AgentDriver): AgentDriver {
+/**
+ * A typed identity for writing an agent driver. Registering it (`flume.agents.register(plugin, driver)`)
+ * is the whole job: the core reaches every method through one checked path (core/drivers.ts).
+ */
+export function defineDriver<D extends AgentDriver>(driver: D): D {
   return driver;
 }
 
-/** A typed identity for writing a pane host. */
-export function definePaneHost(host: PaneHost): PaneHost {
+/** A typed identity for writing a pane host; register it with `flume.hosts.register(plugin, host)`. */
+export function definePaneHost<H extends PaneHost>(host: H): H {
   return host;
+}
+
+/** True when flume can type into the host's panes (its `canType`, true unless it says otherwise). */
+export function canType(host: Pick<PaneHost, 'canType'> | undefined): boolean {
+  return host?.canType !== false;
 }
 
 export type { PromptState };

@@ -6,6 +6,8 @@ import { FlumeError } from './errors.js';
 import { tappedKeys } from './hooks.js';
 import { findRepository, type RepositoryInfo } from './git.js';
 import { createFlume, type Flume, type FlumePlugin } from './plugin.js';
+import { missingMethods } from './drivers.js';
+import { optionProblems } from './config/driver-options.js';
 import { configError, type ConfigProblem } from './config/validate.js';
 import { sharedBranch } from './config/branch-overlap.js';
 import type { KindDef, Logger } from './types.js';
@@ -62,9 +64,12 @@ export function deliverableOf(stage: KindDef['stages'][number]): { type: string;
   return typeof stage.deliverable === 'string' ? { type: stage.deliverable } : stage.deliverable;
 }
 
-/** The driver key a stage runs, from the stage, then the config, then `claude-code`. */
-export function driverOf(flume: Flume, stage: KindDef['stages'][number]): string {
-  return stage.agent ?? flume.config.agent?.driver ?? 'claude-code';
+/**
+ * The driver key a stage runs: the stage's, then the config's `agent.driver`, then the preset's
+ * default; undefined when none names one.
+ */
+export function driverOf(flume: Flume, stage: KindDef['stages'][number]): string | undefined {
+  return stage.agent ?? flume.config.agent?.driver ?? flume.defaults.driver;
 }
 
 function checkProvided(flume: Flume): ConfigProblem[] {
@@ -79,13 +84,44 @@ function checkProvided(flume: Flume): ConfigProblem[] {
         problems.push({ path: `${at}.stages[${index}].deliverable`, message: `no plugin reads the deliverable "${type}"`, fix: `use one of ${known.join(', ') || '(none)'}, or add the plugin that provides it` });
       }
       const driver = driverOf(flume, stage);
-      if (flume.agents.all().length && !flume.agents.get(driver)) {
-        problems.push({ path: `${at}.stages[${index}].agent`, message: `no plugin provides the agent "${driver}"`, fix: `use one of ${flume.agents.all().map((a) => a.key).join(', ')}` });
+      const known = flume.agents.all().map((a) => a.key).join(', ') || '(none)';
+      if (driver === undefined) {
+        problems.push({ path: `${at}.stages[${index}].agent`, message: 'no agent is named for the stage, and no plugin sets a default', fix: `name one (stage "agent" or the config's agent.driver): ${known}` });
+      } else if (flume.agents.all().length && !flume.agents.get(driver)) {
+        problems.push({ path: `${at}.stages[${index}].agent`, message: `no plugin provides the agent "${driver}"`, fix: `use one of ${known}` });
       }
     });
   }
+  problems.push(...driverProblems(flume), ...hostProblems(flume));
   problems.push(...sharedBranches(flume, declared));
   return problems;
+}
+
+/**
+ * A registered driver that lacks a method the core calls, and a config's `agents[<key>]` its driver's
+ * `optionsSchema` refuses: both found when the repository opens, before any place is made.
+ */
+function driverProblems(flume: Flume): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const driver of flume.agents.all()) {
+    const lacks = missingMethods(driver);
+    if (lacks.length) {
+      problems.push({ path: `agent ${driver.key}`, message: `the driver registered by ${flume.agents.owner(driver.key)} has no ${lacks.join(', ')}`, fix: 'give the driver every method of AgentDriver (write it with defineDriver)' });
+    }
+  }
+  for (const [key, options] of Object.entries(flume.config.agents ?? {})) {
+    const driver = flume.agents.get(key);
+    if (driver?.optionsSchema) problems.push(...optionProblems(key, driver.optionsSchema, options, flume.agents.owner(key)!));
+  }
+  return problems;
+}
+
+/** A config's `agent.host` that no plugin provides: a third-party host is chosen by its key, as a built-in is. */
+function hostProblems(flume: Flume): ConfigProblem[] {
+  const wanted = flume.config.agent?.host;
+  if (wanted === undefined || wanted === 'auto' || flume.hosts.get(wanted)) return [];
+  const known = ['auto', ...flume.hosts.all().map((host) => host.key)];
+  return [{ path: 'agent.host', message: `no plugin provides the pane host "${wanted}"`, fix: `use one of ${known.join(', ')}, or add the plugin that provides it` }];
 }
 
 /**

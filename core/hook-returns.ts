@@ -25,12 +25,36 @@ export function returnCheck(family: string, key?: string): ReturnCheck | undefin
       return (value) => shape(value, PLAN);
     case 'confirmPrompt':
       return (value) => oneOf(value, PROMPT_STATES);
-    case 'readAgentState':
-      return (value) => shape(value, READING);
     case 'readDeliverable':
       return (value) => shape(value, DELIVERABLE);
     case 'beforeTidy':
       return (value) => (typeof value === 'string' ? [] : [`expected a string (the reason to keep the place), got ${describe(value)}`]);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The check of what a driver's `method` returns when the core calls it directly (core/drivers.ts);
+ * start, plan and confirm are checked as their hooks' taps are.
+ */
+export function driverReturnCheck(method: string): ReturnCheck | undefined {
+  switch (method) {
+    case 'read':
+      return (value) => shape(value, READING);
+    case 'readMany':
+      return (value) =>
+        Array.isArray(value) ? value.flatMap((one, i) => (one === undefined ? [] : shape(one, READING).map((problem) => `[${i}] ${problem}`))) : [`expected an array (one reading per handle), got ${describe(value)}`];
+    case 'waitForInput':
+      return (value) => oneOf(value, ['ready', 'slow', 'exited']);
+    case 'hasDraft':
+      return (value) => (typeof value === 'boolean' ? [] : [`expected true or false, got ${describe(value)}`]);
+    case 'watchPaths':
+      return (value) => (strings.test(value) ? [] : [`expected ${strings.expected}, got ${describe(value)}`]);
+    case 'usage':
+      return (value) => (value === undefined || (isObject(value) && isObject(value.usage)) ? [] : [`expected undefined or { usage, cursor }, got ${describe(value)}`]);
+    case 'checks':
+      return (value) => (Array.isArray(value) ? [] : [`expected an array of checks, got ${describe(value)}`]);
     default:
       return undefined;
   }
@@ -102,6 +126,7 @@ const DELIVERABLE = fields({
   problem: string,
   needs: string,
   readFrom: strings,
+  sendBack: boolean,
 });
 
 function fields(spec: Record<string, Field>): [string, Field][] {

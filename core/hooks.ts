@@ -5,7 +5,8 @@
 import { createRequire } from 'node:module';
 import { FlumeError, inPlugin } from './errors.js';
 import { badReturn, returnCheck, type ReturnCheck } from './hook-returns.js';
-import type { AgentHandle, AgentReading, PlaceRecord, PromptState, ReadyStep, StageDef } from './types.js';
+import type { PaneHost } from './agent.js';
+import type { AgentHandle, PlaceRecord, PromptState, ReadyStep, StageDef } from './types.js';
 
 // Loaded with `require`: imported as an ES module, node would first scan it for its exports.
 const { AsyncSeriesHook, AsyncSeriesBailHook, HookMap } = createRequire(import.meta.url)('tapable') as typeof import('tapable');
@@ -27,7 +28,7 @@ export interface StartRequest {
   sessionId: string;
   /** The prompt; drivers that carry it on the command line (printed) put it there. */
   prompt: string;
-  /** The pane host key to start on (`tmux`, `herdr`, `printed`). */
+  /** The key of the pane host it starts on; the host itself is handed to the driver beside the request. */
   host: string;
 }
 
@@ -43,7 +44,7 @@ export interface AgentPlan {
   command: string[];
   /** The folder it runs in (the place). */
   cwd: string;
-  /** The pane host it runs on: the one asked for, unless the driver always runs on its own (as `printed` does). */
+  /** The pane host it runs on: the one it was handed. */
   host: string;
   /** The agent program's version, where it reports one. */
   version?: string;
@@ -113,6 +114,11 @@ export interface DeliverableReading {
    * watches their folders, since no ref moves when such a record does.
    */
   readFrom?: string[];
+  /**
+   * Present, and the work goes back to the stage before (a verify report whose verdict is `fix`):
+   * the place runs that stage again with its `fixPrompt`, at most `limits.fixRounds` times.
+   */
+  sendBack?: boolean;
 }
 
 /** What `beforeTidy` taps get: a place tidying is about to remove. */
@@ -125,14 +131,16 @@ export function createHooks() {
   return Object.freeze({
     /** A place was made (or a stage starts in one already made) and is about to be readied; taps may add or check steps. */
     beforeReady: track(new AsyncSeriesHook<[ReadyContext]>(['context']), 'beforeReady'),
-    /** Keyed by driver: start a stage's agent; the first tap to answer returns its handle. */
-    startAgent: trackMap('startAgent', new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentHandle | undefined>(['request']))),
-    /** Keyed by driver: what startAgent would run for a request (launch --dry-run), checked, nothing started or written; undefined when the tap cannot say. */
-    planAgent: trackMap('planAgent', new HookMap(() => new AsyncSeriesBailHook<[StartRequest], AgentPlan | undefined>(['request']))),
-    /** Keyed by driver: read the transcript for a sent text; answers taken / not-yet / unknown. */
+    /**
+     * Keyed by driver: start a stage's agent on the host given; the first tap to answer returns its
+     * handle. Registering a driver taps it (named after the registering plugin); a plugin may tap a key
+     * before to intercept a start. The core calls it through core/drivers.ts, never directly.
+     */
+    startAgent: trackMap('startAgent', new HookMap(() => new AsyncSeriesBailHook<[StartRequest, PaneHost], AgentHandle | undefined>(['request', 'host']))),
+    /** Keyed by driver: what startAgent would run for a request on the host (launch --dry-run), checked, nothing started or written; undefined when the tap cannot say. */
+    planAgent: trackMap('planAgent', new HookMap(() => new AsyncSeriesBailHook<[StartRequest, PaneHost], AgentPlan | undefined>(['request', 'host']))),
+    /** Keyed by driver: read the transcript for a sent text; answers taken / not-yet / unknown. Tapped by registering a driver. */
     confirmPrompt: trackMap('confirmPrompt', new HookMap(() => new AsyncSeriesBailHook<[ConfirmRequest], PromptState | undefined>(['request']))),
-    /** Keyed by driver: read the agent's state from its own record (and its screen for dialogs). */
-    readAgentState: trackMap('readAgentState', new HookMap(() => new AsyncSeriesBailHook<[AgentHandle], AgentReading | undefined>(['handle']))),
     /** Keyed by deliverable type: read at one commit; answers present (with what) or absent. */
     readDeliverable: trackMap(
       'readDeliverable',

@@ -4,9 +4,9 @@
  */
 export { createHooks, callHook, tappedKeys } from './hooks.js';
 export type { Hooks, ReadyContext, AgentPlan, StartRequest, ConfirmRequest, DeliverableRequest, DeliverableReading, TidyCandidate } from './hooks.js';
-export { createFlume, defineConfig, defineKind, definePlugin, Registry } from './plugin.js';
-export type { Flume, FlumePlugin } from './plugin.js';
-export { checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookAtPanes, ownsPane, ownsPaneIn } from './agent.js';
+export { createFlume, defineConfig, defineDeliverable, defineKind, definePlugin, Registry } from './plugin.js';
+export type { DeliverableContext, DeliverableReader, Flume, FlumeDefaults, FlumePlugin } from './plugin.js';
+export { canType, checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookAtPanes, ownsPane, ownsPaneIn } from './agent.js';
 export { processExists, processRunning, signalQuietly, waitGone } from './process.js';
 export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState, UsageRead } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';

@@ -1,9 +1,12 @@
 /**
  * The plugin contract and the flume instance plugins are applied to. A plugin is `{ name, apply }`;
- * `apply` taps hooks with the plugin's own name and registers kinds, agent drivers and pane hosts.
- * The built-ins use exactly this contract (plugins/defaults.ts).
+ * `apply` registers what it provides, each written with its `define…`: kinds (`defineKind`),
+ * deliverable readers (`defineDeliverable`), agent drivers (`defineDriver`) and pane hosts
+ * (`definePaneHost`), and may tap hooks with its own name. Registering is the whole job: the core
+ * taps the hooks a reader or a driver answers itself, named after the registering plugin. The
+ * built-ins use exactly this contract (plugins/defaults.ts).
  */
-import { createHooks, type Hooks } from './hooks.js';
+import { createHooks, type DeliverableReading, type DeliverableRequest, type Hooks } from './hooks.js';
 import { FlumeError, inPlugin } from './errors.js';
 import type { AgentDriver, PaneHost } from './agent.js';
 import type { FlumeConfig, KindDef, Logger } from './types.js';
@@ -22,20 +25,78 @@ export interface Flume {
   /** The repository root the config came from, when there is one. */
   readonly root?: string;
   readonly kinds: Registry<KindDef>;
+  /** Deliverable readers by type; registering one taps `readDeliverable.for(type)` in the plugin's name. */
+  readonly deliverables: Registry<DeliverableReader>;
+  /** Agent drivers by key; registering one taps `startAgent`, `planAgent` and `confirmPrompt` for its key. */
   readonly agents: Registry<AgentDriver>;
   readonly hosts: Registry<PaneHost>;
+  /** What holds when the config names nothing: set by a preset (the built-ins' is plugins/defaults.ts). */
+  readonly defaults: FlumeDefaults;
   readonly logger: Logger;
 }
 
+/** Defaults a preset sets, so the core names no built-in. */
+export interface FlumeDefaults {
+  /** The agent driver a stage runs when neither it nor the config's `agent.driver` names one. */
+  driver?: string;
+  /** The deliverable a fix round (a stage run again because the next sent it back) ends on; default the stage's own. */
+  fixDeliverable?: string;
+}
+
+/**
+ * A deliverable reader: what ends a stage of its `type`, read at one commit. Everything the core
+ * needs to know of a reader beyond `read` it declares here.
+ */
+export interface DeliverableReader {
+  /** The type stages name in `deliverable:` (`commit`). */
+  type: string;
+  /** Reads the deliverable at the request's commit; undefined leaves the answer to a later tap. */
+  read(request: DeliverableRequest): Promise<DeliverableReading | undefined>;
+  /**
+   * Optional: prompt variables the reader gives a stage that ends on it (an OpenSpec reader's
+   * `{change}`), computed once when the stage starts. A template's placeholder nobody fills stays as written.
+   */
+  variables?(context: DeliverableContext): Record<string, string>;
+  /**
+   * Optional: a stage that ends on it may run another round in the same place (`flume go-on`): its
+   * deliverable is a conclusion another round adds to, not work that would be done twice.
+   */
+  rounds?: boolean;
+  /**
+   * Optional: this reader judges whether a branch's work landed on its target. Tidying asks the
+   * reader that declares it (through `readDeliverable`, so a plugin tapping its type first is asked
+   * first) whether a place's work is over; with none, flume asks git (`git cherry`).
+   */
+  landing?: boolean;
+}
+
+/** What a reader's `variables` is handed: the place, the stage and its deliverable options. */
+export type DeliverableContext = Pick<DeliverableRequest, 'place' | 'stage' | 'options'>;
+
 /** A named set of things plugins register; the first registration of a name wins unless replaced. */
-export class Registry<T extends { name?: string; key?: string }> {
+export class Registry<T extends object> {
   private readonly items = new Map<string, { value: T; plugin: string; replaced?: string }>();
 
-  constructor(private readonly what: string) {}
+  /**
+   * `field` names what a value is registered under (`key`, `name`, `type`); `onRegister` runs for each
+   * registration once it stands (the core taps a driver's or a reader's hooks there).
+   */
+  constructor(
+    private readonly what: string,
+    private readonly options: { field?: string; onRegister?: (plugin: string, value: T, key: string) => void } = {},
+  ) {}
 
-  /** Registers `value` under its name (or key); a second registration of one name is an error unless `replace`. */
+  /** Registers `value` under its key (or name); a second registration of one key is an error unless `replace`. */
   register(plugin: string, value: T, options: { replace?: boolean } = {}): void {
-    const key = (value.key ?? value.name) as string;
+    const field = this.options.field;
+    const own = (value ?? {}) as Record<string, unknown>;
+    const key = field ? own[field] : (own.key ?? own.name);
+    if (typeof key !== 'string' || key === '') {
+      throw new FlumeError('BAD_CONFIG', `${this.what} registered by ${plugin} has no "${field ?? 'key'}".`, {
+        fix: `Give it a string "${field ?? 'key'}" (write it with its define… function).`,
+        plugin,
+      });
+    }
     const existing = this.items.get(key);
     if (existing && !options.replace) {
       throw new FlumeError('BAD_CONFIG', `${this.what} "${key}" is registered twice: by ${existing.plugin} and by ${plugin}.`, {
@@ -46,6 +107,7 @@ export class Registry<T extends { name?: string; key?: string }> {
     }
     // Who was replaced is kept, so `flume kinds` can say a repository's kind stands in for a built-in.
     this.items.set(key, { value, plugin, replaced: existing ? (existing.replaced ?? existing.plugin) : undefined });
+    this.options.onRegister?.(plugin, value, key);
   }
 
   /** The value registered under `key`, or undefined. */
@@ -74,9 +136,14 @@ export function definePlugin(plugin: FlumePlugin): FlumePlugin {
   return plugin;
 }
 
-/** A typed identity for writing a kind as data. */
+/** A typed identity for writing a kind as data; register it with `flume.kinds.register(plugin, kind)`. */
 export function defineKind(kind: KindDef): KindDef {
   return kind;
+}
+
+/** A typed identity for writing a deliverable reader; register it with `flume.deliverables.register(plugin, reader)`. */
+export function defineDeliverable<R extends DeliverableReader>(reader: R): R {
+  return reader;
 }
 
 /**
@@ -104,13 +171,22 @@ export async function createFlume(options: {
   root?: string;
   logger?: Logger;
 }): Promise<Flume> {
+  const hooks = createHooks();
   const flume: Flume = {
-    hooks: createHooks(),
+    hooks,
     config: options.config ?? {},
     root: options.root,
     kinds: new Registry<KindDef>('Kind'),
-    agents: new Registry<AgentDriver>('Agent driver'),
+    deliverables: new Registry<DeliverableReader>('Deliverable reader', {
+      field: 'type',
+      onRegister(plugin, reader, type) {
+        // Tapped once per registration; a reader replaced since lets the one replacing it answer.
+        hooks.readDeliverable.for(type).tapPromise(plugin, async (request) => (flume.deliverables.get(type) === reader ? reader.read(request) : undefined));
+      },
+    }),
+    agents: new Registry<AgentDriver>('Agent driver', { onRegister: (plugin, driver, key) => tapDriver(flume, plugin, driver, key) }),
     hosts: new Registry<PaneHost>('Pane host'),
+    defaults: {},
     logger: options.logger ?? silent,
   };
   for (const plugin of options.plugins) {
@@ -127,6 +203,18 @@ export async function createFlume(options: {
     }
   }
   return flume;
+}
+
+/**
+ * The hooks a registered driver answers, tapped in the registering plugin's name: start, plan and
+ * confirm stay hooks (a plugin may tap a key before the driver to intercept them), but a driver's
+ * plugin taps nothing itself. A driver replaced since lets the one replacing it answer.
+ */
+function tapDriver(flume: Flume, plugin: string, driver: AgentDriver, key: string): void {
+  const current = () => flume.agents.get(key) === driver;
+  flume.hooks.startAgent.for(key).tapPromise(plugin, async (request, host) => (current() ? driver.start(request, host) : undefined));
+  flume.hooks.planAgent.for(key).tapPromise(plugin, async (request, host) => (current() && driver.plan ? driver.plan(request, host) : undefined));
+  flume.hooks.confirmPrompt.for(key).tapPromise(plugin, async (request) => (current() ? driver.confirm(request) : undefined));
 }
 
 function describe(value: unknown): string {

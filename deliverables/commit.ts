@@ -1,8 +1,7 @@
 /**
  * The `commit` deliverable: a fix's code stage ends on a commit made since the stage began.
  */
-import type { DeliverableReading } from '../core/hooks.js';
-import { definePlugin, type FlumePlugin } from '../core/plugin.js';
+import { defineDeliverable, definePlugin, type DeliverableReading, type FlumePlugin } from '../core/index.js';
 
 const NAME = 'flume:deliverable:commit';
 
@@ -16,16 +15,22 @@ export function commitDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('commit').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
-        const stage = request.place.stage;
-        if (!stage) return { present: false, facts: { unknown: true, head: request.head } };
-        const facts = { head: request.head, startHead: stage.startHead };
-        if (request.head === stage.startHead) return { present: false, facts };
-        if (committedBefore(request.headTime, stage.startedAt)) {
-          return { present: false, facts: { ...facts, olderThanStage: true, headTime: request.headTime } };
-        }
-        return { present: true, what: `commit ${request.head.slice(0, 7)}`, facts };
-      });
+      flume.deliverables.register(
+        NAME,
+        defineDeliverable({
+          type: 'commit',
+          async read(request): Promise<DeliverableReading> {
+            const stage = request.place.stage;
+            if (!stage) return { present: false, facts: { unknown: true, head: request.head } };
+            const facts = { head: request.head, startHead: stage.startHead };
+            if (request.head === stage.startHead) return { present: false, facts };
+            if (committedBefore(request.headTime, stage.startedAt)) {
+              return { present: false, facts: { ...facts, olderThanStage: true, headTime: request.headTime } };
+            }
+            return { present: true, what: `commit ${request.head.slice(0, 7)}`, facts };
+          },
+        }),
+      );
     },
   });
 }

@@ -1,8 +1,7 @@
 /**
  * The `conclusion` deliverable: a question's session ends on `conclusion.md` in its place.
  */
-import type { DeliverableReading } from '../core/hooks.js';
-import { definePlugin, type FlumePlugin } from '../core/plugin.js';
+import { defineDeliverable, definePlugin, type DeliverableReading, type FlumePlugin } from '../core/index.js';
 import { createHash } from 'node:crypto';
 import { fileOption } from './file-option.js';
 
@@ -22,24 +21,32 @@ export function conclusionDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('conclusion').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
-        const path = fileOption(request, NAME, () => 'conclusion.md');
-        const [committed, working] = await Promise.all([request.file(path), request.workingFile(path)]);
-        const read = hasText(committed) ? committed : hasText(working) ? working : undefined;
-        if (read === undefined) {
-          const empty = committed !== undefined || working !== undefined;
-          return { present: false, facts: { path, ...(empty ? { problem: 'empty' } : {}) } };
-        }
-        // The working file is the one a round writes (committed or not); it dates the content read
-        // only while it holds that content.
-        const written = working === read ? await request.workingFileWritten(path) : undefined;
-        const isCommitted = read === committed;
-        return {
-          present: true,
-          what: isCommitted ? `${path} (committed)` : path,
-          facts: { path, committed: isCommitted, digest: digest(read), ...(written ? { written } : {}) },
-        };
-      });
+      flume.deliverables.register(
+        NAME,
+        defineDeliverable({
+          type: 'conclusion',
+          // A conclusion is what another round adds to: flume go-on runs one in the same place.
+          rounds: true,
+          async read(request): Promise<DeliverableReading> {
+            const path = fileOption(request, NAME, () => 'conclusion.md');
+            const [committed, working] = await Promise.all([request.file(path), request.workingFile(path)]);
+            const read = hasText(committed) ? committed : hasText(working) ? working : undefined;
+            if (read === undefined) {
+              const empty = committed !== undefined || working !== undefined;
+              return { present: false, facts: { path, ...(empty ? { problem: 'empty' } : {}) } };
+            }
+            // The working file is the one a round writes (committed or not); it dates the content read
+            // only while it holds that content.
+            const written = working === read ? await request.workingFileWritten(path) : undefined;
+            const isCommitted = read === committed;
+            return {
+              present: true,
+              what: isCommitted ? `${path} (committed)` : path,
+              facts: { path, committed: isCommitted, digest: digest(read), ...(written ? { written } : {}) },
+            };
+          },
+        }),
+      );
     },
   });
 }

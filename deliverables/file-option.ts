@@ -1,8 +1,7 @@
 /**
  * The `path` option a file deliverable may take, shared by the readers that read one file.
  */
-import { FlumeError } from '../core/errors.js';
-import type { DeliverableRequest } from '../core/hooks.js';
+import { FlumeError, type DeliverableRequest } from '../core/index.js';
 
 /**
  * The file a reader reads: the stage's `path` option, else `fallback()`. The path is relative to the

@@ -2,7 +2,7 @@
  * The built-in deliverable readers, one plugin per type. They register through the same contract a
  * third party uses; the default preset applies `deliverablePlugins()`.
  */
-import type { FlumePlugin } from '../core/plugin.js';
+import type { FlumePlugin } from '../core/index.js';
 import { commitDeliverable } from './commit.js';
 import { conclusionDeliverable } from './conclusion.js';
 import { landingDeliverable } from './landing.js';
@@ -26,7 +26,8 @@ export {
 
 /**
  * Every built-in reader: `commit`, `openspec-change`, `openspec-tasks`, `report`, `conclusion`,
- * `landing` (sluice's record where sluice is installed, else git). A plugin replaces one by tapping the same `readDeliverable.for(type)` before it.
+ * `landing` (sluice's record where sluice is installed, else git), each registered with `defineDeliverable`. A plugin replaces one by registering a reader of
+ * the same type with `{ replace: true }`, or intercepts it by tapping `readDeliverable.for(type)` before it.
  */
 export function deliverablePlugins(): FlumePlugin[] {
   return [

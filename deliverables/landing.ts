@@ -6,7 +6,7 @@
  * `readDeliverable.for('landing')` at `stage: -10`, so it runs first, and returns undefined where
  * sluice is not installed, so the bail hook falls through to git here.
  */
-import { definePlugin, type DeliverableReading, type DeliverableRequest, type FlumePlugin } from '../core/index.js';
+import { defineDeliverable, definePlugin, type DeliverableReading, type DeliverableRequest, type FlumePlugin } from '../core/index.js';
 
 const NAME = 'flume:deliverable:landing';
 
@@ -22,7 +22,11 @@ export function landingDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('landing').tapPromise(NAME, gitLanding);
+      flume.deliverables.register(
+        NAME,
+        // Tidying asks this reader whether a place's work landed.
+        defineDeliverable({ type: 'landing', landing: true, read: gitLanding }),
+      );
     },
   });
 }

@@ -1,8 +1,7 @@
 /**
  * The `openspec-change` deliverable: construct's OpenSpec change, committed at the branch head.
  */
-import type { DeliverableReading } from '../core/hooks.js';
-import { definePlugin, type FlumePlugin } from '../core/plugin.js';
+import { defineDeliverable, definePlugin, type DeliverableReading, type FlumePlugin } from '../core/index.js';
 import { countTasks } from './openspec-count.js';
 import { changeFolder, changeId } from './openspec.js';
 
@@ -19,27 +18,34 @@ export function openspecChangeDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('openspec-change').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
-        const id = changeId(request, NAME);
-        const folder = changeFolder(id);
-        const [names, tasks] = await Promise.all([request.list(folder), request.file(`${folder}/tasks.md`)]);
-        // What the change is for, and what code is to do: without both, code has nothing to work.
-        const missing: string[] = [];
-        if (!names?.includes('proposal.md')) missing.push('proposal.md');
-        if (tasks === undefined) missing.push('tasks.md');
-        const progress = countTasks(tasks ?? '');
-        if (missing.length > 0) {
-          return { present: false, progress, facts: { change: id, missing } };
-        }
-        // A change with no task line still counts as committed here; openspec-tasks, which needs
-        // at least one, is where such a change stops, and `tasks: 0` lets status say why.
-        return {
-          present: true,
-          what: `change ${id} (${progress.total} ${progress.total === 1 ? 'task' : 'tasks'})`,
-          progress,
-          facts: { change: id, missing: [], tasks: progress.total },
-        };
-      });
+      flume.deliverables.register(
+        NAME,
+        defineDeliverable({
+          type: 'openspec-change',
+          variables: (context) => ({ change: changeId(context, NAME) }),
+          async read(request): Promise<DeliverableReading> {
+            const id = changeId(request, NAME);
+            const folder = changeFolder(id);
+            const [names, tasks] = await Promise.all([request.list(folder), request.file(`${folder}/tasks.md`)]);
+            // What the change is for, and what code is to do: without both, code has nothing to work.
+            const missing: string[] = [];
+            if (!names?.includes('proposal.md')) missing.push('proposal.md');
+            if (tasks === undefined) missing.push('tasks.md');
+            const progress = countTasks(tasks ?? '');
+            if (missing.length > 0) {
+              return { present: false, progress, facts: { change: id, missing } };
+            }
+            // A change with no task line still counts as committed here; openspec-tasks, which needs
+            // at least one, is where such a change stops, and `tasks: 0` lets status say why.
+            return {
+              present: true,
+              what: `change ${id} (${progress.total} ${progress.total === 1 ? 'task' : 'tasks'})`,
+              progress,
+              facts: { change: id, missing: [], tasks: progress.total },
+            };
+          },
+        }),
+      );
     },
   });
 }

@@ -1,8 +1,7 @@
 /**
  * The `openspec-tasks` deliverable: a change's code stage ends when every task is ticked at the head.
  */
-import type { DeliverableReading } from '../core/hooks.js';
-import { definePlugin, type FlumePlugin } from '../core/plugin.js';
+import { defineDeliverable, definePlugin, type DeliverableReading, type FlumePlugin } from '../core/index.js';
 import { countTasks } from './openspec-count.js';
 import { changeFolder, changeId } from './openspec.js';
 
@@ -18,16 +17,23 @@ export function openspecTasksDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('openspec-tasks').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
-        const id = changeId(request, NAME);
-        const text = await request.file(`${changeFolder(id)}/tasks.md`);
-        const progress = countTasks(text ?? '');
-        const what = `${progress.done} of ${progress.total} tasks`;
-        if (text === undefined) return { present: false, what, progress, facts: { change: id, missing: true } };
-        // No task at all is not "all done": a tasks.md of prose would otherwise end code at once.
-        const present = progress.total > 0 && progress.done === progress.total;
-        return { present, what, progress, facts: { change: id } };
-      });
+      flume.deliverables.register(
+        NAME,
+        defineDeliverable({
+          type: 'openspec-tasks',
+          variables: (context) => ({ change: changeId(context, NAME) }),
+          async read(request): Promise<DeliverableReading> {
+            const id = changeId(request, NAME);
+            const text = await request.file(`${changeFolder(id)}/tasks.md`);
+            const progress = countTasks(text ?? '');
+            const what = `${progress.done} of ${progress.total} tasks`;
+            if (text === undefined) return { present: false, what, progress, facts: { change: id, missing: true } };
+            // No task at all is not "all done": a tasks.md of prose would otherwise end code at once.
+            const present = progress.total > 0 && progress.done === progress.total;
+            return { present, what, progress, facts: { change: id } };
+          },
+        }),
+      );
     },
   });
 }

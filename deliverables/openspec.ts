@@ -8,8 +8,7 @@
  * know before construct runs. A stage option `change` names another id, for a caller (crew's fix
  * round, a declared kind) that works a change it did not launch under that name.
  */
-import { FlumeError } from '../core/errors.js';
-import type { DeliverableRequest } from '../core/hooks.js';
+import { FlumeError, type DeliverableContext } from '../core/index.js';
 
 /** The folder every active OpenSpec change sits in, relative to the repository root. */
 export const CHANGES_DIR = 'openspec/changes';
@@ -18,7 +17,7 @@ export const CHANGES_DIR = 'openspec/changes';
  * The id of the change a stage reads: its `change` option, else the launch's name.
  * Throws BAD_CONFIG for an id that is no single folder name under `openspec/changes/`.
  */
-export function changeId(request: DeliverableRequest, plugin: string): string {
+export function changeId(request: DeliverableContext, plugin: string): string {
   const option = request.options.change;
   const id = option === undefined ? request.place.name : option;
   if (typeof id !== 'string' || !isFolderName(id)) {

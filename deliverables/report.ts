@@ -1,8 +1,7 @@
 /**
  * The `report` deliverable: verify's report, committed at the head, with its verdict.
  */
-import type { DeliverableReading } from '../core/hooks.js';
-import { definePlugin, type FlumePlugin } from '../core/plugin.js';
+import { defineDeliverable, definePlugin, type DeliverableReading, type FlumePlugin } from '../core/index.js';
 import { createHash } from 'node:crypto';
 import { fileOption } from './file-option.js';
 import { changeFolder, changeId } from './openspec.js';
@@ -72,19 +71,26 @@ export function reportDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('report').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
-        const path = fileOption(request, NAME, () => `${changeFolder(changeId(request, NAME))}/verify.md`);
-        const text = await request.file(path);
-        if (text === undefined) return { present: false, facts: { path, problem: 'missing' } };
-        const reading = readVerdict(text);
-        const file = path.split('/').pop();
-        if (!('verdict' in reading)) {
-          return { present: false, problem: `${file} has no verdict flume can read: ${reading.reason}`, facts: { path, problem: reading.problem, ...(reading.line ? { line: reading.line } : {}) } };
-        }
-        // The digest tells a new report from one a stage found already there when it began.
-        const digest = createHash('sha1').update(text).digest('hex');
-        return { present: true, what: `${file}: ${reading.verdict}`, facts: { path, verdict: reading.verdict, digest } };
-      });
+      flume.deliverables.register(
+        NAME,
+        defineDeliverable({
+          type: 'report',
+          variables: (context) => ({ change: changeId(context, NAME) }),
+          async read(request): Promise<DeliverableReading> {
+            const path = fileOption(request, NAME, () => `${changeFolder(changeId(request, NAME))}/verify.md`);
+            const text = await request.file(path);
+            if (text === undefined) return { present: false, facts: { path, problem: 'missing' } };
+            const reading = readVerdict(text);
+            const file = path.split('/').pop();
+            if (!('verdict' in reading)) {
+              return { present: false, problem: `${file} has no verdict flume can read: ${reading.reason}`, facts: { path, problem: reading.problem, ...(reading.line ? { line: reading.line } : {}) } };
+            }
+            // The digest tells a new report from one a stage found already there when it began.
+            const digest = createHash('sha1').update(text).digest('hex');
+            return { present: true, what: `${file}: ${reading.verdict}`, facts: { path, verdict: reading.verdict, digest }, ...(reading.verdict === 'fix' ? { sendBack: true } : {}) };
+          },
+        }),
+      );
     },
   });
 }

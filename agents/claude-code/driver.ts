@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
+import { canType, defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -75,8 +75,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       ...(stage.permissionMode ? ['--permission-mode', stage.permissionMode] : []),
       ...(stage.appendSystemPrompt ? ['--append-system-prompt', stage.appendSystemPrompt] : []),
       ...(options.args ?? []),
-      // On the printed host the command carries the prompt: `claude "<prompt>"` submits it at start.
-      ...(host.key === 'printed' ? [asRecorded(request.prompt, patternsFor(version))] : []),
+      // On a host that cannot type (the printed host) the command carries the prompt: `claude "<prompt>"` submits it at start.
+      ...(!canType(host) ? [asRecorded(request.prompt, patternsFor(version))] : []),
     ];
   };
 
@@ -104,7 +104,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         ...(opened.pid ? { pid: opened.pid } : {}),
         ...(opened.identity ? { paneIdentity: opened.identity } : {}),
         transcriptPath: transcriptPath(configDir, request.place.path, sessionId),
-        command: host.key === 'printed' ? printedCommand(env, argv, { unset: CHILD_VARIABLES }) : argv,
+        command: !canType(host) ? printedCommand(env, argv, { unset: CHILD_VARIABLES }) : argv,
         cwd: request.place.path,
         startedAt: new Date().toISOString(),
         data: { configDir },
@@ -262,7 +262,9 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
     watchPaths(handle) {
       const path = handle.transcriptPath ?? transcriptPath(configOf(handle), handle.cwd, handle.sessionId);
-      return [dirname(path), join(configOf(handle), 'sessions')];
+      const sessions = join(configOf(handle), 'sessions');
+      // Its own state file too, by name: rewritten in place, it changes no folder's time.
+      return [dirname(path), sessions, ...(handle.pid ? [join(sessions, `${handle.pid}.json`)] : [])];
     },
   };
   return defineDriver(driver);

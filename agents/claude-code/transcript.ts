@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentReading, PromptState } from '../../core/types.js';
+import type { AgentReading, PromptState } from '../../core/index.js';
 import { claudeCodePatterns, type ClaudeCodePatterns } from './patterns.js';
 import { asRecorded, blocks, kindOf, linesFromEnd, normalize, offered, parse, sameText, texts, type Block, type Kind, type Rec } from './records.js';
 

@@ -26,12 +26,25 @@ import { existsSync } from 'node:fs';
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, type PaneHost, type PaneLook, type PaneState } from '../../core/agent.js';
-import { processExists, processRunning, signalQuietly, splitBursts, waitGone } from '../../core/index.js';
-import { FlumeError } from '../../core/errors.js';
-import { run, which, type RunResult } from '../../core/exec.js';
-import { paneEnvScript, withoutPasteMarkers } from '../../core/pane-env.js';
-import { privateDir, PRIVATE_FILE_MODE } from '../../core/state/private.js';
+import {
+  definePaneHost,
+  FlumeError,
+  paneEnvScript,
+  privateDir,
+  PRIVATE_FILE_MODE,
+  processExists,
+  processRunning,
+  run,
+  signalQuietly,
+  splitBursts,
+  waitGone,
+  which,
+  withoutPasteMarkers,
+  type PaneHost,
+  type PaneLook,
+  type PaneState,
+  type RunResult,
+} from '../../core/index.js';
 
 /** Where the host's tmux server lives. */
 export interface TmuxHostOptions {
@@ -103,6 +116,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
 
   return definePaneHost({
     key: 'tmux',
+    priority: 20,
+    chosen: "herdr is not running here and tmux is found, so the agent runs in flume's own tmux",
     async available() {
       return which('tmux') !== undefined;
     },

@@ -1,7 +1,7 @@
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption } from './command.js';
 import { printJson } from './output.js';
-import { deliverableOf } from '../context.js';
+import { deliverableOf, driverOf } from '../context.js';
 
 /** `flume kinds`: every kind with its stages and each stage's deliverable. */
 export const kindsCommand: Command = {
@@ -17,7 +17,7 @@ export const kindsCommand: Command = {
       // The plugin whose kind of this name it stands in for (a repository's `fix` replaces the built-in); absent otherwise.
       replaces: flume.kinds.replaced(kind.name),
       branch: kind.branch ?? `${kind.name}/{name}`,
-      stages: kind.stages.map((stage) => ({ name: stage.name, deliverable: deliverableOf(stage).type, agent: stage.agent ?? flume.config.agent?.driver ?? 'claude-code' })),
+      stages: kind.stages.map((stage) => ({ name: stage.name, deliverable: deliverableOf(stage).type, agent: driverOf(flume, stage) })),
     }));
     if (args.json) {
       printJson(context.io, { kinds });

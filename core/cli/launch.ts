@@ -11,6 +11,7 @@ import { advance } from '../engine/step.js';
 import { ensureSupervisor } from './watch.js';
 import { keyOf } from '../state/store.js';
 import { hostNote } from '../engine/hosts.js';
+import { canType } from '../agent.js';
 import type { Action } from '../engine/decide.js';
 import type { AgentHandle, PlaceRecord } from '../types.js';
 
@@ -67,8 +68,8 @@ export const launchCommand: Command = {
       const nameAgent = (agent: AgentHandle | undefined) => {
         if (named || !agent) return;
         named = true;
-        say(`agent: ${agent.driver} session ${agent.sessionId}${agent.pane ? ` in pane ${agent.pane}` : ''} (${hostNote(agent.host, repository.flume.config.agent?.host)})`);
-        if (agent.host === 'printed' && agent.command) say(`run: ${printedLine(agent.command, agent.cwd)}`);
+        say(`agent: ${agent.driver} session ${agent.sessionId}${agent.pane ? ` in pane ${agent.pane}` : ''} (${hostNote(repository.flume.hosts.get(agent.host) ?? { key: agent.host }, repository.flume.config.agent?.host)})`);
+        if (!canType(repository.flume.hosts.get(agent.host)) && agent.command) say(`run: ${printedLine(agent.command, agent.cwd)}`);
       };
       const onAction = (action: Action, before: PlaceRecord) => {
         if (action.type !== 'start-stage') nameAgent(before.stage?.agent);

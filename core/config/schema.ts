@@ -182,17 +182,18 @@ export const configSchema = {
       type: 'object',
       description: 'Which agent runs stages, and where.',
       properties: {
-        driver: { type: 'string', description: 'The default agent driver key. Default `claude-code`.' },
+        driver: { type: 'string', minLength: 1, description: 'The default agent driver key. Default: the preset\'s (`claude-code` with the built-ins).' },
         host: {
-          enum: ['auto', 'tmux', 'herdr', 'printed'],
-          description: 'Where agents run: `auto` picks herdr when it runs, else tmux, else a printed command. Default `auto`.',
+          type: 'string',
+          minLength: 1,
+          description: 'Where agents run: `auto`, or the key of a pane host a plugin provides (the built-ins: `herdr`, `tmux`, `printed`). `auto` picks the available host of the highest priority: herdr when it runs, else tmux, else a printed command. Default `auto`.',
         },
       },
       additionalProperties: false,
     },
     agents: {
       type: 'object',
-      description: 'Per-driver options, keyed by driver.',
+      description: 'Per-driver options, keyed by driver. The options below are common; a driver checks its own against its `optionsSchema` when the repository opens.',
       additionalProperties: {
         type: 'object',
         properties: {
@@ -214,7 +215,7 @@ export const configSchema = {
             additionalProperties: { type: ['string', 'number', 'boolean'] },
           },
         },
-        additionalProperties: false,
+        additionalProperties: true,
       },
     },
     pricing: {

@@ -2,7 +2,10 @@
  * Writes the files made from the schemas' one source: `flume.schema.json` (the config),
  * `status.schema.json` (status --json), `launch-dry-run.schema.json` (launch --dry-run --json), `plugins.schema.json` (plugins --json), and
  * the config's validator compiled ahead of time by ajv (its standalone code), so no command compiles
- * the schema when it runs. `npm run schema` writes them; a test keeps the files in step with the source.
+ * the schema when it runs. The published config schema has each registered driver's `optionsSchema`
+ * merged in under `agents.<key>` (the validator stays the core's: a driver's options are checked
+ * against its own schema when the repository opens). `npm run schema` (scripts/write-schema.mjs, which
+ * hands over the default preset's drivers) writes them; a test keeps the files in step with the source.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,10 +21,27 @@ import { AJV_OPTIONS } from './validate.js';
 /** Where the compiled config validator is kept, from the project's root. */
 export const VALIDATOR_FILE = 'core/config/config-validator.generated.ts';
 
-/** Each file made from a schema, by its path from the project's root, and its content. */
-export function schemaFiles(): Record<string, string> {
+/** A driver as the published schema needs it: its key and the schema of its options. */
+export interface DriverOptions {
+  key: string;
+  optionsSchema?: Record<string, unknown>;
+}
+
+/** The config schema as published: each driver's `optionsSchema` merged in under `agents.<key>`. */
+export function publishedConfigSchema(drivers: DriverOptions[] = []): Record<string, unknown> {
+  const schema = JSON.parse(JSON.stringify(configSchema)) as { properties: { agents: { properties?: Record<string, unknown> } } };
+  const own = drivers.filter((driver) => driver.optionsSchema);
+  if (own.length === 0) return schema;
+  schema.properties.agents.properties = Object.fromEntries(
+    own.map((driver) => [driver.key, { description: `Options of the agent driver "${driver.key}", as it declares them.`, ...driver.optionsSchema }]),
+  );
+  return schema;
+}
+
+/** Each file made from a schema, by its path from the project's root, and its content; `drivers` are merged into the config's. */
+export function schemaFiles(drivers: DriverOptions[] = []): Record<string, string> {
   return {
-    'flume.schema.json': JSON.stringify(configSchema, null, 2) + '\n',
+    'flume.schema.json': JSON.stringify(publishedConfigSchema(drivers), null, 2) + '\n',
     'status.schema.json': JSON.stringify(statusSchema, null, 2) + '\n',
     'launch-dry-run.schema.json': JSON.stringify(dryRunSchema, null, 2) + '\n',
     'plugins.schema.json': JSON.stringify(pluginsSchema, null, 2) + '\n',
@@ -48,7 +68,8 @@ function validatorSource(): string {
   ].join('\n');
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+/** Writes every file made from a schema at the project's root. */
+export function writeSchemaFiles(drivers: DriverOptions[] = []): void {
   const root = fileURLToPath(new URL('../../..', import.meta.url));
-  for (const [file, content] of Object.entries(schemaFiles())) writeFileSync(join(root, file), content);
+  for (const [file, content] of Object.entries(schemaFiles(drivers))) writeFileSync(join(root, file), content);
 }

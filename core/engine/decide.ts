@@ -30,6 +30,8 @@ export interface Facts {
   prompt?: PromptState;
   /** True when the agent accepts input now (its input box is up), where the driver can tell. */
   acceptsInput?: boolean;
+  /** True when the agent's host cannot type (its `canType` is false): its command went to the operator. */
+  paneless?: boolean;
   /** The stage's tokens so far, as its agent's record counts them (read only where a budget applies). */
   tokens?: number;
 }
@@ -78,8 +80,7 @@ export function decide(kind: KindDef, record: PlaceRecord, facts: Facts, limits:
 
 function afterDelivery(kind: KindDef, record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
   const stage = record.stage!;
-  const verdict = facts.deliverable?.facts?.verdict;
-  if (verdict === 'fix' && stage.index > 0) {
+  if (facts.deliverable?.sendBack && stage.index > 0) {
     const rounds = stage.fixRounds ?? 0;
     if (rounds < limits.fixRounds) return { type: 'start-stage', index: stage.index - 1, reason: `${stage.name} asks for fixes`, fixRound: true };
     if (!stage.waiting) {
@@ -98,7 +99,7 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
   if (facts.prompt === 'taken') return { type: 'mark-taken' };
   if (stage.delivery === 'never-started') return { type: 'wait', reason: 'the stage never started' };
   // A printed command not yet run is not up, and that is no failure: the operator runs it when they will.
-  const agentGone = facts.agent?.state === 'exited' || (facts.agent?.state === 'not-up' && stage.agent?.host !== 'printed');
+  const agentGone = facts.agent?.state === 'exited' || (facts.agent?.state === 'not-up' && !facts.paneless);
   // Gone without the prompt in its transcript, sent or not: it can take nothing now (a crash may have
   // come between its start and its first sending). Retry starts the stage afresh.
   if (agentGone) return { type: 'mark-delivery', delivery: 'never-started' };
@@ -110,14 +111,14 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
   const sentAt = stage.lastSentAt ? Date.parse(stage.lastSentAt) : undefined;
   if (sentAt === undefined) {
     // Not sent yet: the agent was still starting. A slow start is slow, never failed.
-    if (facts.acceptsInput && stage.agent?.host !== 'printed') return { type: 'send-again' };
+    if (facts.acceptsInput && !facts.paneless) return { type: 'send-again' };
     return stage.delivery === 'unknown' ? { type: 'wait', reason: 'the agent is still starting' } : { type: 'mark-delivery', delivery: 'unknown' };
   }
   if (facts.now - sentAt < limits.promptTimeoutMs) return { type: 'wait', reason: 'waiting for the transcript to take the prompt' };
-  if (stage.sends < 2 && stage.agent?.host !== 'printed' && facts.acceptsInput !== false) return { type: 'send-again' };
+  if (stage.sends < 2 && !facts.paneless && facts.acceptsInput !== false) return { type: 'send-again' };
   // No transcript is unknown only while flume cannot see the agent take input; an agent whose input
   // box is up and empty after two sendings took neither (Claude Code writes no transcript until then).
-  if ((facts.prompt === 'unknown' && !facts.acceptsInput) || stage.agent?.host === 'printed') {
+  if ((facts.prompt === 'unknown' && !facts.acceptsInput) || facts.paneless) {
     return stage.delivery === 'unknown' ? { type: 'wait', reason: 'no transcript yet' } : { type: 'mark-delivery', delivery: 'unknown' };
   }
   return { type: 'mark-delivery', delivery: 'never-started' };

@@ -8,7 +8,8 @@
  */
 import type { DoctorCheck } from '../agent.js';
 import { run, which } from '../exec.js';
-import { openRepository } from '../context.js';
+import { driverOf, openRepository } from '../context.js';
+import { reachDriver } from '../drivers.js';
 import { createFlume, type Flume, type FlumePlugin } from '../plugin.js';
 import { findRepository } from '../git.js';
 import { trustState } from '../config/trust.js';
@@ -75,19 +76,19 @@ export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { re
     add(host.key, (await host.checks()).map((check) => ({ ...check, needed: check.needed && wanted === host.key })));
   }
   for (const key of driversUsed(flume)) {
-    const driver = flume.agents.get(key);
+    const driver = reachDriver(flume, key);
+    const checks = driver ? await driver.checks() : undefined;
     if (!driver) add('flume', [{ name: `agent ${key}`, ok: false, needed: true, detail: 'no plugin provides it', fix: 'Name an agent a plugin provides, or add the plugin that provides it to the config.' }]);
-    else if (driver.checks) add(key, await driver.checks());
+    else if (checks) add(key, checks);
     else add(key, [{ name: `agent ${key}`, ok: true, needed: false, detail: 'its driver declares no checks; not checked' }]);
   }
   add('flume', [await namespaceCheck()]);
   return report();
 }
 
-/** The agent drivers the repository's kinds run (the printed driver is Claude Code's, printed). */
+/** The agent drivers the repository's kinds run (a stage naming none runs the config's or the preset's default). */
 function driversUsed(flume: Flume): string[] {
-  const fallback = flume.config.agent?.driver ?? 'claude-code';
-  const keys = new Set(flume.kinds.all().flatMap((kind) => kind.stages.map((stage) => stage.agent ?? fallback)));
+  const keys = new Set(flume.kinds.all().flatMap((kind) => kind.stages.flatMap((stage) => driverOf(flume, stage) ?? [])));
   return [...keys];
 }
 

@@ -9,7 +9,7 @@
  * readying passes; a `fix` whose readying fails gets a note of the failure before it.
  */
 import { randomUUID } from 'node:crypto';
-import { callHook, type AgentPlan } from '../hooks.js';
+import type { AgentPlan } from '../hooks.js';
 import { deliverableOf, type Repository } from '../context.js';
 import { toMs } from '../duration.js';
 import { HIDDEN, shownEnvironment } from '../secret.js';
@@ -115,8 +115,7 @@ async function planFirstStage(repository: Repository, record: PlaceRecord, plan:
   const start = await stageStart(flume, record, plan.kind, action.index);
   const sessionId = randomUUID();
   const request = { place: { ...record, stage: stageRecord(record, start.def.name, action.index, start.prompt) }, stage: start.def, sessionId, prompt: start.prompt, host: start.host.key };
-  const hook = flume.hooks.planAgent.get(start.driverKey);
-  const agentPlan = hook?.isUsed() ? ((await callHook(`planAgent(${start.driverKey})`, hook, request)) ?? null) : null;
+  const agentPlan = (await start.driver.plan(request, start.host)) ?? null;
   if (!agentPlan) notes.push(`the agent driver "${start.driverKey}" does not say what it runs: its command is not shown, and its program was not checked`);
   notes.push('the session id is made afresh when the stage starts; the one shown is an example');
   return {

@@ -1,12 +1,10 @@
 /**
- * Where a stage's agent runs: the config's `agent.host`, or with `auto` (the default) herdr when it
- * runs, else tmux when it is found, else a printed command for the operator.
+ * Where a stage's agent runs: the host the config's `agent.host` names, or with `auto` (the default)
+ * the available host of the highest `priority`. The core knows hosts only by what they declare.
  */
 import { FlumeError } from '../errors.js';
-import type { PaneHost } from '../agent.js';
+import { canType, type PaneHost } from '../agent.js';
 import type { Flume } from '../plugin.js';
-
-const AUTO_ORDER = ['herdr', 'tmux', 'printed'];
 
 /** The pane host a new agent starts on. */
 export async function chooseHost(flume: Flume): Promise<PaneHost> {
@@ -19,24 +17,24 @@ export async function chooseHost(flume: Flume): Promise<PaneHost> {
       details: { host: wanted },
     });
   }
-  for (const key of AUTO_ORDER) {
-    const host = flume.hosts.get(key);
-    if (host && (await host.available())) return host;
-  }
+  // Registration order breaks a tie, so the order of a preset's plugins stays meaningful.
+  const ranked = flume.hosts.all().map((host, index) => ({ host, index })).sort((a, b) => (b.host.priority ?? 0) - (a.host.priority ?? 0) || a.index - b.index);
+  for (const { host } of ranked) if (await host.available()) return host;
   throw new FlumeError('NO_PANE_HOST', 'No pane host is available to run an agent.', {
-    fix: 'Install tmux, or add the printed host plugin so flume prints the command to run.',
+    fix: 'Install or start a pane host a plugin provides (`flume doctor` lists them), or add one that hands the command to you.',
+    details: { hosts: ranked.map(({ host }) => host.key) },
   });
 }
 
+/** What the operator does with an agent on a host that cannot type: run its command. */
+const HAND_OFF = 'run the command below in a terminal (it starts in the place); flume confirms the prompt in the transcript';
+
 /**
  * Why the host chosen is the one flume uses, in words for launch's output: the config named it, or
- * (with `auto`) herdr runs here, or herdr does not and tmux is found, or neither is.
+ * `auto` chose it (in the host's own words, its `chosen`), and what to do when it cannot type.
  */
-export function hostNote(key: string, wanted = 'auto'): string {
-  const printed = 'run the command below in a terminal (it starts in the place); flume confirms the prompt in the transcript';
-  if (wanted !== 'auto') return key === 'printed' ? `the config sets agent.host to "printed": ${printed}` : `the config sets agent.host to "${key}"`;
-  if (key === 'printed') return `neither a running herdr nor tmux is found here: ${printed}`;
-  if (key === 'tmux') return "herdr is not running here and tmux is found, so the agent runs in flume's own tmux";
-  if (key === 'herdr') return 'herdr is running here, so the agent runs in a herdr pane';
-  return `the agent runs in ${key}, the first host available here`;
+export function hostNote(host: Pick<PaneHost, 'key' | 'canType' | 'chosen'>, wanted = 'auto'): string {
+  const tail = canType(host) ? '' : `: ${HAND_OFF}`;
+  if (wanted !== 'auto') return `the config sets agent.host to "${host.key}"${tail}`;
+  return `${host.chosen ?? `the agent runs in ${host.key}, the first host available here`}${tail}`;
 }

@@ -6,7 +6,8 @@
 import { FlumeError } from '../errors.js';
 import { checkText } from '../text.js';
 import { deliverableOf, kindOf, type Repository } from '../context.js';
-import type { AgentDriver } from '../agent.js';
+import { reachDriver, type ReachedDriver } from '../drivers.js';
+import type { Flume } from '../plugin.js';
 import { appendEvent, readRecord, withPlaceLock } from '../state/store.js';
 import type { AgentHandle, KindDef, PlaceRecord } from '../types.js';
 import { awaitPrompt } from './deliver.js';
@@ -108,14 +109,14 @@ export async function restartStage(
         details: { stage: options.stage, stages: kind.stages.map((s) => s.name) },
       });
     }
-    if (options.goOn) refuseGoOn(record, kind.stages[index]);
+    if (options.goOn) refuseGoOn(repository.flume, record, kind.stages[index]);
     if (options.goOn && !record.stage?.delivered && !record.stage?.waiting) {
       throw new FlumeError('AGENT_WORKING', `${record.id}'s ${record.stage?.name ?? 'stage'} has neither concluded nor stopped short.`, {
         fix: 'Wait for its conclusion or its note, then go on.',
       });
     }
     const handle = record.stage?.agent;
-    const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
+    const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
     if (handle && driver) {
       const state = (await driver.read(handle)).state;
       if (state === 'working') {
@@ -144,9 +145,10 @@ export async function restartStage(
  * a declared kind's stage that ends on one). Any other stage would run its work again — a fix's
  * submission submitting twice — so it is refused; retry and stage say plainly that they start afresh.
  */
-function refuseGoOn(record: PlaceRecord, stage: KindDef['stages'][number]): void {
+function refuseGoOn(flume: Flume, record: PlaceRecord, stage: KindDef['stages'][number]): void {
   const type = record.stage?.deliverable?.type ?? deliverableOf(stage).type;
-  if (type === 'conclusion') return;
+  // The reader says whether its deliverable is one another round adds to (its `rounds`).
+  if (flume.deliverables.get(type)?.rounds) return;
   throw new FlumeError('CANNOT_GO_ON', `${record.id}'s ${stage.name} ends on ${type}, not a conclusion; go-on runs another round only of a question's session.`, {
     fix: 'Give its agent notes with flume tell, or start the stage afresh with flume retry (or another with flume stage).',
     details: { place: record.id, stage: stage.name, deliverable: type },
@@ -162,9 +164,9 @@ async function placeRecord(repository: Repository, key: string): Promise<PlaceRe
   });
 }
 
-function agentOf(repository: Repository, record: PlaceRecord): { handle: AgentHandle; driver: AgentDriver } {
+function agentOf(repository: Repository, record: PlaceRecord): { handle: AgentHandle; driver: ReachedDriver } {
   const handle = record.stage?.agent;
-  const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
+  const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
   if (!handle || !driver) {
     throw new FlumeError('AGENT_NOT_UP', `${record.id} has no agent${handle ? ` flume can reach (driver ${handle.driver})` : ' started'}; nothing was typed.`, {
       fix: 'Start its stage with flume retry.',

@@ -10,12 +10,13 @@ export interface PromptVariables {
   previous: string;
   /** True when a report sent the place back to this stage. */
   fixRound?: boolean;
-  /** The OpenSpec change id (the launch's name unless the stage names one). */
-  change: string;
+  /** The variables the stage's deliverable reader declares (an OpenSpec reader's `{change}`); flume's own win a clash. */
+  reader?: Record<string, string>;
 }
 
 /** The prompt for `stage` of `record`, its placeholders filled in. */
 export function renderPrompt(config: FlumeConfig, kind: KindDef, stage: StageDef, record: PlaceRecord, variables: PromptVariables): string {
+  // Own keys only: a template's `{constructor}` is no variable.
   const template = variables.fixRound
     ? config.prompts?.[`${kind.name}.${stage.name}.fix`] ?? stage.fixPrompt ?? FIX_ROUND
     : config.prompts?.[`${kind.name}.${stage.name}`] ?? config.prompts?.[stage.name] ?? stage.prompt;
@@ -25,6 +26,7 @@ export function renderPrompt(config: FlumeConfig, kind: KindDef, stage: StageDef
     ? `Note: readying this place failed at the step "${failed.step}" (exit ${failed.exitCode}). Its last words:\n${failed.tail}\nMend that first if the work needs it.\n\n`
     : '';
   const values: Record<string, string> = {
+    ...variables.reader,
     brief: record.brief.trim(),
     place: record.path,
     branch: record.branch,
@@ -35,9 +37,8 @@ export function renderPrompt(config: FlumeConfig, kind: KindDef, stage: StageDef
     previous: variables.previous,
     deliverable,
     ready,
-    change: variables.change,
   };
-  return template.replace(/\{(\w+)\}/g, (whole, key: string) => (key in values ? values[key] : whole)).trim();
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) => (Object.hasOwn(values, key) ? values[key] : whole)).trim();
 }
 
 /** A fix round's prompt for a stage that names none of its own. */

@@ -5,7 +5,8 @@
  */
 import { FlumeError } from '../errors.js';
 import { deliverableOf, driverOf } from '../context.js';
-import type { AgentDriver, PaneHost } from '../agent.js';
+import { requireDriver, type ReachedDriver } from '../drivers.js';
+import type { PaneHost } from '../agent.js';
 import type { Flume } from '../plugin.js';
 import type { KindDef, PlaceRecord, StageDef } from '../types.js';
 import { previousDelivery, renderPrompt } from './prompt.js';
@@ -15,7 +16,9 @@ import { chooseHost } from './hosts.js';
 export interface StageStart {
   def: StageDef;
   driverKey: string;
-  driver: AgentDriver;
+  /** The driver, reached through the one checked path (core/drivers.ts). */
+  driver: ReachedDriver;
+  /** The host it starts on, handed to the driver as it is: chosen once, never looked up again by key. */
   host: PaneHost;
   /** The prompt, as it will be sent (and searched for in the transcript). */
   prompt: string;
@@ -28,9 +31,26 @@ export interface StageStart {
 export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDef, index: number, options: { fixRound?: boolean } = {}): Promise<StageStart> {
   const def = kind.stages[index];
   const driverKey = driverOf(flume, def);
-  const driver = flume.agents.get(driverKey);
-  if (!driver) throw new FlumeError('UNKNOWN_AGENT', `No plugin provides the agent "${driverKey}".`, { fix: 'Name an agent a plugin provides (claude-code, printed).' });
-  const host = await chooseHost(flume);
-  const prompt = renderPrompt(flume.config, kind, def, record, { previous: previousDelivery(record), change: String(deliverableOf(def).change ?? record.name), fixRound: options.fixRound });
+  if (driverKey === undefined) {
+    throw new FlumeError('UNKNOWN_AGENT', `No agent is named for ${kind.name}'s ${def.name}, and no plugin sets a default.`, {
+      fix: 'Name the agent in the stage ("agent") or in the config (agent.driver).',
+    });
+  }
+  const driver = requireDriver(flume, driverKey);
+  const host = driver.host ? pinnedHost(flume, driver) : await chooseHost(flume);
+  const deliverable = deliverableOf(def);
+  // The reader's own variables, computed once here: the stage's prompt and the reader agree on them.
+  const reader = flume.deliverables.get(deliverable.type)?.variables?.({ place: record, stage: def, options: deliverable });
+  const prompt = renderPrompt(flume.config, kind, def, record, { previous: previousDelivery(record), reader, fixRound: options.fixRound });
   return { def, driverKey, driver, host, prompt };
+}
+
+/** The host a driver always runs on (its `host`), or NO_PANE_HOST when no plugin provides it. */
+function pinnedHost(flume: Flume, driver: ReachedDriver): PaneHost {
+  const host = flume.hosts.get(driver.host!);
+  if (host) return host;
+  throw new FlumeError('NO_PANE_HOST', `The agent "${driver.key}" runs only on the pane host "${driver.host}", which no plugin provides.`, {
+    fix: `Add the plugin that provides the host "${driver.host}", or name another agent.`,
+    details: { agent: driver.key, host: driver.host, plugin: driver.plugin },
+  });
 }

@@ -6,6 +6,8 @@ import { callHook } from '../hooks.js';
 import { isFlumeError } from '../errors.js';
 import { deliverableOf } from '../context.js';
 import type { Flume } from '../plugin.js';
+import { canType } from '../agent.js';
+import { reachDriver } from '../drivers.js';
 import type { AgentHandle, AgentReading, DeliveryState, KindDef, StageState } from '../types.js';
 import { deliverableRequest, type PlaceReading, type Reading } from './reading.js';
 import { exitedNeeds, fingerprint } from './decide.js';
@@ -57,11 +59,9 @@ export async function readAgents(flume: Flume, handles: AgentHandle[]): Promise<
   for (const handle of handles) byDriver.set(handle.driver, [...(byDriver.get(handle.driver) ?? []), handle]);
   await Promise.all(
     [...byDriver].map(async ([key, group]) => {
-      const driver = flume.agents.get(key);
+      const driver = reachDriver(flume, key);
       if (!driver) return;
-      const read = (handle: AgentHandle) => driver.read(handle).catch(() => undefined);
-      const many = driver.readMany ? await driver.readMany(group).catch(() => undefined) : undefined;
-      const found = many ?? (await Promise.all(group.map(read)));
+      const found = await driver.readMany(group);
       group.forEach((handle, i) => readings.set(handle, found[i]));
     }),
   );
@@ -124,7 +124,8 @@ export async function stageView(
   const handle = record.agent;
   if (handle) {
     const readings = await agents;
-    const driver = flume.agents.get(handle.driver);
+    const paneless = !canType(flume.hosts.get(handle.host));
+    const driver = reachDriver(flume, handle.driver);
     const agent = readings?.has(handle) ? readings.get(handle) : driver ? await driver.read(handle).catch(() => undefined) : undefined;
     view.agent = {
       driver: handle.driver,
@@ -135,12 +136,13 @@ export async function stageView(
       ...(handle.pane && !agent?.paneGone ? { pane: handle.pane } : {}),
       state: agent?.state ?? 'unknown',
       ...(handle.transcriptPath ? { transcript: handle.transcriptPath } : {}),
-      ...(handle.host === 'printed' && handle.command ? { command: handle.command } : {}),
+      // The command the operator runs, shown where flume cannot type it for them.
+      ...(paneless && handle.command ? { command: handle.command } : {}),
     };
     // An agent seen gone is never shown working in the same reading: the stage waits on the operator,
     // as the next step records. (A starting one stays starting: its transcript may yet show the prompt
     // taken, which only a step reads.)
-    const gone = agent && (agent.state === 'exited' || (agent.state === 'not-up' && handle.host !== 'printed'));
+    const gone = agent && (agent.state === 'exited' || (agent.state === 'not-up' && !paneless));
     if (gone && (view.state === 'working' || view.state === 'stuck')) {
       view.state = 'waiting';
       view.needs = exitedNeeds(agent);

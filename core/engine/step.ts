@@ -5,11 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { callHook } from '../hooks.js';
+import { reachDriver, requireDriver, type ReachedDriver } from '../drivers.js';
 import { crashPoint } from '../crash.js';
 import { FlumeError } from '../errors.js';
 import { toMs } from '../duration.js';
 import { deliverableOf, type Repository } from '../context.js';
-import { ownsPane, type AgentDriver } from '../agent.js';
+import { canType, ownsPane } from '../agent.js';
 import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import type { AgentHandle, KindDef, PlaceRecord, StageDef } from '../types.js';
 import type { Flume } from '../plugin.js';
@@ -102,12 +103,14 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
   const def = kind.stages[stage.index];
   const { flume } = repository;
   facts.head = place.branch?.head;
+  // A host that cannot type handed the agent's command to the operator: decide never types there.
+  if (stage.agent && !canType(flume.hosts.get(stage.agent.host))) facts.paneless = true;
   if (def) facts.deliverable = await readStageDeliverable(repository, reading, place, def);
   // A new deliverable decides alone (decide marks it delivered whatever the agent does): the agent
   // is read in the next round, once the delivery is on record, not before it.
   if (!stage.delivered && facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) return facts;
   const handle = stage.agent;
-  const driver = handle ? flume.agents.get(handle.driver) : undefined;
+  const driver = handle ? reachDriver(flume, handle.driver) : undefined;
   if (handle && driver) {
     facts.agent = await driver.read(handle);
     // The stage's tokens, read (from where the last reading stopped) only where a budget applies.
@@ -116,9 +119,8 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
       if (usage) facts.tokens = tokensOf(totalCounts(usage));
     }
     if (stage.delivery !== 'taken') {
-      const confirm = flume.hooks.confirmPrompt.get(handle.driver);
-      facts.prompt = confirm?.isUsed() ? await callHook(`confirmPrompt(${handle.driver})`, confirm, { handle, text: stage.prompt, since: stage.startedAt }) : undefined;
-      if (handle.host !== 'printed') facts.acceptsInput = (await driver.waitForInput(handle, 0)) === 'ready';
+      facts.prompt = await driver.confirm({ handle, text: stage.prompt, since: stage.startedAt });
+      if (!facts.paneless) facts.acceptsInput = (await driver.waitForInput(handle, 0)) === 'ready';
     }
   }
   return facts;
@@ -219,7 +221,8 @@ export async function startStage(
   const { driverKey, driver, host, prompt } = await stageStart(flume, record, kind, index, { fixRound: options.fixRound });
   const sessionId = randomUUID();
   record.held = undefined;
-  const override = options.fixRound ? { type: 'commit' } : undefined;
+  // A fix round ends on what the preset says such a round ends on (the built-ins: a new commit).
+  const override = options.fixRound && flume.defaults.fixDeliverable ? { type: flume.defaults.fixDeliverable } : undefined;
   record.stage = {
     name: def.name,
     index,
@@ -239,26 +242,23 @@ export async function startStage(
   if (already?.present) record.stage.presentAtStart = fingerprint(already);
   await writeRecord(commonDir, record);
   await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, sessionId, host: host.key });
-  const startHook = flume.hooks.startAgent.get(driverKey);
-  const handle = startHook?.isUsed()
-    ? await callHook(`startAgent(${driverKey})`, startHook, { place: record, stage: def, sessionId, prompt, host: host.key }).catch(async (error) => {
-        // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
-        record.stage!.delivery = 'never-started';
-        record.stage!.waiting = { needs: `its agent could not start: ${error instanceof Error ? error.message : String(error)}`, at: new Date().toISOString() };
-        await writeRecord(commonDir, record);
-        throw error;
-      })
-    : undefined;
-  if (!handle) throw new FlumeError('AGENT_START_FAILED', `The agent "${driverKey}" did not start.`, { fix: 'Check the agent driver plugin; flume status shows the stage.' });
+  const handle = await driver.start({ place: record, stage: def, sessionId, prompt, host: host.key }, host).catch(async (error) => {
+    // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
+    record.stage!.delivery = 'never-started';
+    record.stage!.waiting = { needs: `its agent could not start: ${error instanceof Error ? error.message : String(error)}`, at: new Date().toISOString() };
+    await writeRecord(commonDir, record);
+    throw error;
+  });
   record.stage.agent = handle;
-  if (handle.host === 'printed') {
+  const typed = canType(host);
+  if (!typed) {
     // The printed command carries the prompt: it counts as sent once.
     record.stage.sends = 1;
     record.stage.lastSentAt = new Date().toISOString();
   }
   await writeRecord(commonDir, record);
   crashPoint('stage:agent-started');
-  if (handle.host === 'printed') return;
+  if (!typed) return;
   const limits = limitsOf(repository, def, kind);
   const ready = await driver.waitForInput(handle, limits.startTimeoutMs);
   if (ready !== 'ready') {
@@ -284,7 +284,7 @@ async function exitedAtStart(flume: Flume, handle: AgentHandle): Promise<string>
   return `its agent's program ${handle.command?.[0] ?? handle.driver} exited before it took input${last ? `; its last words: ${last}` : ''}`;
 }
 
-async function sendPrompt(repository: Repository, record: PlaceRecord, driver: AgentDriver, again = false): Promise<void> {
+async function sendPrompt(repository: Repository, record: PlaceRecord, driver: ReachedDriver, again = false): Promise<void> {
   const { commonDir } = repository.info;
   const stage = record.stage!;
   const handle = stage.agent!;
@@ -311,9 +311,6 @@ async function readStageDeliverable(repository: Repository, reading: Reading, pl
   return request && hook ? callHook(`readDeliverable(${options.type})`, hook, request) : undefined;
 }
 
-function driverFor(repository: Repository, record: PlaceRecord): AgentDriver {
-  const key = record.stage?.agent?.driver ?? '';
-  const driver = repository.flume.agents.get(key);
-  if (!driver) throw new FlumeError('UNKNOWN_AGENT', `No plugin provides the agent "${key}".`, { fix: 'Add the plugin that provides it to the config.' });
-  return driver;
+function driverFor(repository: Repository, record: PlaceRecord): ReachedDriver {
+  return requireDriver(repository.flume, record.stage?.agent?.driver ?? '');
 }

@@ -15,6 +15,7 @@ import { processExists } from '../process.js';
 import { openRepository, type Repository } from '../context.js';
 import { requireTrust } from '../config/trust.js';
 import type { FlumePlugin } from '../plugin.js';
+import { reachDriver } from '../drivers.js';
 import type { KindDef, PlaceRecord } from '../types.js';
 import { acquireLock } from '../state/lock.js';
 import { ensureHostStateDir, hostStateDir, knownRepositories } from '../state/host.js';
@@ -188,7 +189,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
       paths.add(join(info.commonDir, 'refs', 'heads', record.kind));
       if (existsSync(record.path)) paths.add(record.path);
       const handle = record.stage?.agent;
-      const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
+      const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
       if (handle && driver) for (const path of driver.watchPaths(handle)) paths.add(path);
       for (const path of entry.memo.get(keyOf(record))?.facts.deliverable?.readFrom ?? []) paths.add(dirname(path));
       // Tidying costs a pass of its own: run it only when some place's work reads as over.
@@ -308,13 +309,14 @@ interface Memo {
 async function factsOf(memo: Map<string, Memo>, repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef): Promise<{ facts: Facts; fresh: boolean }> {
   const record = place.record;
   const handle = record.stage?.agent;
-  const driver = handle ? repository.flume.agents.get(handle.driver) : undefined;
+  const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
+  // The driver names every file its readings come from (its agent's own state file too).
   const watched = handle && driver ? driver.watchPaths(handle) : [];
   const key = keyOf(record);
   const last = memo.get(key);
   // The files the last reading of its deliverable came from outside any commit (a lander's record): no ref moves when they do.
   const readFrom = last?.facts.deliverable?.readFrom ?? [];
-  const files = [handle?.transcriptPath, ...watched, handle?.pid && handle.data?.configDir ? join(handle.data.configDir, 'sessions', `${handle.pid}.json`) : undefined, record.path, ...readFrom];
+  const files = [handle?.transcriptPath, ...watched, record.path, ...readFrom];
   const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Flume } from '../plugin.js';
+import { reachDriver } from '../drivers.js';
 import type { AgentHandle, AgentUsage, FlumeConfig, KindDef, StageDef, TokenCounts } from '../types.js';
 import { privateDir, PRIVATE_FILE_MODE } from '../state/private.js';
 
@@ -36,8 +37,8 @@ export type ModelPrice = NonNullable<FlumeConfig['pricing']>[string];
  * when its driver reports none or it has no record yet. A record that vanished keeps its last figures.
  */
 export async function agentUsage(flume: Flume, commonDir: string, handle: AgentHandle): Promise<AgentUsage | undefined> {
-  const driver = flume.agents.get(handle.driver);
-  if (!driver?.usage) return undefined;
+  const driver = reachDriver(flume, handle.driver);
+  if (!driver?.hasUsage) return undefined;
   const file = cacheFile(commonDir, handle.sessionId);
   // A cursor this process wrote or read is a valid place to go on from, even if another process has
   // since stored a later one (reading on from an earlier cursor reads more, never counts twice): a

@@ -74,6 +74,9 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
 
   return definePaneHost({
     key: 'herdr',
+    // Where herdr runs, its panes are where the operator already looks: first with `auto`.
+    priority: 30,
+    chosen: 'herdr is running here, so the agent runs in a herdr pane',
     async available() {
       if (which(binary) === undefined) return false;
       const reply = await herdr(['status', 'server', '--json']);

@@ -58,8 +58,7 @@ export function fakeConformanceHarness(options: { wrap?: (driver: AgentDriver, f
 }
 
 /**
- * The driver registered as a third party registers one today: in the registry, and tapped into the
- * hooks flume starts and confirms through, every tap calling the (broken) driver.
+ * The (broken) driver registered as a third party registers one: registering is the whole job.
  */
 function wrappedPlugin(agentOptions: Parameters<typeof claudeCodeDriver>[1], wrap: (driver: AgentDriver, flume: Flume) => AgentDriver): FlumePlugin {
   return definePlugin({
@@ -67,9 +66,6 @@ function wrappedPlugin(agentOptions: Parameters<typeof claudeCodeDriver>[1], wra
     apply(flume) {
       const driver = wrap(claudeCodeDriver(flume, agentOptions), flume);
       flume.agents.register('test:agent:broken', driver);
-      flume.hooks.startAgent.for(driver.key).tapPromise('test:agent:broken', async (request) => driver.start(request, flume.hosts.get(request.host)!));
-      flume.hooks.confirmPrompt.for(driver.key).tapPromise('test:agent:broken', (request) => driver.confirm(request));
-      flume.hooks.readAgentState.for(driver.key).tapPromise('test:agent:broken', (handle) => driver.read(handle));
     },
   });
 }

@@ -49,6 +49,34 @@ export default defineConfig({ kinds: [unit] });
     remove(repo);
   });
 
+  it('checks what plugins provide against the registry: a host by its key, a driver\'s own options, a driver missing methods', async () => {
+    const repo = makeRepo({
+      config: `export default {
+  agent: { host: 'paper' },
+  agents: { 'claude-code': { binary: 'claude', colour: 'blue' } },
+  kinds: [{ name: 'k', stages: [{ name: 's', prompt: 'p', deliverable: 'commit', agent: 'half' }] }],
+  plugins: [{ name: 'acme:half', apply(flume) { flume.agents.register('acme:half', { key: 'half', start: async () => undefined }); } }],
+};`,
+    });
+    const result = await flume(['kinds', '--repo', repo, '--json'], { env });
+    expect(result.code).toBe(1);
+    const error = JSON.parse(result.stdout).error;
+    expect(error.code).toBe('BAD_CONFIG');
+    const byPath = Object.fromEntries(error.details.problems.map((p: { path: string; message: string }) => [p.path, p.message]));
+    // A host no plugin provides is refused by name; one a plugin provides is chosen as a built-in is (below).
+    expect(byPath['agent.host']).toBe('no plugin provides the pane host "paper"');
+    // The Claude Code driver's optionsSchema refuses what it does not know.
+    expect(byPath['agents.claude-code']).toMatch(/additional properties \("colour"\)/);
+    // A driver that only registers part of itself is refused before any place is made, naming its plugin.
+    expect(byPath['agent half']).toMatch(/registered by acme:half has no waitForInput, send, resend, confirm, read, hasDraft, stop, watchPaths/);
+    write(repo, 'flume.config.ts', `import { definePaneHost } from 'flume';
+const paper = definePaneHost({ key: 'paper', canType: false, available: async () => true, open: async () => ({}), identity: async () => undefined, capture: async () => undefined, type: async () => {}, keys: async () => {}, alive: async () => false, close: async () => {} });
+export default { agent: { host: 'paper' }, plugins: [{ name: 'acme:paper', apply(flume) { flume.hosts.register('acme:paper', paper); } }] };`);
+    const chosen = await flume(['kinds', '--repo', repo, '--json'], { env });
+    expect(chosen.code, chosen.stdout + chosen.stderr).toBe(0);
+    remove(repo);
+  });
+
   it('names the deliverable no plugin reads, and the plugin that failed', async () => {
     const repo = makeRepo({ config: `export default { kinds: [{ name: 'k', stages: [{ name: 's', prompt: 'p', deliverable: 'telepathy' }] }] };` });
     const result = await flume(['kinds', '--repo', repo, '--json'], { env });

@@ -117,7 +117,8 @@ describe('flume doctor', () => {
     const repo = makeRepo({
       config: `export default {
   plugins: [{ name: 'acme:robot', apply(flume) {
-    flume.agents.register('acme-robot', { key: 'acme-robot', checks: async () => [{ name: 'acme robot', ok: false, needed: true, detail: 'robot not charged', fix: 'Charge the robot.' }] });
+    const idle = async () => {};
+    flume.agents.register('acme-robot', { key: 'acme-robot', start: idle, waitForInput: idle, send: idle, resend: idle, confirm: idle, read: idle, hasDraft: idle, stop: idle, watchPaths: () => [], checks: async () => [{ name: 'acme robot', ok: false, needed: true, detail: 'robot not charged', fix: 'Charge the robot.' }] });
   } }],
   agents: { 'claude-code': { binary: ${JSON.stringify(FAKE_CLAUDE)} } },
   kinds: [{ name: 'chore', stages: [{ name: 'do', agent: 'acme-robot', prompt: 'Do the chore.', deliverable: { type: 'commit' } }] }],

@@ -1,6 +1,7 @@
 /**
- * A malformed tap return met by the engine, end to end: a third-party driver in a repository's config
- * whose startAgent answers a handle without its session id, folder or start time. The launch fails
+ * A malformed return met by the engine, end to end: a third-party driver in a repository's config,
+ * only registered (no tap of its own), whose start answers a handle without its session id, folder or
+ * start time. The launch fails
  * with PLUGIN_BAD_RETURN naming that plugin (not a crash later on the handle), and the place's
  * record keeps flume's own intent, never the malformed handle.
  */
@@ -12,7 +13,7 @@ import { flume, flumeEnv, makeRepo, remove, tempDir } from '../../helpers/repo.j
 const CONFIG = `
 const driver = {
   key: 'acme',
-  async start() { throw new Error('not reached: the hook answers'); },
+  async start() { return { driver: 'acme', host: 'printed' }; },
   async waitForInput() { return 'slow'; },
   async send() {},
   async resend() {},
@@ -29,7 +30,6 @@ export default {
     name: 'acme:driver',
     apply(flume) {
       flume.agents.register('acme:driver', driver);
-      flume.hooks.startAgent.for('acme').tapPromise('acme:driver', async () => ({ driver: 'acme', host: 'printed' }));
     },
   }],
 };

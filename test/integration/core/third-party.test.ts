@@ -49,7 +49,7 @@ describe('defineConfig', () => {
     expect(await kinds(repo)).toContainEqual(expect.objectContaining({ name: 'unit', description: 'from the config' }));
   });
 
-  it('is typed precisely in every form: a misspelt key, a host outside the list and a bad plugin entry are compile errors', () => {
+  it('is typed precisely in every form: a misspelt key, a host that is no key and a bad plugin entry are compile errors', () => {
     // test/fixtures/define-config/forms.ts holds each form and, under @ts-expect-error, each mistake.
     const dir = tempDir('flume-types-');
     made.push(dir);

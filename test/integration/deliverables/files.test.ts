@@ -48,7 +48,7 @@ describe('report', () => {
   it('gives a fix verdict as delivered, for the engine to send code back', async () => {
     const place = await makePlace(repo, 'change', 'needs-fix', 'verify');
     await repo.commit(place.path, { [report('needs-fix')]: '## Verdict: fix\n\n- 2.3 is not done.\n' });
-    expect(await read(await deliverableRequest(place, { type: 'report' }))).toMatchObject({ present: true, what: 'verify.md: fix', facts: { verdict: 'fix' } });
+    expect(await read(await deliverableRequest(place, { type: 'report' }))).toMatchObject({ present: true, what: 'verify.md: fix', facts: { verdict: 'fix' }, sendBack: true });
   });
 
   it('gives the last verdict line when earlier ones disagree', async () => {
@@ -71,6 +71,8 @@ describe('report', () => {
       present: true,
       what: 'review.md: fix',
       facts: { path: 'docs/review.md', verdict: 'fix', digest: expect.stringMatching(/^[0-9a-f]{40}$/) },
+      // The capability decide reads: a verdict of fix sends the place back (decide names no verdict).
+      sendBack: true,
     });
     await expect(read(await deliverableRequest(place, { type: 'report', path: '../outside.md' }))).rejects.toMatchObject({
       code: 'BAD_CONFIG',

@@ -32,14 +32,16 @@ describe.skipIf(which('tmux') === undefined)('auto host choice with the herdr pl
   it('picks herdr while its server runs, tmux when it does not, and says which', async () => {
     const flume = await createFlume({ plugins: [tmuxPlugin(), herdrPlugin({ stateDir: dir }), printedHostPlugin()] });
     expect((await chooseHost(flume)).key).toBe('herdr');
-    expect(hostNote('herdr')).toBe('herdr is running here, so the agent runs in a herdr pane');
-    expect(hostNote('herdr', 'herdr')).toBe('the config sets agent.host to "herdr"');
-    expect(hostNote('printed', 'printed')).toContain('the config sets agent.host to "printed"');
-    expect(hostNote('printed')).toContain('neither a running herdr nor tmux is found here');
+    // Each host says in its own words why auto chose it; the core names none of them.
+    const host = (key: string) => flume.hosts.get(key)!;
+    expect(hostNote(host('herdr'))).toBe('herdr is running here, so the agent runs in a herdr pane');
+    expect(hostNote(host('herdr'), 'herdr')).toBe('the config sets agent.host to "herdr"');
+    expect(hostNote(host('printed'), 'printed')).toContain('the config sets agent.host to "printed": run the command below');
+    expect(hostNote(host('printed'))).toContain('neither a running herdr nor tmux is found here');
     herdr.setRunning(false);
     try {
       expect((await chooseHost(flume)).key).toBe('tmux');
-      expect(hostNote('tmux')).toBe("herdr is not running here and tmux is found, so the agent runs in flume's own tmux");
+      expect(hostNote(host('tmux'))).toBe("herdr is not running here and tmux is found, so the agent runs in flume's own tmux");
     } finally {
       herdr.setRunning(true);
     }

@@ -109,9 +109,6 @@ export default definePlugin({
       watchPaths: (handle) => [handle.transcriptPath!],
     });
     flume.agents.register(NAME, driver);
-    flume.hooks.startAgent.for(KEY).tapPromise(NAME, (request) => driver.start(request, host()));
-    flume.hooks.confirmPrompt.for(KEY).tapPromise(NAME, (request) => driver.confirm(request));
-    flume.hooks.readAgentState.for(KEY).tapPromise(NAME, (handle) => driver.read(handle));
   },
 });
 `,
@@ -145,7 +142,7 @@ createInterface({ input: process.stdin }).on('line', (text) => {
   'flume.config.ts': `import { defineConfig } from 'flume';
 
 export default defineConfig({
-  agent: { host: 'tmux' },
+  agent: { host: 'acme-tmux' },
   limits: { promptTimeout: '5s', startTimeout: '15s' },
   plugins: ['./acme/host.ts', './acme/driver.ts', './acme/reader.ts', './acme/kind.ts'],
 });

@@ -79,7 +79,6 @@ describe('returns checked at the boundary', () => {
     f.hooks.startAgent.for('acme').tapPromise('acme:driver', async () => ({ driver: 'acme', host: 'tmux', cwd: '/x', startedAt: 'now' }) as never);
     f.hooks.startAgent.for('other').tapPromise('acme:driver', async (r) => ({ driver: 'acme', sessionId: r.sessionId, host: 'tmux', cwd: '/x', startedAt: 'now' }));
     f.hooks.confirmPrompt.for('acme').tapPromise('acme:driver', async () => 'done' as never);
-    f.hooks.readAgentState.for('acme').tapPromise('acme:driver', async () => ({ state: 'sleeping' }) as never);
     f.hooks.planAgent.for('acme').tapPromise('acme:driver', async () => ({ command: 'claude --go', cwd: '/x', host: 'tmux' }) as never);
     f.hooks.beforeTidy.tapPromise('acme:veto', async () => 42 as never);
   };
@@ -93,7 +92,6 @@ describe('returns checked at the boundary', () => {
       [callHook('startAgent(acme)', hooks.startAgent.get('acme')!, request), 'acme:driver', 'startAgent(acme)', [/"sessionId" is missing/]],
       [callHook('startAgent(other)', hooks.startAgent.get('other')!, request), 'acme:driver', 'startAgent(other)', [/"driver" must be "other"/]],
       [callHook('confirmPrompt(acme)', hooks.confirmPrompt.get('acme')!, request), 'acme:driver', 'confirmPrompt(acme)', [/expected one of "taken", "not-yet", "unknown", got "done"/]],
-      [callHook('readAgentState(acme)', hooks.readAgentState.get('acme')!, request), 'acme:driver', 'readAgentState(acme)', [/"state" must be one of "not-up", .*got "sleeping"/]],
       [callHook('planAgent(acme)', hooks.planAgent.get('acme')!, request), 'acme:driver', 'planAgent(acme)', [/"command" must be an array of strings/]],
       [callHook('beforeTidy', hooks.beforeTidy, { place: {} as never }), 'acme:veto', 'beforeTidy', [/expected a string/]],
     ];
@@ -127,13 +125,11 @@ describe('returns checked at the boundary', () => {
       apply(f) {
         f.hooks.startAgent.for('acme').tapPromise('acme:good', async () => handle);
         f.hooks.confirmPrompt.for('acme').tap('acme:good', () => 'not-yet');
-        f.hooks.readAgentState.for('acme').tapAsync('acme:good', (_h, done) => done(null, { state: 'asking', dialog: 'question', turnEnded: false }));
         f.hooks.beforeTidy.tapPromise('acme:good', async () => 'kept');
       },
     });
     expect(await callHook('startAgent(acme)', flume.hooks.startAgent.get('acme')!, {} as never)).toBe(handle);
     expect(await callHook('confirmPrompt(acme)', flume.hooks.confirmPrompt.get('acme')!, {} as never)).toBe('not-yet');
-    expect(await callHook('readAgentState(acme)', flume.hooks.readAgentState.get('acme')!, {} as never)).toEqual({ state: 'asking', dialog: 'question', turnEnded: false });
     expect(await callHook('beforeTidy', flume.hooks.beforeTidy, { place: {} as never })).toBe('kept');
   });
 });

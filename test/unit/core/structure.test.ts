@@ -3,6 +3,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { PROJECT } from '../../helpers/repo.js';
 import { schemaFiles } from '../../../core/config/write-schema.js';
+import { createFlume } from '../../../core/plugin.js';
+import { defaultPreset } from '../../../plugins/defaults.js';
 
 const PLUGIN_FOLDERS = ['kinds', 'deliverables', 'agents', 'plugins'];
 
@@ -25,6 +27,30 @@ function imports(file: string): string[] {
   return [...text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1]);
 }
 
+/**
+ * What only a built-in knows, as it would appear in code: its keys as strings, its own files and
+ * words. A capability the plugin declares stands in for each (DESIGN.md "One contract per extension point").
+ */
+const BUILT_IN_NAMES = [
+  /['"`](printed|claude-code|herdr|tmux)['"`]/,
+  /(type|deliverable):\s*['"`](commit|landing|openspec[\w-]*|report|conclusion)['"`]|(===?|\.get\(|\.for\()\s*['"`](commit|landing|openspec[\w-]*|report|conclusion)['"`]/,
+  /\{change\}/,
+  /['"`]fix['"`]/,
+  /['"`]sessions['"`]|sessions\//,
+];
+
+/** Generated from a schema whose descriptions may name built-ins as examples. */
+const GENERATED = [join('core', 'config', 'config-validator.generated.ts')];
+
+/**
+ * The lines of a source with its comments blanked (line numbers kept) and descriptions dropped: a
+ * `description:` string is documentation for a person, which may name a built-in as an example.
+ */
+function codeLines(text: string): string[] {
+  const blanked = text.replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, ' '));
+  return blanked.split('\n').map((line) => line.replace(/\/\/.*$/, '').replace(/\b(description|describe):\s*(['"`])(?:\\.|(?!\2).)*\2/g, ''));
+}
+
 describe('the layout', () => {
   it('core never imports a plugin folder', () => {
     for (const file of sources('core')) {
@@ -44,6 +70,40 @@ describe('the layout', () => {
     }
   });
 
+  it('the plugin folders reach core only through its public entry, core/index.ts', () => {
+    for (const folder of PLUGIN_FOLDERS) {
+      for (const file of sources(folder)) {
+        for (const spec of imports(file)) {
+          const core = spec.match(/^(?:\.\.\/)+core\/(.+)$/);
+          if (core) expect(core[1], `${relative(PROJECT, file)} imports ${spec}`).toBe('index.js');
+        }
+      }
+    }
+  });
+
+  it('core names no built-in kind, reader, driver or host outside its comments', () => {
+    const found: string[] = [];
+    for (const file of sources('core')) {
+      if (GENERATED.includes(relative(PROJECT, file))) continue;
+      codeLines(readFileSync(file, 'utf8')).forEach((line, index) => {
+        for (const name of BUILT_IN_NAMES) if (name.test(line)) found.push(`${relative(PROJECT, file)}:${index + 1}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('core reaches an agent driver one way: through core/drivers.ts, never the registry or the hooks directly', () => {
+    // plugin.ts taps the hooks when a driver registers; context.ts checks what is registered (the config check).
+    const allowed = [join('core', 'drivers.ts'), join('core', 'plugin.ts'), join('core', 'context.ts')];
+    const found: string[] = [];
+    for (const file of sources('core').filter((f) => !allowed.includes(relative(PROJECT, f)))) {
+      codeLines(readFileSync(file, 'utf8')).forEach((line, index) => {
+        if (/\.agents\.get\(|\.hooks\.(startAgent|planAgent|confirmPrompt)\b/.test(line)) found.push(`${relative(PROJECT, file)}:${index + 1}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
   it('execa, simple-git and node\'s child_process are each imported in exactly one module', () => {
     const all = [...sources('core'), ...PLUGIN_FOLDERS.flatMap(sources), ...sources('bin')];
     const users = (name: string) => all.filter((file) => imports(file).includes(name)).map((file) => relative(PROJECT, file));
@@ -61,8 +121,11 @@ describe('the layout', () => {
     }
   });
 
-  it('keeps the published schemas in step with their one source', () => {
-    for (const [file, content] of Object.entries(schemaFiles())) {
+  it('keeps the published schemas in step with their one source', async () => {
+    // The published config schema carries the preset's drivers' option schemas (npm run schema hands them over).
+    const drivers = (await createFlume({ plugins: await defaultPreset() })).agents.all();
+    expect(JSON.parse(schemaFiles(drivers)['flume.schema.json']).properties.agents.properties['claude-code'].properties).toHaveProperty('configDir');
+    for (const [file, content] of Object.entries(schemaFiles(drivers))) {
       expect(readFileSync(join(PROJECT, file), 'utf8'), `${file} is stale: run npm run build && npm run schema`).toBe(content);
     }
   });

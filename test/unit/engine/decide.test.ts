@@ -107,9 +107,9 @@ describe('decide', () => {
     expect(decide(kind, place(last, { finished: { at: at(2) } }), facts({ agent: { state: 'exited' } }), limits).type).toBe('wait');
   });
 
-  it('sends a verify verdict of fix back to code, at most fixRounds times', () => {
+  it('sends the place back to the stage before when a reading says so (a verify verdict of fix), at most fixRounds times', () => {
     const verify = { name: 'verify', index: 2, delivered: { at: at(1), head: 'h', what: 'verify.md: fix' } };
-    const fix = facts({ agent: { state: 'exited' }, deliverable: { present: true, what: 'verify.md: fix', facts: { verdict: 'fix' } } });
+    const fix = facts({ agent: { state: 'exited' }, deliverable: { present: true, what: 'verify.md: fix', facts: { verdict: 'fix' }, sendBack: true } });
     expect(decide(kind, place(verify), fix, limits)).toMatchObject({ type: 'start-stage', index: 1, fixRound: true });
     expect(decide(kind, place({ ...verify, fixRounds: 2 }), fix, limits).type).toBe('mark-waiting');
     const pass = facts({ agent: { state: 'exited' }, deliverable: { present: true, what: 'verify.md: pass', facts: { verdict: 'pass' } } });
@@ -144,7 +144,8 @@ describe('decide', () => {
     });
     it('never types into a printed command: it waits for the transcript', () => {
       const printed = { ...sending, agent: { driver: 'claude-code', sessionId: 's', host: 'printed', cwd: '/r', startedAt: at(0) } };
-      const notRun = facts({ prompt: 'unknown', now: T0 + 60_000, agent: { state: 'not-up' } });
+      // The host declares it cannot type (canType: false); the step reads that into the facts.
+      const notRun = facts({ prompt: 'unknown', now: T0 + 60_000, agent: { state: 'not-up' }, paneless: true });
       expect(decide(kind, place(printed), notRun, limits)).toEqual({ type: 'mark-delivery', delivery: 'unknown' });
       expect(decide(kind, place({ ...printed, delivery: 'unknown' }), notRun, limits).type).toBe('wait');
     });
@@ -160,7 +161,7 @@ describe('decide', () => {
       expect(decide(kind, place({ ...unsent, delivery: 'never-started' }), gone, limits).type).toBe('wait');
       // A printed command nobody has run yet is not gone.
       const printed = { ...unsent, agent: { driver: 'claude-code', sessionId: 's', host: 'printed', cwd: '/r', startedAt: at(0) } };
-      expect(decide(kind, place(printed), facts({ prompt: 'unknown', agent: { state: 'not-up' } }), limits)).not.toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+      expect(decide(kind, place(printed), facts({ prompt: 'unknown', agent: { state: 'not-up' }, paneless: true }), limits)).not.toEqual({ type: 'mark-delivery', delivery: 'never-started' });
     });
   });
 

@@ -1,0 +1,184 @@
+/**
+ * One contract per extension point: a driver or a reader that only registers is reached (no taps of
+ * its own), every driver method the core calls names the plugin on failure and has its return
+ * checked, and what the core knows of a built-in is a capability the plugin declares.
+ */
+import { describe, expect, it } from 'vitest';
+import { createFlume, defineDeliverable, definePlugin, type Flume } from '../../../core/plugin.js';
+import { defineDriver, definePaneHost, type AgentDriver, type PaneHost } from '../../../core/agent.js';
+import { reachDriver, requireDriver } from '../../../core/drivers.js';
+import { callHook, type StartRequest } from '../../../core/hooks.js';
+import { FlumeError } from '../../../core/errors.js';
+import { chooseHost, hostNote } from '../../../core/engine/hosts.js';
+import type { AgentHandle } from '../../../core/types.js';
+
+const handle: AgentHandle = { driver: 'acme', sessionId: 's-1', host: 'acme-host', cwd: '/x', startedAt: 't' };
+
+/** A driver whose every method answers well, each replaceable. */
+function driver(overrides: Partial<AgentDriver> = {}): AgentDriver {
+  return defineDriver({
+    key: 'acme',
+    start: async (request) => ({ ...handle, sessionId: request.sessionId, host: request.host }),
+    plan: async (request) => ({ command: ['acme', '--go'], cwd: request.place.path, host: request.host }),
+    waitForInput: async () => 'ready',
+    send: async () => {},
+    resend: async () => {},
+    confirm: async () => 'taken',
+    read: async () => ({ state: 'working' }),
+    hasDraft: async () => false,
+    stop: async () => {},
+    watchPaths: () => ['/x/record'],
+    ...overrides,
+  });
+}
+
+const host = (fields: Partial<PaneHost> = {}): PaneHost =>
+  definePaneHost({
+    key: 'acme-host',
+    available: async () => true,
+    open: async () => ({}),
+    identity: async () => undefined,
+    capture: async () => undefined,
+    type: async () => {},
+    keys: async () => {},
+    alive: async () => true,
+    close: async () => {},
+    ...fields,
+  });
+
+const flumeWith = (apply: (flume: Flume) => void) => createFlume({ plugins: [definePlugin({ name: 'acme:plugin', apply })] });
+const request = { place: { path: '/x' }, stage: {}, sessionId: 's-2', prompt: 'go', host: 'acme-host' } as unknown as StartRequest;
+const rejection = async (promise: Promise<unknown>): Promise<FlumeError> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof FlumeError) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+};
+
+describe('a driver is reached one way', () => {
+  it('registering is the whole job: start, plan and confirm answer with no tap of the plugin own, the host handed as it is', async () => {
+    let handed: PaneHost | undefined;
+    const flume = await flumeWith((f) => f.agents.register('acme:driver', driver({ start: async (r, h) => ((handed = h), { ...handle, sessionId: r.sessionId }) })));
+    const reached = requireDriver(flume, 'acme');
+    const on = host();
+    expect((await reached.start(request, on)).sessionId).toBe('s-2');
+    expect(handed).toBe(on);
+    expect(await reached.plan(request, on)).toEqual({ command: ['acme', '--go'], cwd: '/x', host: 'acme-host' });
+    expect(await reached.confirm({ handle, text: 'go' })).toBe('taken');
+    expect(reached.plugin).toBe('acme:driver');
+  });
+
+  it('a plugin may still intercept a start by tapping its hook first', async () => {
+    const flume = await flumeWith((f) => {
+      f.hooks.startAgent.for('acme').tapPromise('acme:interceptor', async (r) => ({ ...handle, sessionId: `intercepted-${r.sessionId}` }));
+      f.agents.register('acme:driver', driver());
+    });
+    expect((await requireDriver(flume, 'acme').start(request, host())).sessionId).toBe('intercepted-s-2');
+  });
+
+  it('a replaced driver answers no more: the one replacing it does', async () => {
+    const flume = await flumeWith((f) => {
+      f.agents.register('acme:first', driver({ confirm: async () => 'not-yet' }));
+      f.agents.register('acme:second', driver({ confirm: async () => 'taken' }), { replace: true });
+    });
+    expect(await requireDriver(flume, 'acme').confirm({ handle, text: 'go' })).toBe('taken');
+    expect(requireDriver(flume, 'acme').plugin).toBe('acme:second');
+  });
+
+  it('every method called directly names the plugin when it throws, and a malformed return is PLUGIN_BAD_RETURN', async () => {
+    const flume = await flumeWith((f) =>
+      f.agents.register(
+        'acme:broken',
+        driver({
+          send: async () => {
+            throw new Error('pane gone');
+          },
+          read: async () => ({ state: 'sleeping' }) as never,
+          waitForInput: async () => 'maybe' as never,
+          hasDraft: async () => 'no' as never,
+          watchPaths: () => {
+            throw new Error('no record');
+          },
+          start: async () => ({ driver: 'other', sessionId: 's', host: 'h', cwd: '/x', startedAt: 't' }),
+        }),
+      ),
+    );
+    const reached = requireDriver(flume, 'acme');
+    const sent = await rejection(reached.send(handle, 'hi'));
+    expect([sent.code, sent.plugin, sent.hook, sent.message]).toEqual(['PLUGIN_FAILED', 'acme:broken', 'send(acme)', '[acme:broken] send(acme) failed: pane gone']);
+    const read = await rejection(reached.read(handle));
+    expect([read.code, read.plugin, read.hook]).toEqual(['PLUGIN_BAD_RETURN', 'acme:broken', 'read(acme)']);
+    expect(read.message).toMatch(/"state" must be one of "not-up", .*got "sleeping"/);
+    expect((await rejection(reached.waitForInput(handle, 0))).message).toMatch(/waitForInput\(acme\) returned .*got "maybe"/);
+    expect((await rejection(reached.hasDraft(handle))).code).toBe('PLUGIN_BAD_RETURN');
+    let thrown: unknown;
+    try {
+      reached.watchPaths(handle);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ plugin: 'acme:broken', hook: 'watchPaths(acme)' });
+    // A handle under another key would reach another driver later: refused at the start, naming the plugin.
+    const started = await rejection(reached.start(request, host()));
+    expect([started.code, started.plugin]).toEqual(['PLUGIN_BAD_RETURN', 'acme:broken']);
+    expect(started.message).toMatch(/"driver" must be "acme"/);
+    // readMany falls back to read for each, and a reading it cannot take is undefined, not a crash.
+    expect(await reached.readMany([handle])).toEqual([undefined]);
+  });
+
+  it('no driver registered is UNKNOWN_AGENT naming those there are; reachDriver answers undefined', async () => {
+    const flume = await flumeWith((f) => f.agents.register('acme:driver', driver()));
+    expect(reachDriver(flume, 'ghost')).toBeUndefined();
+    const error = await rejection(Promise.resolve().then(() => requireDriver(flume, 'ghost')));
+    expect(error.code).toBe('UNKNOWN_AGENT');
+    expect(error.fix).toContain('acme');
+  });
+});
+
+describe('a reader is registered, not tapped', () => {
+  it('defineDeliverable + register answers readDeliverable for its type, and its capabilities are read from the registry', async () => {
+    const flume = await flumeWith((f) =>
+      f.deliverables.register(
+        'acme:reader',
+        defineDeliverable({ type: 'acme-file', rounds: true, variables: ({ place }) => ({ ticket: `T-${place.name}` }), read: async () => ({ present: true, what: 'acme.md' }) }),
+      ),
+    );
+    const hook = flume.hooks.readDeliverable.get('acme-file')!;
+    expect(await callHook('readDeliverable(acme-file)', hook, {} as never)).toEqual({ present: true, what: 'acme.md' });
+    expect(flume.deliverables.get('acme-file')?.variables?.({ place: { name: 'x' }, stage: {}, options: { type: 'acme-file' } } as never)).toEqual({ ticket: 'T-x' });
+    expect(flume.deliverables.owner('acme-file')).toBe('acme:reader');
+  });
+
+  it('a reader that throws is named by its plugin, as a tap is', async () => {
+    const flume = await flumeWith((f) =>
+      f.deliverables.register(
+        'acme:reader',
+        defineDeliverable({
+          type: 'acme-file',
+          read: async () => {
+            throw new Error('disk');
+          },
+        }),
+      ),
+    );
+    const error = await rejection(callHook('readDeliverable(acme-file)', flume.hooks.readDeliverable.get('acme-file')!, {} as never));
+    expect([error.plugin, error.hook]).toEqual(['acme:reader', 'readDeliverable(acme-file)']);
+  });
+});
+
+describe('hosts by capability', () => {
+  it('auto picks the available host of the highest priority, a third-party host included; a host that cannot type hands the command over', async () => {
+    const flume = await flumeWith((f) => {
+      f.hosts.register('acme:low', host({ key: 'low', priority: 1 }));
+      f.hosts.register('acme:high', host({ key: 'high', priority: 50, chosen: 'high is up here' }));
+      f.hosts.register('acme:down', host({ key: 'down', priority: 99, available: async () => false }));
+    });
+    const chosen = await chooseHost(flume);
+    expect(chosen.key).toBe('high');
+    expect(hostNote(chosen)).toBe('high is up here');
+    expect(hostNote({ key: 'paper', canType: false }, 'paper')).toMatch(/^the config sets agent.host to "paper": run the command below/);
+  });
+});
