@@ -43,7 +43,9 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     });
     onTestFinished(() => t.cleanup());
     // The agent settings the helper wrote (the fake agent, tmux on the test's socket), kept beside the page's config.
-    const settings = JSON.parse(readFileSync(join(t.repo, 'flume.config.ts'), 'utf8').replace(/^export default /, '').replace(/;\s*$/, ''));
+    // The page's config takes their place: .flumerc.json would be found before flume.config.ts.
+    const settings = JSON.parse(readFileSync(join(t.repo, '.flumerc.json'), 'utf8'));
+    git(t.repo, 'rm', '-q', '.flumerc.json');
     const files = blocks();
     for (const [file, code] of files) {
       write(t.repo, file, file === 'flume.config.ts' ? code.replace('({\n  plugins:', `({\n  ...${JSON.stringify(settings)},\n  plugins:`) : code);
