@@ -16,7 +16,8 @@ import { processRunning, signalQuietly, waitGone } from '../process.js';
 import { makePlace } from '../engine/launch.js';
 import { advance } from '../engine/step.js';
 import type { Repository } from '../context.js';
-import { ownsPane, type AgentDriver } from '../agent.js';
+import { ownsPane } from '../agent.js';
+import { reachDriver, type ReachedDriver } from '../drivers.js';
 import type { AgentHandle, FlumeConfig, PlaceRecord } from '../types.js';
 import { timeoutsOf, type ConformanceHarness, type ConformanceScenario, type ScenarioSetup } from './harness.js';
 
@@ -32,7 +33,7 @@ export interface Place {
   /** The stage's prompt (the brief). */
   prompt: string;
   setup: ScenarioSetup;
-  driver: AgentDriver;
+  driver: ReachedDriver;
   /** What the first `advance` threw, if it threw (a start the driver refused). */
   error?: unknown;
   /** The place's record as it is now. */
@@ -104,7 +105,7 @@ export class Bench {
 
   private async placeFor(scenario: ConformanceScenario, repo: string, setup: ScenarioSetup): Promise<Place> {
     const repository: Repository = { info: await findRepository(repo), flume: await flumeFor(this.harness, setup) };
-    const driver = repository.flume.agents.get(this.harness.agent);
+    const driver = reachDriver(repository.flume, this.harness.agent);
     if (!driver) {
       throw new Error(`conformance: the plugins of scenario "${scenario}" register no driver "${this.harness.agent}" (they register: ${repository.flume.agents.all().map((d) => d.key).join(', ') || 'none'})`);
     }
@@ -147,7 +148,7 @@ async function flumeFor(harness: ConformanceHarness, setup: ScenarioSetup): Prom
 }
 
 /** Ends an agent whatever the driver does: its own stop first, then the process, so none outlives the suite. */
-export async function endAgent(harness: ConformanceHarness, driver: AgentDriver, handle: AgentHandle): Promise<void> {
+export async function endAgent(harness: ConformanceHarness, driver: ReachedDriver, handle: AgentHandle): Promise<void> {
   await driver.stop(handle, { hangUp: true }).catch(() => undefined);
   const pid = await pidOf(harness, handle);
   if (pid !== undefined && processRunning(pid)) {
