@@ -13,7 +13,7 @@ import { isOwnNote } from '../engine/supervisor-state.js';
 import { hostStateDir } from '../state/host.js';
 
 /** The slow poll behind the file-system events. */
-export const FOLLOW_POLL_MS = 30_000;
+export const FOLLOW_POLL_MS = 60_000;
 
 /** One reading as the view shows it: the report, and the places seen earlier that are gone (tidied). */
 export interface Followed {
