@@ -15,7 +15,7 @@ export const statusCommand: Command = {
         type: 'string',
         describe: 'Only this place (kind/name, kind--name, or its folder).',
       })
-      .option('watch', { type: 'boolean', describe: 'A live view, redrawn when a place changes (plain lines when not a terminal).' })
+      .option('watch', { type: 'boolean', describe: 'A live view, redrawn when a place changes: on a terminal, interactive (↑↓/j k move; a attach, t tell, s stop, S stop even while it works, r retry, g go on, d drop, q quit); plain blocks when not a terminal. With a place, it ends (exit 0) once the place is tidied.' })
       .conflicts('watch', 'json'),
   async run(args, context) {
     const repo = args.repo === undefined ? undefined : (await findRepository(String(args.repo))).root;
