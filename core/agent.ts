@@ -77,6 +77,11 @@ export interface PaneHost {
    * host can (tmux: one client process instead of three). Undefined when no pane is there.
    */
   look?(pane: string): Promise<PaneLook | undefined>;
+  /**
+   * Optional: the command that shows the pane on the caller's terminal until the operator leaves it
+   * (tmux: `attach-session` on flume's own socket); the live view runs it with the terminal handed over.
+   */
+  attach?(pane: string): { file: string; args: string[]; env?: Record<string, string | undefined>; leave: string } | undefined;
   /** Closes the pane, ending whatever runs in it. */
   close(pane: string): Promise<void>;
   /**

@@ -51,6 +51,7 @@ export const ERROR_CATALOGUE = {
   AGENT_DID_NOT_EXIT: entry('The agent of {place} did not exit.', 'Look at its pane; end the process by hand if it hangs.'),
   AGENT_START_FAILED: entry('The agent {driver} did not start.', 'Check the agent driver plugin; flume status shows the stage.'),
   PROMPT_NOT_TAKEN: entry("The text to {place} was sent twice and its agent's transcript does not hold it.", 'Look at its pane; flume stop, then flume retry, starts it afresh.'),
+  CANNOT_ATTACH: entry("{place}'s agent has no pane this terminal can be put on ({host}).", 'Look at it where it runs (flume status names its pane or command).'),
   CANNOT_GO_ON: entry("{place}'s stage does not end on a conclusion; go-on runs another round only of a question's session.", 'Tell its agent with flume tell, or start the stage afresh with flume retry.'),
   NO_PANE_HOST: entry('The pane host {host} is not available here.', 'Start it, or set agent.host to "auto" so flume picks what runs.'),
   NO_TARGET: entry('Nothing names the branch work in {repo} lands on.', 'Set `target` in flume.config.ts, or check out that branch in the main checkout.'),

@@ -177,6 +177,23 @@ export async function spawnDetached(file: string, args: string[], options: { cwd
   }
 }
 
+/**
+ * Runs a program on the caller's own terminal (stdin, stdout and stderr handed over) to its end:
+ * how the live view puts the operator on an agent's pane (`tmux attach`). Resolves with its exit code.
+ */
+export function runAttached(file: string, args: string[], options: { env?: Record<string, string | undefined> } = {}): Promise<number | null> {
+  return new Promise((resolve) => {
+    const env = options.env ? withoutUnset({ ...process.env, ...options.env }) : undefined;
+    try {
+      const child = spawn(file, args, { env, stdio: 'inherit' });
+      child.on('error', () => resolve(null));
+      child.on('close', (code) => resolve(code));
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
 /** The full path of a program on PATH, or undefined. */
 export function which(program: string, path = process.env.PATH ?? ''): string | undefined {
   if (program.includes('/')) return isExecutable(program) ? program : undefined;

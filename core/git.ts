@@ -451,6 +451,11 @@ export async function worktreeChanges(path: string, options: { nested?: boolean 
   return { modified, untracked, nested: [...nested] };
 }
 
+/** What the worktree at `path` holds against `base`, committed or not, as `git diff --stat` words it. */
+export async function diffStat(path: string, base: string, width = 80): Promise<string> {
+  return raw(path, ['diff', `--stat=${Math.max(20, width)}`, base, '--'], 0);
+}
+
 /** The populated submodules of a worktree (gitlinks whose folder holds a repository): `git worktree remove` refuses these. */
 export async function populatedSubmodules(path: string): Promise<string[]> {
   const out = await raw(path, ['ls-files', '--stage', '-z']);

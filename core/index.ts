@@ -40,5 +40,6 @@ export type {
 export { waitForChange } from './engine/files.js';
 export type { StatusReport, PlaceStatus, RepositoryStatus } from './engine/status.js';
 export type { StageView } from './engine/stage-view.js';
+export { waitingOn, waitingPlaces, waitingTracker, type Waiting } from './engine/waiting.js';
 export { paneEnvScript, shellQuote, splitBursts, withoutPasteMarkers } from './pane-env.js';
 export { privateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './state/private.js';

@@ -188,6 +188,11 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       return (result.exitCode === 0 && result.stdout.trim()) || undefined;
     },
     capture,
+    attach(pane) {
+      // A client of flume's own server on the caller's terminal, on the pane's window; inside another
+      // tmux this nests (TMUX unset, as tmux asks), and that tmux's prefix is then pressed twice.
+      return { file: 'tmux', args: ['-S', options.socket, '-f', '/dev/null', 'attach-session', '-t', pane], env: { TMUX: undefined, TMUX_PANE: undefined }, leave: 'C-b d leaves it' };
+    },
     async type(pane, text) {
       if (text === '') return;
       await livePane(pane);

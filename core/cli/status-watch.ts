@@ -1,56 +1,63 @@
 /**
- * `flume status --watch`: a live view of every place for a terminal without herdr. It redraws only
- * when what it shows changed, and is quiet otherwise; woken by file-system events (records, refs,
- * transcripts) with a slow poll behind them. On a TTY it redraws in place with plain ANSI (fine over
- * ssh); otherwise it prints a new block each time the view changes.
+ * `flume status --watch` when it cannot be interactive (stdout or stdin not a terminal): a new block
+ * each time the view changes, and quiet otherwise. The loop is status-follow.ts; the interactive view
+ * on a terminal is status-view.ts. Both draw the same table (`table`).
  */
-import { existsSync, type FSWatcher } from 'node:fs';
-import { dirname, join } from 'node:path';
 import type { Io } from './output.js';
-import { rewatch } from '../engine/files.js';
+import { followStatus } from './status-follow.js';
 import type { PlaceStatus, StatusReport } from '../engine/status.js';
-import { hostStateDir } from '../state/host.js';
 
-/** Runs the view until `signal` aborts. `read` takes one status reading. */
-export async function watchStatus(io: Io, read: () => Promise<StatusReport>, options: { signal: AbortSignal; pollMs?: number }): Promise<void> {
+/**
+ * Runs the plain view until `signal` aborts, or until the one place watched (`place`) is gone: then it
+ * prints `<place>: gone (tidied)` and returns.
+ */
+export async function watchStatus(io: Io, read: () => Promise<StatusReport>, options: { signal: AbortSignal; pollMs?: number; place?: string }): Promise<void> {
   let shown = '';
-  const watchers = new Map<string, FSWatcher>();
-  let wake: (() => void) | undefined;
-  const poke = () => wake?.();
-  options.signal.addEventListener('abort', poke);
-  try {
-    while (!options.signal.aborted) {
-      const report = await read();
-      const view = render(report);
-      if (view !== shown) {
-        io.stdout(io.isTTY ? `\x1b[H\x1b[2J${view}` : `${view}\n`);
-        shown = view;
-      }
-      rewatch(watchers, pathsOf(report), poke);
-      await new Promise<void>((done) => {
-        const timer = setTimeout(done, options.pollMs ?? 2000);
-        wake = () => {
-          clearTimeout(timer);
-          setTimeout(done, 100);
-        };
-      });
-      wake = undefined;
-    }
-  } finally {
-    for (const watcher of watchers.values()) watcher.close();
-  }
+  const ended = await followStatus(read, options, ({ report, gone }) => {
+    const view = render(report, { gone });
+    if (view === shown) return;
+    io.stdout(`${view}\n`);
+    shown = view;
+  });
+  if (ended === 'gone') io.stdout(`${options.place}: gone (tidied)\n`);
 }
 
-/** The view: one line per place with its kind, stage, agent, tasks and what it needs. */
-export function render(report: StatusReport): string {
-  const rows = report.places.map(row);
+/** The view in plain lines: a title, then the table of places (and those gone since the view began). */
+export function render(report: StatusReport, options: { gone?: string[]; width?: number } = {}): string {
+  return [title(report), ...table(report, { gone: options.gone ?? [], width: options.width }).lines].join('\n') + '\n';
+}
+
+/** `flume: N places`. */
+export function title(report: StatusReport): string {
+  return `flume: ${report.places.length} place${report.places.length === 1 ? '' : 's'}`;
+}
+
+/**
+ * The table: a header, one row per place, then one per place gone, then a supervisor line when none
+ * runs; with `width`, each line cut to it with `…` (a row that wraps would break the table). `rows`
+ * maps each place's id to its line's index.
+ */
+export function table(report: StatusReport, options: { gone: string[]; width?: number; mark?: (id: string) => string }): { lines: string[]; rows: string[] } {
+  const cells = [...report.places.map(row), ...options.gone.map((id) => [id, 'gone', 'tidied', '-', '', ''])];
+  if (cells.length === 0) return { lines: ['no places'], rows: [] };
   const header = ['PLACE', 'STATE', 'STAGE', 'AGENT', 'TASKS', 'NOTE'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ').trimEnd();
-  const title = `flume: ${report.places.length} place${report.places.length === 1 ? '' : 's'}`;
-  if (rows.length === 0) return `${title}\nno places\n`;
-  const none = report.supervisor && !report.supervisor.running ? [`supervisor: none running; ${report.supervisor.note}`] : [];
-  return [title, line(header), ...rows.map(line), ...none].join('\n') + '\n';
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)));
+  const mark = options.mark ?? (() => '');
+  const markWidth = options.mark ? 2 : 0;
+  const line = (prefix: string, r: string[]) => fit(prefix + r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ').trimEnd(), options.width);
+  const none = report.supervisor && !report.supervisor.running ? [fit(`supervisor: none running; ${report.supervisor.note}`, options.width)] : [];
+  return {
+    lines: [line(' '.repeat(markWidth), header), ...cells.map((r) => line(mark(r[0]).padEnd(markWidth), r)), ...none],
+    rows: cells.map((r) => r[0]),
+  };
+}
+
+/** The line cut to `width` characters, its last one `…` when cut; tabs read as spaces. */
+export function fit(text: string, width?: number): string {
+  const flat = text.replace(/\t/g, '  ');
+  if (width === undefined) return flat;
+  const chars = Array.from(flat);
+  return chars.length <= width ? flat : `${chars.slice(0, Math.max(0, width - 1)).join('')}…`;
 }
 
 function row(p: PlaceStatus): string[] {
@@ -66,17 +73,4 @@ function row(p: PlaceStatus): string[] {
 function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > 80 ? `${flat.slice(0, 77)}…` : flat;
-}
-
-function pathsOf(report: StatusReport): Set<string> {
-  const paths = new Set<string>([hostStateDir()]);
-  for (const p of report.places) {
-    const common = join(p.repo, '.git');
-    if (existsSync(join(common, 'flume', 'places'))) paths.add(join(common, 'flume', 'places'));
-    if (existsSync(join(common, 'refs', 'heads', p.kind))) paths.add(join(common, 'refs', 'heads', p.kind));
-    if (existsSync(p.path)) paths.add(p.path);
-    const transcript = p.stage?.agent?.transcript;
-    if (transcript && existsSync(dirname(transcript))) paths.add(dirname(transcript));
-  }
-  return paths;
 }

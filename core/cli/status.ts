@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { jsonOption, repoOption } from './command.js';
-import { printJson, printedLine } from './output.js';
+import { printJson, printedLine, processIo } from './output.js';
 import { status, type PlaceStatus } from '../engine/status.js';
 import { findRepository } from '../git.js';
 import { describeUsage } from '../engine/usage.js';
@@ -15,17 +15,28 @@ export const statusCommand: Command = {
         type: 'string',
         describe: 'Only this place (kind/name, kind--name, or its folder).',
       })
-      .option('watch', { type: 'boolean', describe: 'A live view, redrawn when a place changes (plain lines when not a terminal).' })
+      .option('watch', { type: 'boolean', describe: 'A live view, redrawn when a place changes: on a terminal, interactive (↑↓/j k move; a attach, t tell, s stop, S stop even while it works, r retry, g go on, d drop, q quit); plain blocks when not a terminal. With a place, it ends (exit 0) once the place is tidied.' })
       .conflicts('watch', 'json'),
   async run(args, context) {
     const repo = args.repo === undefined ? undefined : (await findRepository(String(args.repo))).root;
     const place = args.place === undefined ? undefined : String(args.place);
     if (args.watch) {
-      const { watchStatus } = await import('./status-watch.js');
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort());
       process.once('SIGTERM', () => controller.abort());
-      await watchStatus(context.io, () => status(context.preset, { repo, place }), { signal: controller.signal });
+      const read = () => status(context.preset, { repo, place });
+      const { interactiveTerminal, processTerminal } = await import('./terminal.js');
+      // Interactive only on the process's own terminal (both ends); piped or captured, plain blocks.
+      if (context.io === processIo && interactiveTerminal()) {
+        const { interactiveStatus } = await import('./status-view.js');
+        // The first reading is taken before the screen is: a place unknown now is refused as status refuses it.
+        if (place !== undefined) await read();
+        const ended = await interactiveStatus(context, processTerminal(), read, { signal: controller.signal, place });
+        if (ended === 'gone') context.io.stdout(`${place}: gone (tidied)\n`);
+        return;
+      }
+      const { watchStatus } = await import('./status-watch.js');
+      await watchStatus(context.io, read, { signal: controller.signal, place });
       return;
     }
     // The preset is loaded only once a repository with places needs it: an empty status stays fast.

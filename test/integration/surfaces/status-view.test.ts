@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
+import { FLUME_BIN, remove, tempDir } from '../../helpers/repo.js';
+import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
+
+let current: AgentRepo | undefined;
+let viewSocket: string | undefined;
+afterEach(async () => {
+  if (viewSocket) {
+    await killTmuxServer(viewSocket);
+    remove(dirname(viewSocket));
+    viewSocket = undefined;
+  }
+  await current?.cleanup();
+  current = undefined;
+});
+
+describe('flume status --watch on a terminal', () => {
+  it('moves, acts and refuses as the CLI does, rings once for a new wait, redraws to a new size, shows a tidied place gone', async () => {
+    const gate = join(tempDir('flume-gate-'), 'ask');
+    current = agentRepo({
+      onPrompt: [
+        { match: 'Fix busy', actions: [{ say: 'Busy.' }, { sleepMs: 120_000 }] },
+        { match: 'Fix idle', actions: [{ say: 'Looking.' }, { waitFile: gate }, { ask: { question: 'Which way shall the parser go?', options: ['left', 'right'] } }] },
+      ],
+    });
+    const repo = current;
+    // A name long enough that its row is cut at 60 columns (and the asking one's at 80).
+    const busy = 'fix/busy-parser-with-a-long-name';
+    for (const name of [busy.slice(4), 'idle']) {
+      const launched = await repo.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Fix ${name.split('-')[0]}.`, '--no-watch']);
+      expect(launched.code, launched.stderr).toBe(0);
+    }
+    const dir = tempDir('flume-view-');
+    viewSocket = join(dir, 'sock');
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-S', viewSocket!, ...args], { encoding: 'utf8' });
+    const host = tmuxHost({ socket: viewSocket });
+    const { pane } = await host.open({ title: 'view', cwd: repo.repo, argv: [process.execPath, FLUME_BIN, 'status', '--watch'], env: { ...repo.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' } });
+    // flume's host opens wide windows; the view is looked at on a classic 80 × 24 terminal.
+    tmux('resize-window', '-t', pane!, '-x', '80', '-y', '24');
+    const bells = join(dir, 'out');
+    tmux('pipe-pane', '-t', pane!, '-o', `cat >> ${bells}`);
+    const screen = async () => (await host.capture(pane!)) ?? '';
+    let last = '';
+    const until = (what: string, test: (text: string) => boolean, timeoutMs = 15_000) =>
+      waitFor(async () => ((text) => (test((last = text)) ? text : undefined))(await screen()), what, timeoutMs).catch((error: Error) => {
+        throw new Error(`${error.message}; the screen:\n${last}`);
+      });
+    const keys = (...k: string[]) => tmux('send-keys', '-t', pane!, ...k);
+    // Selects a place: to the top, then down until the detail below the table names it.
+    const select = async (id: string) => {
+      keys('k', 'k', 'k');
+      await waitFor(async () => ((await screen()).includes(`── ${id} `) ? true : (keys('j'), await new Promise((d) => setTimeout(d, 150)), false)), `${id} selected`);
+    };
+    const noWiderThan = (text: string, width: number) => text.split('\n').filter((line) => Array.from(line).length > width);
+
+    const first = await until('both places', (text) => text.includes('fix/idle') && /fix\/busy-parser\S*\s+active\s+1\/2 code working/.test(text));
+    // capture -J joins a wrapped row back into one line: none is wider than the 80 columns.
+    expect(noWiderThan(first, 80)).toEqual([]);
+
+    // The idle agent asks: the view rings the bell once for it.
+    writeFileSync(gate, '');
+    await until('the question', (text) => /fix\/idle\s+active\s+1\/2 code \w+\s+asking/.test(text));
+
+    // Stop on a working agent: refused with the CLI's code and fix, and the CLI refuses it alike.
+    await select(busy);
+    keys('s');
+    const refused = await until('the refusal', (text) => text.includes('AGENT_WORKING'));
+    expect(refused).toMatch(/fix: Wait for its turn to end/);
+    const cli = await repo.flume(['stop', busy]);
+    expect([cli.code, cli.stderr.split(' ')[0]]).toEqual([1, 'AGENT_WORKING']);
+    expect((await repo.place(busy)).stage.agent.state).toBe('working');
+
+    // Tell, typed into the view, to an agent with a question open: refused as the CLI refuses it, nothing typed.
+    await select('fix/idle');
+    await until('the pane tail', (text) => text.includes('Which way shall the parser go?'));
+    keys('t');
+    tmux('send-keys', '-t', pane!, '-l', 'left');
+    keys('Enter');
+    await until('the tell refused', (text) => text.includes('AGENT_ASKING'));
+    expect((await repo.flume(['tell', 'fix/idle', 'left'])).stderr).toMatch(/^AGENT_ASKING/);
+
+    // Attach: the view steps aside for the agent's own pane, and comes back when the client detaches.
+    keys('a');
+    await until('the agent\'s pane', (text) => text.includes('Enter to select') && !text.includes('── fix/idle'));
+    keys('C-b', 'd');
+    await until('the view again', (text) => text.includes("back from fix/idle's pane"));
+
+    // Resize: every row cut to the new width, and no old frame in the scrollback above the new one.
+    tmux('resize-window', '-t', pane!, '-x', '60', '-y', '20');
+    const narrow = await until('the narrower view', (text) => text.split('\n').some((line) => line.includes('fix/busy-parser') && line.endsWith('…') && Array.from(line).length === 60));
+    expect(noWiderThan(narrow, 60)).toEqual([]);
+    const history = tmux('capture-pane', '-p', '-J', '-S', '-', '-t', pane!);
+    expect(history.match(/flume: 2 places/g)).toHaveLength(1);
+
+    // One bell so far, for the one new wait.
+    expect(readFileSync(bells, 'utf8').match(/\x07/g)).toHaveLength(1);
+
+    // An action that is not refused: stop the idle agent; then drop it and tidy, from the view and the CLI.
+    keys('s');
+    await until('the agent stopped', (text) => text.includes('fix/idle: agent stopped'));
+    keys('d');
+    await until('the question', (text) => text.includes('drop fix/idle? y/n'));
+    keys('y');
+    await until('dropped', (text) => text.includes('dropped fix/idle'));
+    const one = spawn(process.execPath, [FLUME_BIN, 'status', '--watch', 'fix/idle'], { env: { ...process.env, ...repo.env }, cwd: repo.repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    let plain = '';
+    one.stdout.on('data', (d) => (plain += d));
+    await waitFor(() => plain.includes('fix/idle'), 'the plain view of one place');
+    const tidied = await repo.flume(['tidy']);
+    expect(tidied.code, tidied.stderr).toBe(0);
+    await until('the place gone', (text) => /fix\/idle\s+gone\s+tidied/.test(text));
+    const code = await new Promise((done) => one.on('close', done));
+    expect([code, plain]).toEqual([0, expect.stringContaining('fix/idle: gone (tidied)\n')]);
+
+    // q: the view ends, exit 0, the terminal's main screen back.
+    keys('q');
+    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
+    expect(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()).toBe('0 0');
+  }, 90_000);
+});
