@@ -6,7 +6,7 @@
 import type { CliContext } from './index.js';
 import { placeFrom } from './command.js';
 import { superviseAfter } from './watch.js';
-import { ownsPane } from '../agent.js';
+import { canType, ownsPane } from '../agent.js';
 import { openRepository, type Repository } from '../context.js';
 import { FlumeError } from '../errors.js';
 import { diffStat } from '../git.js';
@@ -50,7 +50,7 @@ export async function attachCommand(context: CliContext, place: PlaceStatus): Pr
   const command = host && handle?.pane && (await ownsPane(host, handle)) ? host.attach?.(handle.pane) : undefined;
   if (!command) {
     throw new FlumeError('CANNOT_ATTACH', `${place.id}'s agent has no pane this terminal can be put on (${handle ? `${handle.host}${handle.pane ? ` ${handle.pane}` : ''}` : 'no agent'}).`, {
-      fix: handle?.host === 'printed' ? 'Its command runs where the operator started it (flume status shows it).' : 'Start its stage again with flume retry, then attach.',
+      fix: host && !canType(host) ? 'Its command runs where the operator started it (flume status shows it).' : 'Start its stage again with flume retry, then attach.',
       details: { place: place.id },
     });
   }
