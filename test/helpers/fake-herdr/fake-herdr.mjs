@@ -56,8 +56,9 @@ function create(what, args) {
   if (inside !== undefined && !paneOf(`${inside}:p${inside.slice(1)}`)) fail(`cli:${what}:create`, 'workspace_not_found', `workspace ${inside} not found`);
   for (const pair of flags(args, '--env')) if (!/^[A-Za-z_][A-Za-z0-9_]*=/.test(pair)) exit(2, `invalid --env ${pair}: expected KEY=VALUE`);
   // herdr's own variables stay authoritative over --env.
-  const env = flags(args, '--env').filter((pair) => !pair.startsWith('HERDR_')).flatMap((pair) => ['-e', pair]);
-  const shell = 'n=${TMUX_PANE#%}; ws=${FAKE_HERDR_WS:-w$n}; unset FAKE_HERDR_WS; export HERDR_ENV=1 HERDR_PANE_ID="$ws:p$n" HERDR_TAB_ID="$ws:t$n" HERDR_WORKSPACE_ID="$ws"; unset TMUX TMUX_PANE; exec sh -i';
+  // tmux sets a new window's PATH from its client's, after -e: PATH crosses as FAKE_HERDR_PATH.
+  const env = flags(args, '--env').filter((pair) => !pair.startsWith('HERDR_')).flatMap((pair) => ['-e', pair.startsWith('PATH=') ? `FAKE_HERDR_${pair}` : pair]);
+  const shell = 'n=${TMUX_PANE#%}; ws=${FAKE_HERDR_WS:-w$n}; [ -n "$FAKE_HERDR_PATH" ] && PATH=$FAKE_HERDR_PATH; unset FAKE_HERDR_WS FAKE_HERDR_PATH; export HERDR_ENV=1 HERDR_PANE_ID="$ws:p$n" HERDR_TAB_ID="$ws:t$n" HERDR_WORKSPACE_ID="$ws"; unset TMUX TMUX_PANE; exec sh -i';
   const window = ['-d', '-P', '-F', '#{pane_id}', '-c', cwd, ...env, ...(inside ? ['-e', `FAKE_HERDR_WS=${inside}`] : []), '--', 'sh', '-c', shell];
   let made = tmux(['has-session', '-t', '=herdr']).status === 0 ? tmux(['new-window', '-t', '=herdr:', ...window]) : tmux(['new-session', '-s', 'herdr', '-x', '200', '-y', '50', ...window]);
   if (made.status !== 0 && /duplicate session/.test(made.stderr)) made = tmux(['new-window', '-t', '=herdr:', ...window]);
