@@ -8,14 +8,14 @@
  * gave. Panes, tabs and workspaces map onto tmux pane ids: a workspace made as tmux `%7` is `w7`,
  * with root tab `w7:t7` and pane `w7:p7`; a tab made in it as `%9` is `w7:t9`, its pane `w7:p9`.
  */
-import { appendFileSync, existsSync, fstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, fstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 const argv = process.argv.slice(2);
 const state = process.env.FAKE_HERDR_STATE;
 const stdin = readStdin();
-if (process.env.FAKE_HERDR_LOG) appendFileSync(process.env.FAKE_HERDR_LOG, `${JSON.stringify({ argv, cwd: process.cwd(), stdin })}\n`);
+if (process.env.FAKE_HERDR_LOG) appendFileSync(process.env.FAKE_HERDR_LOG, `${JSON.stringify({ argv, cwd: process.cwd(), stdin, at: Date.now() })}\n`);
 if (!state) exit(1, 'fake herdr: FAKE_HERDR_STATE is not set (it never uses the default tmux server)');
 const socket = join(state, 'tmux.sock');
 
@@ -264,9 +264,15 @@ function foreground(target) {
   const shell = stat(pid);
   const group = shell ? Number(shell.fields[5]) : undefined;
   const processes = [];
+  // The shell and its descendants (read from /proc/PID/task/PID/children, not a scan of every process).
+  const family = [];
+  for (const queue = [pid]; queue.length; ) {
+    const next = queue.shift();
+    family.push(next);
+    try { queue.push(...readFileSync(`/proc/${next}/task/${next}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)); } catch { /* gone */ }
+  }
   if (group > 0) {
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
+    for (const entry of family) {
       const s = stat(entry);
       if (!s || Number(s.fields[2]) !== group || s.fields[0] === 'Z') continue;
       const argvOf = (() => { try { return readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean); } catch { return []; } })();
