@@ -49,11 +49,12 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
     const reply = await herdr(['pane', 'process-info', '--pane', pane]);
     if (!reply.ok) return null;
     const foreground = pick(reply.result, 'process_info', 'foreground_processes');
-    for (const process of Array.isArray(foreground) ? foreground : []) {
-      const pid = pick(process, 'pid');
-      if (typeof pid === 'number' && !isShell(str(process, 'name'))) return { pid };
-    }
-    return undefined;
+    // The agent started before anything it runs in its foreground: the lowest pid that is not a shell.
+    const pids = (Array.isArray(foreground) ? foreground : [])
+      .filter((process) => !isShell(str(process, 'name')))
+      .map((process) => pick(process, 'pid'))
+      .filter((pid): pid is number => typeof pid === 'number');
+    return pids.length ? { pid: Math.min(...pids) } : undefined;
   }
 
   async function alive(pane: string): Promise<boolean> {

@@ -13,10 +13,11 @@ const hasTmux = which('tmux') !== undefined;
 
 /** A program for a pane: dumps its env and cwd, records raw input, or dies, as the mode says. */
 const PROGRAM = `
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 const [mode, out] = process.argv.slice(2);
 if (mode === 'env') writeFileSync(out, JSON.stringify({ env: process.env, cwd: process.cwd(), args: process.argv.slice(4) }));
-if (mode === 'die') setTimeout(() => process.exit(3), 1000);
+// Dies when told (a file beside its output), not on a timer a loaded machine can outrun.
+if (mode === 'die') setInterval(() => existsSync(out + '.die') && process.exit(3), 50);
 writeFileSync(out + '.in', '');
 process.stdin.setRawMode(true);
 if (mode === 'stubborn') {
@@ -166,8 +167,9 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
   });
 
   it('captures the screen, and once the program exits the pane is not alive, reads as nothing and refuses text', async () => {
-    const { pane } = await start('die');
+    const { pane, out } = await start('die');
     expect(await host.capture(pane)).toContain('READY die');
+    writeFileSync(`${out}.die`, '');
     await waitFor(async () => !(await host.alive(pane)), 'death');
     expect(await host.capture(pane)).toBeUndefined();
     await expect(host.type(pane, 'hello')).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_NOT_UP'));
