@@ -13,7 +13,7 @@ import { keyOf } from '../state/store.js';
 import { hostNote } from '../engine/hosts.js';
 import { canType } from '../agent.js';
 import type { Action } from '../engine/decide.js';
-import type { AgentHandle, PlaceRecord } from '../types.js';
+import type { AgentHandle, DeliveryState, PlaceRecord } from '../types.js';
 
 /** `flume launch`: make a place for a launch, ready it, and start its first stage. */
 export const launchCommand: Command = {
@@ -59,9 +59,14 @@ export const launchCommand: Command = {
     }
     const repository = await repositoryFrom(args, context).catch((error) => askTrust(error, json, () => repositoryFrom(args, context), io));
     let record = await makePlace(repository, request, say);
+    // A failed readying step is marked failed where it stands (the step under way), what failed after it.
+    let failed = record.ready.state === 'failed';
+    if (failed) {
+      const tail = record.ready.failed?.tail?.trimEnd();
+      if (!json) steps.fail(`readying failed at ${record.ready.failed?.step} (exit ${record.ready.failed?.exitCode})${tail ? `\n${indent(tail)}` : ''}`);
+    }
     say(`made ${record.id} at ${record.path} on ${record.branch} (from ${record.base.slice(0, 12)})`);
-    if (record.ready.state === 'failed') say(`ready: FAILED at ${record.ready.failed?.step} (exit ${record.ready.failed?.exitCode})\n${indent(record.ready.failed?.tail ?? '')}`);
-    else say(`ready: ${record.ready.state === 'none' ? 'nothing declared' : 'done'}`);
+    if (!failed) say(`ready: ${record.ready.state === 'none' ? 'nothing declared' : 'done'}`);
     if (args.start !== false) {
       // The agent is named as soon as a step sees it, so what it does next reads after who it is.
       let named = false;
@@ -80,12 +85,13 @@ export const launchCommand: Command = {
       const stage = record.stage;
       if (stage?.agent) {
         nameAgent(stage.agent);
-        say(`prompt: ${stage.delivery}`);
+        if (stage.delivery === 'never-started') {
+          if (!json) steps.fail(PROMPT_WORDS[stage.delivery]);
+        } else say(PROMPT_WORDS[stage.delivery]);
         if (stage.waiting) say(`waiting: ${stage.waiting.needs}`);
-      } else if (record.held) say(`held: ${record.held.reason}`);
+      } else if (record.held && !json) steps.hold(`held: ${record.held.reason}`);
       // An agent that exited before it took input never will: the launch failed, and says why.
       if (stage?.delivery === 'never-started' && stage.waiting) {
-        steps.done();
         throw new FlumeError('AGENT_START_FAILED', `The agent of ${record.id} did not start: ${stage.waiting.needs}.`, {
           fix: `Mend what it says, then start the stage again with flume retry ${record.id}.`,
           details: { place: record.id, needs: stage.waiting.needs },
@@ -95,7 +101,24 @@ export const launchCommand: Command = {
     steps.done();
     if (args.watch !== false && args.start !== false) await ensureSupervisor(context);
     if (json) printJson(io, { place: record });
+    // The place exists, but it did not get going: a distinct code, so a script need not read words.
+    failed ||= Boolean(record.held);
+    return failed ? LAUNCH_NOT_GOING : 0;
   },
+};
+
+/**
+ * The exit code of a launch that made its place but did not get it going: a step failed (readying)
+ * or the place is held. 1 stays "refused or failed, nothing made"; `flume status PLACE` says what now.
+ */
+export const LAUNCH_NOT_GOING = 3;
+
+/** The prompt's delivery in words (status's `delivery` values are for programs). */
+const PROMPT_WORDS: Record<DeliveryState, string> = {
+  sending: 'prompt: sent, not confirmed yet',
+  taken: 'prompt: taken',
+  unknown: 'prompt: not confirmed (no transcript to read yet)',
+  'never-started': 'prompt: never taken (the agent did not start)',
 };
 
 /**

@@ -58,15 +58,37 @@ export function shellLine(argv: string[]): string {
   return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) || reference(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
 
+/** How a finished progress step is marked: done, failed, or held (the place waits on the operator). */
+export const PROGRESS_MARKS = { done: '✓', failed: '✗', held: '‖' } as const;
+
+/** A long command's progress printer (see progress). */
+export interface Progress {
+  /** A step begins; the one under way before it is ticked done. */
+  step(text: string): void;
+  /** The step under way failed; `text`, if given, is the outcome, printed failed after it. */
+  fail(text?: string): void;
+  /** The step under way left the place held; `text`, if given, says why, printed held after it. */
+  hold(text?: string): void;
+  /** The step under way is done; nothing more is under way. */
+  done(): void;
+}
+
 /**
- * Progress of a long command: on a terminal, the step under way stands on one line marked `…` and is
- * ticked `✓` when the next begins; elsewhere each step is a plain line. `--json` callers pass none.
+ * Progress of a long command: on a terminal, the step under way stands on one row marked `…` (its
+ * first line, cut to the terminal's width, so a carriage return can always redraw it) and is marked
+ * when it ends: `✓` done, `✗` failed, `‖` held, then written whole. Elsewhere each step is a plain
+ * line. `--json` callers pass none.
  */
-export function progress(io: Io): { step(text: string): void; done(): void } {
+export function progress(io: Io, columns: () => number | undefined = () => process.stdout.columns): Progress {
   let pending: string | undefined;
-  const finish = () => {
-    if (pending !== undefined) io.stdout(`\r\x1b[K✓ ${pending}\n`);
+  const finish = (mark: string) => {
+    if (pending !== undefined) io.stdout(`\r\x1b[K${mark} ${pending}\n`);
     pending = undefined;
+  };
+  const outcome = (mark: string, text: string | undefined) => {
+    finish(mark);
+    if (text === undefined) return;
+    io.stdout(io.isTTY ? `${mark} ${text}\n` : `${text}\n`);
   };
   return {
     step(text) {
@@ -74,10 +96,15 @@ export function progress(io: Io): { step(text: string): void; done(): void } {
         io.stdout(`${text}\n`);
         return;
       }
-      finish();
+      finish(PROGRESS_MARKS.done);
       pending = text;
-      io.stdout(`… ${text}`);
+      // One row only: a second line, or a first one the terminal wraps, is beyond `\r`'s reach.
+      const width = Math.max(10, (columns() || 80) - 3);
+      const first = Array.from(text.split('\n')[0]);
+      io.stdout(`… ${first.length > width ? `${first.slice(0, width - 1).join('')}…` : first.join('')}`);
     },
-    done: finish,
+    fail: (text) => outcome(PROGRESS_MARKS.failed, text),
+    hold: (text) => outcome(PROGRESS_MARKS.held, text),
+    done: () => finish(PROGRESS_MARKS.done),
   };
 }

@@ -16,7 +16,7 @@ import { hostStateDir, run, type StatusReport } from '../../core/index.js';
 import { ACTIONS, flumeCommand, invocationContext, isPrompted, placeOf, PROMPTED, type ActionId } from './actions.js';
 import { herdrBinary, herdrCli, pick } from './herdr.js';
 import { popup } from './popup.js';
-import { sidebarRefresher, watchSidebar } from './sidebar.js';
+import { SIDEBAR_TTL_MS, sidebarRefresher, sidebarRows, startedWaiting, watchSidebar, type SidebarMemory } from './sidebar.js';
 
 /** flume's own executable, beside this file in dist/. */
 const FLUME_BIN = fileURLToPath(new URL('../../bin/flume.js', import.meta.url));
@@ -67,15 +67,30 @@ async function notify(title: string, body: string, code: number): Promise<number
   return code;
 }
 
-/** The sidebar loop: one per herdr server (a pid file), ending when the server stops. */
+/**
+ * The sidebar. `--once` (what herdr's startup and event hooks run): one refresh of every row with a
+ * TTL, remembering in the plugin's state folder what it showed (to clear a place that left, and to
+ * notify once when a place starts to wait). Without it, a loop for a supervisor of its own: one per
+ * herdr server (a pid file), ending when the server stops.
+ */
 async function sidebar(args: string[]): Promise<number> {
-  const refresher = sidebarRefresher({ herdr });
-  if (args.includes('--once')) {
-    for (const row of await refresher.refresh(await readStatus())) say(`${row.place ?? row.pane}: ${row.ok ? 'reported' : 'not reported'}`);
-    return 0;
-  }
   const dir = process.env.HERDR_PLUGIN_STATE_DIR || join(hostStateDir(), 'herdr');
   await mkdir(dir, { recursive: true });
+  if (args.includes('--once')) {
+    const file = join(dir, 'sidebar.json');
+    const memory = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as SidebarMemory;
+    const refresher = sidebarRefresher({ herdr, ttlMs: SIDEBAR_TTL_MS, memory });
+    const report = await readStatus();
+    for (const row of await refresher.refresh(report)) say(`${row.place ?? row.pane}: ${row.ok ? 'reported' : 'not reported'}`);
+    for (const row of startedWaiting(memory, sidebarRows(report))) {
+      const needs = row.tokens.flume_needs ?? row.tokens.flume_state ?? 'waiting';
+      await herdr(['notification', 'show', `flume: ${row.place} waits`, '--body', needs, '--sound', 'request']);
+      say(`${row.place}: notified (${needs})`);
+    }
+    await writeFile(file, JSON.stringify(refresher.memory()));
+    return 0;
+  }
+  const refresher = sidebarRefresher({ herdr });
   const pidFile = join(dir, 'sidebar.pid');
   const holder = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
   if (holder && holder !== process.pid && running(holder)) return 0;

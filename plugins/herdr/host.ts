@@ -1,24 +1,26 @@
 /**
- * The herdr pane host: each agent runs in a herdr workspace of its own (labelled with the place and
- * stage), through herdr's documented CLI (README.md names the version). The program starts as
- * launch-script.ts says; the rest maps onto `pane` commands:
+ * The herdr pane host, through herdr 0.8.0's documented CLI (README.md names the version). A
+ * repository is one herdr workspace (a shell in the repository, labelled with its folder's name) and
+ * each place's agent a tab in it, labelled with the place and stage. The program starts as
+ * launch-script.ts says (`agent start` for a kind herdr knows, so herdr names and tracks it); the rest
+ * maps onto `pane` commands:
  *
  * - `capture` is `pane read --source visible` (the rendered screen, ANSI stripped), which herdr reads
- *   without moving an agent's viewport; a pane gone (its program exited) reads as undefined.
+ *   without moving an agent's viewport; a pane gone reads as undefined.
  * - `type` sends literal bytes (`pane send-text`) in bursts of 200 characters, like typing. herdr's
  *   CLI has no paste that does not submit (`pane run` and `agent prompt` press Enter), so text
  *   holding a newline or other control character is sent as one bracketed paste flume frames itself
  *   (`ESC[200~ … ESC[201~`), as the agents flume drives turn bracketed paste on.
- * - `alive` reads `pane process-info`: the pane's root pid (the program, after `exec`) is running.
+ * - `alive` reads `pane process-info`: a program other than the pane's shell holds its foreground.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { definePaneHost, FlumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, processRunning, signalQuietly, splitBursts, waitGone, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
 import { herdrBinary, herdrCli, herdrKey, pick, str, type Herdr, type HerdrReply } from './herdr.js';
-import { launchLine, launchScript } from './launch-script.js';
+import { agentName, herdrLaunch, launchLine, projectOf } from './launch-script.js';
 
 /** How the host reaches herdr. */
 export interface HerdrHostOptions {
@@ -42,17 +44,21 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
   const binary = options.binary ?? herdrBinary();
   const herdr: Herdr = herdrCli(binary);
 
-  async function rootPid(pane: string): Promise<number | undefined | null> {
+  /** The pane's program: the first process of its foreground that is not its shell; null when the pane is gone. */
+  async function program(pane: string): Promise<{ pid: number } | undefined | null> {
     const reply = await herdr(['pane', 'process-info', '--pane', pane]);
     if (!reply.ok) return null;
-    const pid = pick(reply.result, 'process_info', 'shell_pid');
-    return typeof pid === 'number' ? pid : undefined;
+    const foreground = pick(reply.result, 'process_info', 'foreground_processes');
+    // The agent started before anything it runs in its foreground: the lowest pid that is not a shell.
+    const pids = (Array.isArray(foreground) ? foreground : [])
+      .filter((process) => !isShell(str(process, 'name')))
+      .map((process) => pick(process, 'pid'))
+      .filter((pid): pid is number => typeof pid === 'number');
+    return pids.length ? { pid: Math.min(...pids) } : undefined;
   }
 
   async function alive(pane: string): Promise<boolean> {
-    const pid = await rootPid(pane);
-    // herdr removes a pane when its program exits; where it reads no pid, the pane's being there answers.
-    return pid !== null && (pid === undefined || processRunning(pid));
+    return Boolean(await program(pane));
   }
 
   async function livePane(pane: string): Promise<void> {
@@ -72,6 +78,24 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
     });
   }
 
+  /**
+   * The herdr workspace of a project (a repository): the one flume made for it before while herdr
+   * still has it (`workspaces.json` in the host's state), else a new one, a shell in the repository.
+   * undefined when herdr makes none: the tab then goes to herdr's active workspace.
+   */
+  async function projectWorkspace(dir: string, project: string): Promise<string | undefined> {
+    const file = join(dir, 'workspaces.json');
+    const known = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, string>;
+    const id = known[project];
+    if (id && (await herdr(['workspace', 'get', id])).ok) return id;
+    const made = await herdr(['workspace', 'create', '--cwd', project, '--label', basename(project), '--no-focus']);
+    const created = str(made.result, 'workspace', 'workspace_id');
+    if (!made.ok || !created) return undefined;
+    known[project] = created;
+    await writeFile(file, JSON.stringify(known), { mode: PRIVATE_FILE_MODE });
+    return created;
+  }
+
   return definePaneHost({
     key: 'herdr',
     // Where herdr runs, its panes are where the operator already looks: first with `auto`.
@@ -83,17 +107,18 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
       return reply.ok && pick(reply.result, 'running') === true;
     },
     async open(spec) {
-      // Both refusals (a bad spec, an unsayable path) come before anything is made.
-      const text = launchScript(spec);
       const dir = options.stateDir ?? join(hostStateDir(), 'herdr');
       const script = join(dir, `launch-${randomUUID()}.sh`);
-      const line = launchLine(script);
-      // The script holds the agent's environment (API keys among it): a private file in a private folder.
+      // Both refusals (a bad spec, an unsayable path) come before anything is made.
+      const plan = herdrLaunch(spec, script);
+      const line = plan.script ? launchLine(script, plan.kind ? 'source' : 'exec') : undefined;
       await privateDir(dir);
-      await writeFile(script, text, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
-      const made = await herdr(['workspace', 'create', '--cwd', spec.cwd, '--label', spec.title, '--no-focus']);
+      // The script holds secrets: a private file in a private folder, deleted by the shell that reads it.
+      if (plan.script) await writeFile(script, plan.script, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+      const workspace = await projectWorkspace(dir, projectOf(spec.cwd));
+      const made = await herdr(['tab', 'create', ...(workspace ? ['--workspace', workspace] : []), '--cwd', spec.cwd, '--label', spec.title, ...plan.env.flatMap((pair) => ['--env', pair]), '--no-focus']);
       const pane = str(made.result, 'root_pane', 'pane_id');
-      const fail = async (why: string, code?: string) => {
+      const fail = async (why: string, code?: string): Promise<never> => {
         await rm(script, { force: true });
         if (pane) await herdr(['pane', 'close', pane]);
         throw new FlumeError('AGENT_START_FAILED', `herdr could not start the agent in ${spec.cwd}: ${why}`, {
@@ -102,21 +127,31 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
         });
       };
       if (!made.ok || !pane) return fail(made.message ?? 'no pane in its answer', made.code);
-      const ran = await herdr(['pane', 'run', pane, line]);
-      if (!ran.ok) return fail(ran.message ?? 'pane run failed', ran.code);
-      // The script deletes itself first: until then nothing is known to have reached the shell.
-      const until = Date.now() + (options.startTimeoutMs ?? 15_000);
-      while (existsSync(script)) {
-        if (Date.now() >= until) return fail(`the shell of pane ${pane} did not run flume's launch line`);
-        await sleep(25);
+      if (line) {
+        const ran = await herdr(['pane', 'run', pane, line]);
+        if (!ran.ok) return fail(ran.message ?? 'pane run failed', ran.code);
+        // The script deletes itself first: until then nothing is known to have reached the shell.
+        const until = Date.now() + (options.startTimeoutMs ?? 15_000);
+        while (existsSync(script)) {
+          if (Date.now() >= until) return fail(`the shell of pane ${pane} did not run flume's launch line`);
+          await sleep(25);
+        }
       }
-      const pid = await rootPid(pane);
-      return { pane, ...(typeof pid === 'number' ? { pid, identity: identityOf(pid) } : {}) };
+      if (plan.kind) {
+        let started: HerdrReply | undefined;
+        for (let attempt = 0; attempt < 5 && !started?.ok; attempt += 1) {
+          started = await herdr(['agent', 'start', agentName(spec.title, attempt), '--kind', plan.kind, '--pane', pane, '--', ...plan.args]);
+          if (started.code !== 'agent_name_taken') break;
+        }
+        if (!started?.ok) return fail(started?.message ?? 'agent start failed', started?.code);
+      }
+      const found = await program(pane);
+      return { pane, ...(found ? { pid: found.pid, identity: identityOf(found.pid) } : {}) };
     },
     async identity(pane) {
-      // herdr keeps no mark of flume's on a pane: the pane's root process (the agent, after exec) is its identity.
-      const pid = await rootPid(pane);
-      return typeof pid === 'number' ? identityOf(pid) : undefined;
+      // herdr keeps no mark of flume's on a pane: the pane's program (the agent) is its identity.
+      const found = await program(pane);
+      return found ? identityOf(found.pid) : undefined;
     },
     async capture(pane) {
       const reply = await herdr(['pane', 'read', pane, '--source', 'visible']);
@@ -143,10 +178,11 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
     },
     alive,
     async close(pane) {
-      const pid = await rootPid(pane);
-      if (pid === null) return;
+      const found = await program(pane);
+      if (found === null) return;
       await herdr(['pane', 'close', pane]);
-      if (pid === undefined) return;
+      if (found === undefined) return;
+      const pid = found.pid;
       // Closing the pane hangs up its terminal; a program that ignores SIGHUP is ended by signal.
       for (const [signal, waitMs] of [[undefined, 2000], ['SIGTERM', 2000], ['SIGKILL', 2000]] as const) {
         if (signal) signalQuietly(pid, signal);
@@ -158,6 +194,11 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
       });
     },
   });
+}
+
+/** True for a process name that is a pane's interactive shell, not a program started in it. */
+function isShell(name: string | undefined): boolean {
+  return ['sh', 'bash', 'dash', 'zsh', 'fish', 'ksh', 'mksh', 'nu', 'tcsh', 'csh'].includes((name ?? '').replace(/^-/, '').split('/').pop() ?? '');
 }
 
 /** A herdr pane's identity: its root pid and that process's start time, so a reused pid is not taken for it. */

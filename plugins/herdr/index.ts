@@ -1,7 +1,7 @@
 /**
  * plugins/herdr: where herdr runs, each stage's agent runs in a herdr pane (host key `herdr`, which
  * `auto` prefers), and flume's places show as rows in herdr's sidebar. The herdr side of the plugin
- * (actions, popups, the sidebar loop) is herdr-plugin.toml beside this file; README.md says how to
+ * (actions, popups, the sidebar's event hooks) is herdr-plugin.toml beside this file; README.md says how to
  * link it and which herdr version's documentation it follows.
  */
 import { definePlugin, type FlumePlugin } from '../../core/index.js';
@@ -9,8 +9,9 @@ import { herdrHost, type HerdrHostOptions } from './host.js';
 
 export { herdrHost, HERDR_BURST_CHARS, HERDR_BURST_GAP_MS, HERDR_KEY_GAP_MS } from './host.js';
 export type { HerdrHostOptions } from './host.js';
-export { sidebarRows, rowTokens, sidebarRefresher, watchSidebar, normalise, SIDEBAR_TOKENS, SIDEBAR_SOURCE } from './sidebar.js';
-export type { SidebarRow, SidebarReport, SidebarRefresher } from './sidebar.js';
+export { sidebarRows, rowTokens, sidebarRefresher, startedWaiting, watchSidebar, normalise, SIDEBAR_TOKENS, SIDEBAR_SOURCE, SIDEBAR_TTL_MS } from './sidebar.js';
+export type { SidebarRow, SidebarReport, SidebarRefresher, SidebarMemory } from './sidebar.js';
+export { agentName, herdrLaunch, projectOf, HERDR_KINDS } from './launch-script.js';
 export { ACTIONS, PROMPTED, flumeCommand, invocationContext, isPrompted, placeOf } from './actions.js';
 export type { ActionId, ActionInput, HerdrContext, PromptedId } from './actions.js';
 export { herdrCli, herdrKey } from './herdr.js';

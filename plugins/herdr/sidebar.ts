@@ -63,17 +63,28 @@ export function rowTokens(place: PlaceStatus): SidebarRow['tokens'] {
   return tokens;
 }
 
-/** Reports rows to herdr, remembering what each pane shows, so only a changed row is sent again. */
-export function sidebarRefresher(options: { herdr?: Herdr; source?: string } = {}) {
+/** What a refresher remembers of each pane it reported on: the place and the tokens it shows. */
+export type SidebarMemory = Record<string, { place: string; tokens: Record<string, string> }>;
+
+/** How long a reported token lives in herdr when nothing reports it again: an event-driven refresh's TTL. */
+export const SIDEBAR_TTL_MS = 30 * 60_000;
+
+/**
+ * Reports rows to herdr, remembering what each pane shows, so only a changed row is sent again. With
+ * `ttlMs` every row is sent each time with `--ttl-ms` (herdr expires what no refresh renews), which is
+ * how a one-shot refresh per herdr event keeps rows alive; `memory` carries what an earlier process
+ * showed, so a place that left is still cleared.
+ */
+export function sidebarRefresher(options: { herdr?: Herdr; source?: string; ttlMs?: number; memory?: SidebarMemory } = {}) {
   const herdr = options.herdr ?? herdrCli();
   const source = options.source ?? SIDEBAR_SOURCE;
-  const shown = new Map<string, { place: string; tokens: Record<string, string> }>();
+  const shown = new Map<string, { place: string; tokens: Record<string, string> }>(Object.entries(options.memory ?? {}));
   let lastSeq = 0;
 
   async function report(pane: string, place: string | undefined, set: Record<string, string>, cleared: string[]): Promise<SidebarReport> {
     // A sequence number makes herdr drop a report that arrives after a newer one.
     lastSeq = Math.max(Date.now(), lastSeq + 1);
-    const args = ['pane', 'report-metadata', pane, '--source', source, '--seq', String(lastSeq)];
+    const args = ['pane', 'report-metadata', pane, '--source', source, '--seq', String(lastSeq), ...(options.ttlMs && Object.keys(set).length ? ['--ttl-ms', String(options.ttlMs)] : [])];
     for (const [name, value] of Object.entries(set)) args.push('--token', `${name}=${value}`);
     for (const name of cleared) args.push('--clear-token', name);
     const reply = await herdr(args);
@@ -88,7 +99,7 @@ export function sidebarRefresher(options: { herdr?: Herdr; source?: string } = {
       for (const row of rows) {
         const before = shown.get(row.pane)?.tokens ?? {};
         const tokens = row.tokens as Record<string, string>;
-        const set = Object.fromEntries(Object.entries(tokens).filter(([name, value]) => before[name] !== value));
+        const set = options.ttlMs ? { ...tokens } : Object.fromEntries(Object.entries(tokens).filter(([name, value]) => before[name] !== value));
         const cleared = Object.keys(before).filter((name) => !(name in tokens));
         if (Object.keys(set).length === 0 && cleared.length === 0) continue;
         const result = await report(row.pane, row.place, set, cleared);
@@ -106,7 +117,23 @@ export function sidebarRefresher(options: { herdr?: Herdr; source?: string } = {
       }
       return done;
     },
+    /** What the panes show now, for the next process's `memory`. */
+    memory(): SidebarMemory {
+      return Object.fromEntries(shown);
+    },
   };
+}
+
+/** States in which a place waits on the operator (an agent asking, a stage stopped short, stuck). */
+const WAITING = ['waiting', 'stuck', 'never-started'];
+
+/**
+ * The rows that started to wait since `before` (a refresher's memory): each is worth one notification,
+ * and no more until it works again and waits anew.
+ */
+export function startedWaiting(before: SidebarMemory, rows: SidebarRow[]): SidebarRow[] {
+  const was = new Map(Object.values(before).map((row) => [row.place, row.tokens.flume_state]));
+  return rows.filter((row) => WAITING.includes(row.tokens.flume_state ?? '') && row.tokens.flume_state !== was.get(row.place));
 }
 
 /** The refresher's type. */

@@ -3,9 +3,10 @@
  * environment that puts the fake `herdr` first on PATH, and the calls it recorded.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FAKE_CLAUDE } from '../fake-claude/index.js';
 import { PROJECT, tempDir } from '../repo.js';
 
 /** The folder holding the fake `herdr` executable. */
@@ -24,6 +25,11 @@ export interface HerdrCall {
 /** A fake herdr server of a test's own. */
 export interface FakeHerdr {
   state: string;
+  /**
+   * The fake agent under the name `claude` (a link to fake-claude.mjs): a program herdr knows as the
+   * kind `claude`, so flume starts it with `agent start`.
+   */
+  claude: string;
   /** PATH with the fake first, and where it keeps its server and log. */
   env: Record<string, string>;
   calls(): HerdrCall[];
@@ -46,8 +52,11 @@ export function fakeHerdr(options: { running?: boolean } = {}): FakeHerdr {
   const bin = FAKE_HERDR_DIR.replace(/\/$/, '');
   // HERDR_BIN_PATH too: inside a real herdr pane it would name the real herdr.
   const env = { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, HERDR_BIN_PATH: join(bin, 'herdr'), FAKE_HERDR_STATE: state, FAKE_HERDR_LOG: log };
+  mkdirSync(join(state, 'bin'));
+  symlinkSync(FAKE_CLAUDE, join(state, 'bin', 'claude'));
   const fake: FakeHerdr = {
     state,
+    claude: join(state, 'bin', 'claude'),
     env,
     calls: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as HerdrCall) : []),
     callsOf: (...words) => fake.calls().filter((call) => words.every((word, i) => call.argv[i] === word)),

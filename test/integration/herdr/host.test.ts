@@ -13,10 +13,11 @@ const hasTmux = which('tmux') !== undefined;
 
 /** A program for a pane: dumps its env and cwd, records raw input, or dies, as the mode says. */
 const PROGRAM = `
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 const [mode, out] = process.argv.slice(2);
-if (mode === 'env') writeFileSync(out, JSON.stringify({ env: process.env, cwd: process.cwd() }));
-if (mode === 'die') setTimeout(() => process.exit(3), 1000);
+if (mode === 'env') writeFileSync(out, JSON.stringify({ env: process.env, cwd: process.cwd(), args: process.argv.slice(4) }));
+// Dies when told (a file beside its output), not on a timer a loaded machine can outrun.
+if (mode === 'die') setInterval(() => existsSync(out + '.die') && process.exit(3), 50);
 writeFileSync(out + '.in', '');
 process.stdin.setRawMode(true);
 if (mode === 'stubborn') {
@@ -48,9 +49,9 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
   let host: ReturnType<typeof herdrHost>;
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm-256color', FLUME_ODD: `a;b 'q' "$HOME" \\ $(no)\nline two` };
 
-  async function start(mode: string, cwd = dir) {
+  async function start(mode: string, cwd = dir, argv: string[] = [process.execPath, program], extra: string[] = [], startEnv: Record<string, string> = env) {
     const out = join(dir, `${mode}-${Math.random().toString(36).slice(2)}`);
-    const { pane, pid } = await host.open({ title: `fix/t:${mode}`, cwd, argv: [process.execPath, program, mode, out], env });
+    const { pane, pid } = await host.open({ title: `fix/t:${mode}`, cwd, argv: [...argv, mode, out, ...extra], env: startEnv });
     await waitFor(async () => (await host.capture(pane!))?.includes(`READY ${mode}`), `${mode} ready`);
     return { pane: pane!, pid: pid!, out, input: () => readFileSync(`${out}.in`, 'utf8') };
   }
@@ -85,22 +86,61 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
     mkdirSync(cwd);
     herdr.clearLog();
     const { pane, pid, out } = await start('env', cwd);
-    expect(pane).toMatch(/^w\d+:p1$/);
+    expect(pane).toMatch(/^w\d+:p\d+$/);
     const seen = JSON.parse(readFileSync(out, 'utf8'));
     expect(seen.env).toEqual(env);
     expect(seen.cwd).toBe(cwd);
     expect(pid).toBeGreaterThan(0);
     // The shell exec'd the program: the pane's root pid is the program's own.
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(program);
-    const created = herdr.callsOf('workspace', 'create')[0];
-    expect(created.argv).toEqual(['workspace', 'create', '--cwd', cwd, '--label', 'fix/t:env', '--no-focus']);
+    // A program herdr knows no kind of: a tab with no --env, and the shell execs it with exactly flume's env.
+    const workspace = herdr.callsOf('workspace', 'create')[0];
+    expect(workspace.argv).toEqual(['workspace', 'create', '--cwd', cwd, '--label', "odd 'dir' $x", '--no-focus']);
+    const created = herdr.callsOf('tab', 'create')[0];
+    expect(created.argv).toEqual(['tab', 'create', '--workspace', pane.split(':')[0], '--cwd', cwd, '--label', 'fix/t:env', '--no-focus']);
     const typed = herdr.callsOf('pane', 'run')[0].argv;
     expect(typed[2]).toBe(pane);
     expect(typed[3]).toMatch(/^ exec env -i \/bin\/sh '[^']+\.sh'$/);
     // Nothing of the env or argv was typed into herdr's shell, and the launch script is gone.
     expect(typed.join(' ')).not.toContain('FLUME_ODD');
-    expect(readdirSync(join(dir, 'state'))).toEqual([]);
+    expect(readdirSync(join(dir, 'state')).filter((name) => name.startsWith('launch-'))).toEqual([]);
     await host.close(pane);
+  });
+
+  it("starts a program herdr knows (claude) with agent start: flume's arguments unchanged, the environment by --env and secrets by a sourced script, a tab per place under its repository's workspace", async () => {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'claude'), `#!${process.execPath}\n${PROGRAM}`, { mode: 0o755 });
+    const project = join(dir, 'project');
+    for (const place of ['fix--a', 'fix--b']) mkdirSync(join(project, 'places', place), { recursive: true });
+    const secret = `sk-ant-flume-${Math.random().toString(36).slice(2)}`;
+    const agentEnv = { ...env, ANTHROPIC_API_KEY: secret };
+    herdr.clearLog();
+    const args = ['--append-system-prompt', "it's \"odd\" $HOME; --help", '-x'];
+    const a = await start('env', join(project, 'places', 'fix--a'), [join(bin, 'claude')], args, agentEnv);
+    const b = await start('raw', join(project, 'places', 'fix--b'), [join(bin, 'claude')], [], agentEnv);
+    const seen = JSON.parse(readFileSync(a.out, 'utf8'));
+    expect(seen.args).toEqual(args);
+    expect(seen.cwd).toBe(join(project, 'places', 'fix--a'));
+    // flume's environment, its program's folder first on PATH, and herdr's pane variables kept.
+    expect(seen.env).toMatchObject({ ...agentEnv, PATH: `${bin}:${env.PATH}`, HERDR_PANE_ID: a.pane });
+    const started = herdr.callsOf('agent', 'start').map((call) => call.argv);
+    expect(started[0]).toEqual(['agent', 'start', 'fix-t-env', '--kind', 'claude', '--pane', a.pane, '--', 'env', a.out, ...args]);
+    expect(started[1].slice(0, 7)).toEqual(['agent', 'start', 'fix-t-raw', '--kind', 'claude', '--pane', b.pane]);
+    // One workspace for the repository, a tab in it for each place.
+    expect(herdr.callsOf('workspace', 'create').map((call) => call.argv)).toEqual([['workspace', 'create', '--cwd', project, '--label', 'project', '--no-focus']]);
+    const tabs = herdr.callsOf('tab', 'create').map((call) => call.argv);
+    expect(tabs.map((argv) => argv.slice(0, 4))).toEqual([['tab', 'create', '--workspace', a.pane.split(':')[0]], ['tab', 'create', '--workspace', a.pane.split(':')[0]]]);
+    const envs = tabs[0].flatMap((word, i) => (tabs[0][i - 1] === '--env' ? [word] : []));
+    expect(envs).toEqual(expect.arrayContaining([`PATH=${bin}:${env.PATH}`, `TERM=xterm-256color`, `FLUME_ODD=${env.FLUME_ODD}`]));
+    // The secret is in no argv: not in --env, not in the line typed (only the script's path), and the script is gone.
+    for (const call of herdr.calls()) expect(call.argv.join(' ')).not.toContain(secret);
+    expect(herdr.callsOf('pane', 'run').map((call) => call.argv[3])).toEqual([expect.stringMatching(/^ \. '[^']+\.sh'$/), expect.stringMatching(/^ \. '[^']+\.sh'$/)]);
+    expect(readdirSync(join(dir, 'state')).filter((name) => name.startsWith('launch-'))).toEqual([]);
+    expect(await host.alive(a.pane)).toBe(true);
+    await host.close(a.pane);
+    expect(exited(a.pid)).toBe(true);
+    await host.close(b.pane);
   });
 
   it('types literal text in bursts of 200, and presses keys by herdr name', async () => {
@@ -127,8 +167,9 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
   });
 
   it('captures the screen, and once the program exits the pane is not alive, reads as nothing and refuses text', async () => {
-    const { pane } = await start('die');
+    const { pane, out } = await start('die');
     expect(await host.capture(pane)).toContain('READY die');
+    writeFileSync(`${out}.die`, '');
     await waitFor(async () => !(await host.alive(pane)), 'death');
     expect(await host.capture(pane)).toBeUndefined();
     await expect(host.type(pane, 'hello')).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_NOT_UP'));
@@ -158,7 +199,7 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
     herdr.setRunning(false);
     try {
       await expect(host.open({ title: 't', cwd: dir, argv: ['true'], env: {} })).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_START_FAILED'));
-      expect(existsSync(join(dir, 'state')) ? readdirSync(join(dir, 'state')) : []).toEqual([]);
+      expect((existsSync(join(dir, 'state')) ? readdirSync(join(dir, 'state')) : []).filter((name) => name.startsWith('launch-'))).toEqual([]);
     } finally {
       herdr.setRunning(true);
     }

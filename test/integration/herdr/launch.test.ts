@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { which } from '../../../core/exec.js';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
@@ -29,7 +29,8 @@ function bin(args: string[], context: Record<string, string>, input: string) {
 
 function setUp(running: boolean, script = {}) {
   herdr = fakeHerdr({ running });
-  repo = agentRepo(script, { agent: { host: 'auto' }, plugins: [HERDR_PLUGIN_JS] });
+  // The fake agent named `claude`, so herdr knows it as the kind `claude` and flume uses `agent start`.
+  repo = agentRepo(script, { agent: { host: 'auto' }, plugins: [HERDR_PLUGIN_JS] }, { binary: herdr.claude });
   Object.assign(repo.env, herdr.env);
   return { repo, herdr };
 }
@@ -43,9 +44,15 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
     expect(launched.stdout).toContain('prompt: taken');
     const place = await repo.place('fix/in-herdr');
     const agent = place.stage.agent;
-    expect(agent).toMatchObject({ host: 'herdr', pane: expect.stringMatching(/^w\d+:p1$/) });
+    expect(agent).toMatchObject({ host: 'herdr', pane: expect.stringMatching(/^w\d+:p\d+$/) });
     expect(prompts(agent.transcript).some((text) => text.includes('Paint the shed.'))).toBe(true);
-    expect(herdr.callsOf('workspace', 'create')[0].argv).toEqual(['workspace', 'create', '--cwd', place.path, '--label', 'fix/in-herdr:code', '--no-focus']);
+    // The repository's workspace, the place's tab in it, and herdr starts the agent by name with flume's arguments.
+    expect(herdr.callsOf('workspace', 'create').map((call) => call.argv)).toEqual([['workspace', 'create', '--cwd', repo.repo, '--label', basename(repo.repo), '--no-focus']]);
+    const tab = herdr.callsOf('tab', 'create')[0].argv;
+    expect(tab.slice(0, 8)).toEqual(['tab', 'create', '--workspace', agent.pane.split(':')[0], '--cwd', place.path, '--label', 'fix/in-herdr:code']);
+    expect(tab).toContain(`CLAUDE_CONFIG_DIR=${repo.configDir}`);
+    const started = herdr.callsOf('agent', 'start')[0].argv;
+    expect(started.slice(0, 10)).toEqual(['agent', 'start', 'fix-in-herdr-code', '--kind', 'claude', '--pane', agent.pane, '--', '--session-id', expect.stringMatching(/^[0-9a-f-]{36}$/)]);
 
     await waitFor(async () => (await repo.place('fix/in-herdr')).stage.agent.state === 'idle', 'the agent to end its turn');
     const told = await repo.flume(['tell', 'fix/in-herdr', 'Answer: blue', '--json']);
@@ -62,7 +69,7 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
     const opened = await bin(['popup', 'open'], {}, '1\n\n');
     expect(opened.status, opened.stdout + opened.stderr).toBe(0);
     expect(opened.stdout).toContain('1  fix/in-herdr  code 1/2');
-    expect(herdr.callsOf('tab', 'focus').at(-1)?.argv).toEqual(['tab', 'focus', agent.pane.replace(/:p1$/, ':t1')]);
+    expect(herdr.callsOf('tab', 'focus').at(-1)?.argv).toEqual(['tab', 'focus', agent.pane.replace(/:p(\d+)$/, ':t$1')]);
 
     const stopped = await repo.flume(['stop', 'fix/in-herdr']);
     expect(stopped.code, stopped.stderr).toBe(0);
@@ -79,7 +86,7 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
     const place = await repo.place('fix/mend-the-fence-posts-3-4');
     expect(place.brief).toBe('Mend the fence: posts 3 & 4\nthen paint it');
     expect(place.stage.agent.host).toBe('herdr');
-    expect(herdr.callsOf('workspace', 'create').length).toBe(1);
+    expect(herdr.callsOf('tab', 'create').length).toBe(1);
   });
 
   it('uses tmux, and says so, where herdr is on PATH but its server is not running', async () => {

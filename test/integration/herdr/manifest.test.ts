@@ -15,11 +15,11 @@ describe('herdr-plugin.toml', () => {
   it("has the fields herdr 0.8.0's manifest requires, in the forms it accepts", () => {
     expect(manifest).toMatchObject({ id: 'flume', name: 'flume', version: expect.any(String), min_herdr_version: '0.8.0', platforms: ['linux', 'macos'] });
     expect(isId(manifest.id, true)).toBe(true);
-    for (const kind of ['actions', 'panes', 'startup']) {
+    for (const kind of ['actions', 'panes', 'startup', 'events', 'build']) {
       for (const entry of tables(kind)) {
         const command = entry.command as string[];
         expect(Array.isArray(command) && command.length > 0 && command.every((word) => typeof word === 'string'), `${kind} command`).toBe(true);
-        if (kind === 'startup') continue;
+        if (['startup', 'events', 'build'].includes(kind)) continue;
         expect(isId(entry.id, false), `${kind} id ${String(entry.id)}`).toBe(true);
         expect(String(entry.title).trim()).not.toBe('');
       }
@@ -40,7 +40,28 @@ describe('herdr-plugin.toml', () => {
       expect(existsSync(resolve(pluginDir, script))).toBe(true);
       if (isPrompted(String(action.id))) expect(tables('panes').find((p) => p.id === action.id)?.command).toEqual(['node', script, 'popup', action.id]);
     }
-    expect((tables('startup')[0].command as string[]).join(' ')).toContain('../../dist/plugins/herdr/bin.js sidebar');
+    // The sidebar: one-shot refreshes on startup and on herdr's own events (names herdr 0.8.0 accepts
+    // for [[events]] hooks, src/api/schema/events.rs), no loop.
+    const hookEvents = ['workspace.created', 'workspace.updated', 'workspace.closed', 'workspace.renamed', 'workspace.moved', 'workspace.reordered', 'workspace.focused', 'worktree.created', 'worktree.opened', 'worktree.removed', 'tab.created', 'tab.closed', 'tab.renamed', 'tab.moved', 'tab.focused', 'pane.created', 'pane.closed', 'pane.focused', 'pane.moved', 'pane.exited', 'pane.agent_detected', 'pane.agent_status_changed'];
+    const once = ['node', '../../dist/plugins/herdr/bin.js', 'sidebar', '--once'];
+    expect(tables('startup').map((hook) => hook.command)).toEqual([once]);
+    expect(tables('events').map((hook) => hook.on)).toEqual(expect.arrayContaining(['pane.agent_detected', 'pane.agent_status_changed']));
+    for (const hook of tables('events')) {
+      expect(hookEvents).toContain(hook.on);
+      expect(hook.command).toEqual(once);
+    }
+  });
+
+  it("builds flume where `herdr plugin install` runs [[build]] (this folder, argv, no shell): dependencies, then dist", () => {
+    expect(tables('build').map((build) => build.command)).toEqual([
+      ['npm', '--prefix', '../..', 'ci'],
+      ['npm', '--prefix', '../..', 'run', 'build'],
+    ]);
+    // ../.. from this folder is flume's package, whose build script writes the dist every command runs.
+    const pkg = JSON.parse(readFileSync(resolve(dirname(MANIFEST), '../../package.json'), 'utf8'));
+    expect(pkg.name).toBe('flume');
+    expect(pkg.scripts.build).toBe('tsc -p tsconfig.json');
+    expect(existsSync(resolve(dirname(MANIFEST), '../../package-lock.json'))).toBe(true);
   });
 
   it("runs for each action a real flume command line: its command's own --help names every option it passes", async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../../core/index.js';
 import { which } from '../../../core/exec.js';
-import { rowTokens, sidebarRefresher, sidebarRows, watchSidebar } from '../../../plugins/herdr/index.js';
+import { rowTokens, SIDEBAR_TTL_MS, sidebarRefresher, sidebarRows, watchSidebar } from '../../../plugins/herdr/index.js';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
@@ -119,12 +119,27 @@ describe.skipIf(which('tmux') === undefined)('the herdr sidebar, from a real sta
     expect(rowTokens({ ...place, state: 'dropped' }).flume_state).toBe('dropped');
   });
 
-  it("runs from the plugin's bin.js as the manifest's startup hook runs it", async () => {
+  it("runs once per herdr event from the plugin's bin.js: every row with --ttl-ms, and a notification when a place starts to wait, once", async () => {
+    const stateDir = join(repo.state, 'herdr-plugin-state');
+    const once = () => spawnSync(process.execPath, [join(PROJECT, 'dist', 'plugins', 'herdr', 'bin.js'), 'sidebar', '--once'], { cwd: join(PROJECT, 'plugins', 'herdr'), env: { ...repo.env, HERDR_PLUGIN_STATE_DIR: stateDir, HERDR_PLUGIN_EVENT: 'pane.agent_status_changed' }, encoding: 'utf8' });
     herdr.clearLog();
-    const once = spawnSync(process.execPath, [join(PROJECT, 'dist', 'plugins', 'herdr', 'bin.js'), 'sidebar', '--once'], { cwd: join(PROJECT, 'plugins', 'herdr'), env: repo.env, encoding: 'utf8' });
-    expect(once.status, once.stderr).toBe(0);
-    expect(once.stdout.trim().split('\n').sort()).toEqual(['change/tasks: reported', 'fix/ask: reported', 'fix/busy: reported']);
+    const first = once();
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout.split('\n').filter((line) => line.endsWith('reported')).sort()).toEqual(['change/tasks: reported', 'fix/ask: reported', 'fix/busy: reported']);
     expect(reportCalls()).toHaveLength(3);
+    for (const call of reportCalls()) expect(call.argv.slice(7, 9)).toEqual(['--ttl-ms', String(SIDEBAR_TTL_MS)]);
+    const toasts = () => herdr.callsOf('notification', 'show').map((call) => call.argv);
+    // Every place that waits (asking, stuck; change/tasks too once quiet past stuckAfter), each once.
+    const waiting = sidebarRows(await status()).filter((row) => ['waiting', 'stuck'].includes(row.tokens.flume_state ?? '')).map((row) => `flume: ${row.place} waits`);
+    expect(waiting).toEqual(expect.arrayContaining(['flume: fix/ask waits', 'flume: fix/busy waits']));
+    expect(toasts().map((argv) => argv[2]).sort()).toEqual(waiting.sort());
+    expect(toasts().find((argv) => argv[2] === 'flume: fix/ask waits')).toEqual(['notification', 'show', 'flume: fix/ask waits', '--body', expect.stringMatching(/^needs: .*Which colour/), '--sound', 'request']);
+
+    // The next event renews every row's TTL (a new process: nothing of the last one's but its state file) and notifies no one again.
+    herdr.clearLog();
+    expect(once().status).toBe(0);
+    expect(reportCalls()).toHaveLength(3);
+    expect(toasts()).toEqual([]);
   });
 
   it('keeps refreshing until herdr stops, and stops when aborted', async () => {

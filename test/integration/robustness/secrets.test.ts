@@ -19,7 +19,7 @@ import { appendEvent, placesStateDir, withPlaceLock } from '../../../core/state/
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
-import { launchLine, launchScript } from '../../../plugins/herdr/launch-script.js';
+import { herdrLaunch, launchLine } from '../../../plugins/herdr/launch-script.js';
 import { git, makeRepo, remove } from '../../helpers/repo.js';
 import { environOf, everyArgv, filesHolding, leaks, mode, watchArgv } from '../../helpers/proc.js';
 
@@ -75,7 +75,7 @@ describe.skipIf(!hasTmux)('the tmux host', () => {
 });
 
 /** A launch with the fake agent, the secrets in the caller's environment; `config` merged into the flume config. */
-async function launchWithSecrets(config: Record<string, unknown> = {}, options: { env?: Record<string, string> } = {}) {
+async function launchWithSecrets(config: Record<string, unknown> = {}, options: { env?: Record<string, string>; binary?: string } = {}) {
   const repo: AgentRepo = agentRepo({ onPrompt: [{ actions: [{ say: 'Working.' }, { sleepMs: 30_000 }] }] }, config, options);
   cleanups.push(() => repo.cleanup());
   const secret = secrets();
@@ -146,31 +146,35 @@ describe.skipIf(!hasTmux)('a launch on the printed host', () => {
   });
 });
 
-describe('the herdr launch script', () => {
-  it('holds the values only in its exports: not in the line typed into the shell, nor in the exec that starts the agent', () => {
+describe('the herdr launch plan', () => {
+  it('puts secrets only in the sourced script, every other variable in --env, and neither in the line typed', () => {
     const secret = secrets();
-    const script = launchScript({ title: 't', cwd: '/tmp', argv: ['/usr/bin/claude', '--session-id', 'x'], env: { PATH: '/usr/bin', ...secret } });
-    const lines = script.split('\n');
-    const holding = lines.filter((line) => Object.values(secret).some((value) => line.includes(value)));
+    const plan = herdrLaunch({ title: 't', cwd: '/tmp', argv: ['/usr/bin/claude', '--session-id', 'x'], env: { PATH: '/usr/bin', PLAIN: 'shown', ...secret } }, '/state/herdr/launch-1.sh');
+    expect(plan).toMatchObject({ kind: 'claude', env: ['PATH=/usr/bin:/usr/bin', 'PLAIN=shown'], args: ['--session-id', 'x'] });
+    const holding = plan.script!.split('\n').filter((line) => Object.values(secret).some((value) => line.includes(value)));
     expect(holding).toEqual(Object.entries(secret).map(([name, value]) => `export ${name}=${value}`));
-    expect(lines.filter((line) => line.startsWith('exec '))).toEqual(["exec /usr/bin/claude --session-id x"]);
+    expect(launchLine('/state/herdr/launch-1.sh', 'source')).toBe(" . '/state/herdr/launch-1.sh'");
+    // A program herdr knows no kind of is exec'd by a script holding its whole environment, as before.
+    expect(herdrLaunch({ title: 't', cwd: '/tmp', argv: ['/usr/bin/other'], env: secret }, '/s.sh')).toMatchObject({ env: [], args: [] });
     expect(launchLine('/state/herdr/launch-1.sh')).toBe(" exec env -i /bin/sh '/state/herdr/launch-1.sh'");
   });
 });
 
 describe.skipIf(!hasTmux)('a launch on the herdr host', () => {
-  it('hands the agent its secrets through the launch script only, which is gone once the agent runs', async () => {
+  it('hands the agent its secrets through a sourced script only, which is gone once herdr has started the agent by name', async () => {
     const herdr: FakeHerdr = fakeHerdr({ running: true });
     cleanups.push(() => herdr.cleanup());
-    const { repo, secret } = await launchWithSecrets({ agent: { host: 'auto' }, plugins: [HERDR_PLUGIN_JS] });
+    const { repo, secret } = await launchWithSecrets({ agent: { host: 'auto' }, plugins: [HERDR_PLUGIN_JS] }, { binary: herdr.claude });
     Object.assign(repo.env, herdr.env);
     const place = await launched(repo, 'herdr', secret);
     expect(place.stage.agent.host).toBe('herdr');
+    expect(herdr.callsOf('agent', 'start')).toHaveLength(1);
     const pid = await waitFor(() => readdirSync(join(repo.configDir, 'sessions')).map((name) => Number(name.replace('.json', '')))[0], 'the fake agent state file');
     const environ = environOf(pid);
     expect(environ).toMatchObject({ ...secret, CLAUDE_CONFIG_DIR: repo.configDir });
-    // Nothing of the pane's shell: herdr's pane variables stay behind.
-    expect(environ.HERDR_PANE_ID).toBeUndefined();
+    // herdr's pane variables are kept, so herdr's own Claude Code integration can report from the agent.
+    expect(environ.HERDR_PANE_ID).toBe(place.stage.agent.pane);
+    for (const call of herdr.calls()) for (const value of Object.values(secret)) expect(call.argv.join(' ')).not.toContain(value);
     expect(readdirSync(join(repo.state, 'herdr')).filter((name) => name.startsWith('launch-'))).toEqual([]);
     expect(mode(join(repo.state, 'herdr'))).toBe('700');
     expectNoSecretLeft(repo, secret);
