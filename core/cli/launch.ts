@@ -1,5 +1,5 @@
 import type { Command } from './command.js';
-import { jsonOption, repositoryFrom, repoOption } from './command.js';
+import { jsonOption, repositoryFrom, repoOption, statusPlace } from './command.js';
 import { printJson, printedLine, progress } from './output.js';
 import { FlumeError, isFlumeError } from '../errors.js';
 import { askYesNo, canAsk } from './ask.js';
@@ -93,7 +93,7 @@ export const launchCommand: Command = {
     }
     steps.done();
     if (args.watch !== false && args.start !== false) await ensureSupervisor(context);
-    if (json) printJson(io, { place: record });
+    if (json) printJson(io, { place: await statusPlace(context, repository, record.id) });
   },
 };
 

@@ -4,6 +4,7 @@ import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, remove, tempDir } from '../../helpers/repo.js';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 let current: AgentRepo | undefined;
 let socket: string | undefined;
@@ -35,7 +36,7 @@ describe('launch progress', () => {
     expect(plain.stdout.split('\n')).toEqual(expect.arrayContaining([expect.stringMatching(/^readying: install$/), 'prompt: taken']));
 
     const json = await current.flume(['launch', '--kind', 'fix', '--name', 'json', '--brief', 'go', '--no-watch', '--json']);
-    expect(JSON.parse(json.stdout).place.stage.delivery).toBe('taken');
+    expect(launchedRecord(json.stdout).stage.delivery).toBe('taken');
   });
 
   it('names the agent before what it did, and says in words what the stage waits on', async () => {
