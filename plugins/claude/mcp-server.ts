@@ -140,7 +140,7 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'drop',
-    description: 'Mark a launch dropped: its agent is ended and tidying then removes its place, keeping a branch with work its target lacks.',
+    description: 'Mark a launch dropped: once its agent is stopped, tidying removes its place, keeping a branch with work its target lacks.',
     inputSchema: object({ place, reason: text('Why it was dropped (shown in status).'), repo }, ['place']),
     outputSchema: output(dropSchema),
     annotations: hints('Drop a launch', false, true, true),
