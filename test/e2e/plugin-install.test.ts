@@ -1,13 +1,13 @@
 /**
  * flume's Claude Code plugin installed the Claude Code way, by the REAL Claude Code: `claude plugin
  * marketplace add` of this checkout (a local folder) and of a git repository holding it (served over
- * git's dumb HTTP on 127.0.0.1),
+ * git's smart HTTP on 127.0.0.1),
  * then `claude plugin install flume@flume`; and the copy Claude Code puts in its plugin cache starts
  * its MCP server as `.mcp.json` says, which answers tool calls from there (finding flume on PATH), or,
  * with no flume on PATH, says so in one line with the fix. One config dir for it all.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -87,15 +87,28 @@ async function answersFromCache(root: string): Promise<void> {
   }
 }
 
-/** A static file server on 127.0.0.1 (what git's dumb HTTP protocol needs). */
-async function serveFiles(root: string): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * The repositories under `root` over git's smart HTTP on 127.0.0.1: each request is handed to
+ * `git http-backend` as CGI (Claude Code clones shallow, which git's dumb HTTP cannot serve).
+ */
+async function serveGit(root: string): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((request, response) => {
-    const file = join(root, decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname));
-    if (!file.startsWith(root + '/') || !existsSync(file) || !statSync(file).isFile()) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200).end(readFileSync(file));
+    const url = new URL(request.url ?? '/', 'http://x');
+    const backend = spawn('git', ['http-backend'], {
+      env: { ...process.env, GIT_PROJECT_ROOT: root, GIT_HTTP_EXPORT_ALL: '1', PATH_INFO: url.pathname, QUERY_STRING: url.search.slice(1), REQUEST_METHOD: request.method ?? 'GET', CONTENT_TYPE: request.headers['content-type'] ?? '', REMOTE_ADDR: '127.0.0.1', GIT_PROTOCOL: String(request.headers['git-protocol'] ?? '') },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    request.pipe(backend.stdin);
+    const chunks: Buffer[] = [];
+    backend.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    backend.on('close', () => {
+      const all = Buffer.concat(chunks);
+      const end = all.indexOf('\r\n\r\n');
+      const headers = all.subarray(0, end).toString().split('\r\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as const);
+      const status = Number(headers.find(([k]) => k.toLowerCase() === 'status')?.[1].split(' ')[0] ?? 200);
+      response.writeHead(status, Object.fromEntries(headers.filter(([k]) => k.toLowerCase() !== 'status')));
+      response.end(all.subarray(end + 4));
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -129,10 +142,9 @@ describe("flume's plugin, installed with Claude Code's own commands", () => {
     git(origin, 'add', '-A');
     git(origin, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'the plugin');
     // Claude Code 2.1.332 takes a git source as user@host:path or an http(s) URL ending .git (`file://`
-    // is "Invalid marketplace source format"): the repository is served over git's dumb HTTP, as files.
+    // is "Invalid marketplace source format"): the repository is served over git's smart HTTP.
     git(env.root, 'clone', '-q', '--bare', origin, 'origin.git');
-    git(join(env.root, 'origin.git'), 'update-server-info');
-    const server = await serveFiles(env.root);
+    const server = await serveGit(env.root);
     try {
       await claude('plugin', 'marketplace', 'add', `${server.url}/origin.git`);
       await claude('plugin', 'install', 'flume@flume');
