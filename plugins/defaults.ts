@@ -1,6 +1,7 @@
 /**
  * The default preset: every built-in kind, deliverable reader, agent driver and pane host, wired
- * through the same public API a third party uses. Only bin/flume.ts imports this file.
+ * through the same public API a third party uses. Imported by bin/flume.ts and by the MCP server
+ * (plugins/claude/mcp-server.ts), which runs the commands in its own process.
  */
 import type { FlumePlugin } from '../core/index.js';
 import { kindPlugins } from '../kinds/index.js';
