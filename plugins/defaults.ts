@@ -1,7 +1,8 @@
 /**
  * The default preset: every built-in kind, deliverable reader, agent driver and pane host, wired
  * through the same public API a third party uses, and the defaults that hold when a config names
- * nothing (the core names no built-in). Only bin/flume.ts imports this file.
+ * nothing (the core names no built-in). Imported by bin/flume.ts and by the MCP server
+ * (plugins/claude/mcp-server.ts), which runs the commands in its own process.
  */
 import { definePlugin, type FlumePlugin } from '../core/index.js';
 import { kindPlugins } from '../kinds/index.js';

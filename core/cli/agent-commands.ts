@@ -2,12 +2,13 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from './command.js';
-import { jsonOption, placeFrom, repoOption } from './command.js';
+import { jsonOption, placeFrom, repoOption, statusPlace } from './command.js';
 import { printJson } from './output.js';
 import { superviseAfter, watchOption } from './watch.js';
 import { FlumeError } from '../errors.js';
 import { restartStage, stopAgent, tell } from '../engine/operate.js';
 import type { PlaceRecord } from '../types.js';
+import type { Repository } from '../context.js';
 
 const placeArg = { type: 'string', describe: 'The place: kind/name, kind--name, or its folder.' } as const;
 
@@ -59,7 +60,7 @@ export const retryCommand: Command = {
     const { repository, key } = await placeFrom(args, context);
     const record = await restartStage(repository, key, {});
     await superviseAfter(args, context, record);
-    report(context, Boolean(args.json), record, 'restarted');
+    await report(context, repository, Boolean(args.json), record, 'restarted');
   },
 };
 
@@ -75,7 +76,7 @@ export const goOnCommand: Command = {
     const { repository, key } = await placeFrom(args, context);
     const record = await restartStage(repository, key, { goOn: true, note: args.note === undefined ? undefined : String(args.note) });
     await superviseAfter(args, context, record);
-    report(context, Boolean(args.json), record, 'went on with');
+    await report(context, repository, Boolean(args.json), record, 'went on with');
   },
 };
 
@@ -91,13 +92,14 @@ export const stageCommand: Command = {
     const { repository, key } = await placeFrom(args, context);
     const record = await restartStage(repository, key, { stage: String(args.stage) });
     await superviseAfter(args, context, record);
-    report(context, Boolean(args.json), record, 'started');
+    await report(context, repository, Boolean(args.json), record, 'started');
   },
 };
 
-function report(context: Parameters<Command['run']>[1], json: boolean, record: PlaceRecord, verb: string): void {
+async function report(context: Parameters<Command['run']>[1], repository: Repository, json: boolean, record: PlaceRecord, verb: string): Promise<void> {
   if (json) {
-    printJson(context.io, { place: record.id, stage: record.stage });
+    // The stage as status shows it (stage.schema.json), not flume's record of it.
+    printJson(context.io, { place: record.id, stage: (await statusPlace(context, repository, record.id)).stage });
     return;
   }
   const stage = record.stage!;

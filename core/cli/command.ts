@@ -6,6 +6,7 @@ import { checkName, parsePlaceRef } from '../place.js';
 import { knownRepositories } from '../state/host.js';
 import { readRecords } from '../state/store.js';
 import type { CliContext } from './index.js';
+import type { PlaceStatus } from '../engine/status.js';
 
 /** One CLI command. `run` returns the exit code (0 when it returns nothing). */
 export interface Command {
@@ -62,4 +63,13 @@ export function repoOption(yargs: Argv, describe = 'The repository (default: the
 /** The `--json` option. */
 export function jsonOption(yargs: Argv): Argv {
   return yargs.option('json', { type: 'boolean', describe: 'Print JSON (its schema is published with flume).' });
+}
+
+/**
+ * A place as `flume status` shows it: what launch answers with under --json (and retry, go-on and
+ * stage with its stage), so a script reads one shape, published in status.schema.json, not flume's record.
+ */
+export async function statusPlace(context: CliContext, repository: Repository, id: string): Promise<PlaceStatus> {
+  const { status } = await import('../engine/status.js');
+  return (await status(context.preset, { repo: repository.info.root, place: id })).places[0];
 }

@@ -1,5 +1,5 @@
 import type { Command } from './command.js';
-import { jsonOption, repositoryFrom, repoOption } from './command.js';
+import { jsonOption, repositoryFrom, repoOption, statusPlace } from './command.js';
 import { printJson, printedLine, progress } from './output.js';
 import { FlumeError, isFlumeError } from '../errors.js';
 import { askYesNo, canAsk } from './ask.js';
@@ -100,7 +100,7 @@ export const launchCommand: Command = {
     }
     steps.done();
     if (args.watch !== false && args.start !== false) await ensureSupervisor(context);
-    if (json) printJson(io, { place: record });
+    if (json) printJson(io, { place: await statusPlace(context, repository, record.id) });
     // The place exists, but it did not get going: a distinct code, so a script need not read words.
     failed ||= Boolean(record.held);
     return failed ? LAUNCH_NOT_GOING : 0;

@@ -16,6 +16,7 @@ import { configSchema } from './schema.js';
 import { statusSchema } from '../engine/status-schema.js';
 import { dryRunSchema } from '../engine/dry-run-schema.js';
 import { pluginsSchema } from '../engine/plugins-schema.js';
+import { resultSchemas } from '../engine/results-schema.js';
 import { AJV_OPTIONS } from './validate.js';
 
 /** Where the compiled config validator is kept, from the project's root. */
@@ -45,6 +46,8 @@ export function schemaFiles(drivers: DriverOptions[] = []): Record<string, strin
     'status.schema.json': JSON.stringify(statusSchema, null, 2) + '\n',
     'launch-dry-run.schema.json': JSON.stringify(dryRunSchema, null, 2) + '\n',
     'plugins.schema.json': JSON.stringify(pluginsSchema, null, 2) + '\n',
+    // launch, tell, stop, stage (retry, go-on, stage), drop, tidy, kinds, doctor and error: results-schema.ts.
+    ...Object.fromEntries(Object.entries(resultSchemas).map(([file, schema]) => [file, JSON.stringify(schema, null, 2) + '\n'])),
     [VALIDATOR_FILE]: validatorSource(),
   };
 }

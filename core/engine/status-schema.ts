@@ -51,7 +51,8 @@ const agentSchema = {
   additionalProperties: false,
 } as const;
 
-const stageSchema = {
+/** One place's current stage, as status shows it (launch, retry, go-on and stage answer with it too). */
+export const stageSchema = {
   type: 'object',
   required: ['name', 'index', 'of', 'state', 'startedAt', 'attempt', 'delivery', 'deliverable'],
   properties: {
@@ -81,7 +82,8 @@ const stageSchema = {
   additionalProperties: false,
 } as const;
 
-const placeSchema = {
+/** One place as status shows it (launch --json answers with it). */
+export const placeSchema = {
   type: 'object',
   required: ['id', 'kind', 'name', 'repo', 'path', 'branch', 'target', 'base', 'brief', 'createdAt', 'state', 'worktree', 'ready', 'stages', 'stage', 'landing', 'problems'],
   properties: {

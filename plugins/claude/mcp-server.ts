@@ -1,104 +1,220 @@
 /**
- * flume's MCP server (stdio) for Claude Code sessions: a `status` tool giving what `flume status
- * --json` gives, and a `launch` tool. It is a thin adapter over the flume CLI, so it adds nothing the
- * CLI cannot do; a tool error comes back as an MCP error result with flume's code and fix, and never
- * ends the server.
+ * flume's MCP server (stdio) for Claude Code sessions: a tool for every flume command a session can
+ * sensibly run (status, launch, tell, stop, retry, go-on, stage, drop, tidy, kinds, doctor, plugins),
+ * each answering with what `flume <command> --json` prints and naming that output's published schema
+ * as its `outputSchema`. `watch` (it runs until stopped) and `trust` (trusting a config is the user's
+ * act, never a model's) have none.
+ *
+ * Each call runs the CLI command's own `run` in this process with the arguments as values: user text
+ * (a brief, a place, a note, a message) never passes through an argument parser, so a brief such as
+ * `- fix the bullet list` or `--help` reaches flume as text. Every refusal comes back as an MCP error
+ * result carrying flume's code and fix, and never ends the server.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fileURLToPath } from 'node:url';
-import { run } from '../../core/index.js';
+import { FlumeError, schemaCheck, type SchemaCheck } from '../../core/index.js';
+import { asFlumeError } from '../../core/cli/output.js';
+import { commands } from '../../core/cli/commands.js';
+import type { CliContext } from '../../core/cli/index.js';
+import { statusSchema } from '../../core/engine/status-schema.js';
+import { pluginsSchema } from '../../core/engine/plugins-schema.js';
+import { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema } from '../../core/engine/results-schema.js';
+import { defaultPreset } from '../defaults.js';
 import { parseLaunchText } from './launch-text.js';
 
-/** The flume executable the tools run. */
+/** The flume executable: what a command that starts the supervisor in the background runs. */
 const FLUME = fileURLToPath(new URL('../../bin/flume.js', import.meta.url));
 
-/** The tools, with their input schemas. */
-export const TOOLS = [
+type Json = Record<string, unknown>;
+type Annotations = { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: false };
+
+/** One tool: its MCP description, and how its input becomes the CLI command's arguments. */
+interface ToolDef {
+  name: string;
+  description: string;
+  inputSchema: { type: 'object'; properties: Record<string, Json>; required?: string[]; additionalProperties: false };
+  outputSchema: object;
+  annotations: Annotations;
+  /** The command's arguments as yargs would hand them to its `run` (with `json: true`). */
+  args(input: Json): Json | FlumeError;
+}
+
+const text = (description: string) => ({ type: 'string', minLength: 1, description });
+const place = text('The place: kind/name (e.g. fix/bump-parser), as status lists it.');
+const repo = text('The repository (a folder); default the session\'s working directory. Needed only when a place name is in more than one repository.');
+const hints = (title: string, readOnly: boolean, destructive: boolean, idempotent: boolean): Annotations => ({ title, readOnlyHint: readOnly, destructiveHint: destructive, idempotentHint: idempotent, openWorldHint: false });
+const object = (properties: Record<string, Json>, required: string[] = []): ToolDef['inputSchema'] => ({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false });
+/** The output schema as MCP carries it: the published file's content without its $id and $schema (draft-07, which MCP clients assume). */
+const output = ({ $id: _id, $schema: _draft, ...schema }: { $id?: string; $schema?: string } & Json) => schema;
+const same = (input: Json): Json => ({ ...input });
+
+/** Every tool, in the order `flume --help` lists the commands. */
+export const TOOLS: ToolDef[] = [
+  {
+    name: 'launch',
+    description: 'Launch a brief in a place of its own (a worktree on <kind>/<name>) and start its first stage\'s agent; the calling session goes on with its own work. The kind is fix unless the brief starts with "--kind <kind>" or kind is given; the name is made from the brief unless given. Answers with the place as status shows it.',
+    inputSchema: object(
+      {
+        brief: text('What the work is, as the user wrote it (it may start with "--kind <kind>").'),
+        repo: text('The repository: the session\'s working directory.'),
+        kind: text('The kind, when not given in the brief (default fix).'),
+        name: text('The launch name; made from the brief when absent.'),
+        from: text('Where the branch starts (default: the branch the main checkout is on).'),
+      },
+      ['brief', 'repo'],
+    ),
+    outputSchema: output(launchSchema),
+    annotations: hints('Launch a brief', false, false, false),
+    args(input) {
+      const parsed = parseLaunchText(String(input.brief));
+      if (typeof parsed === 'string') return new FlumeError('BAD_USAGE', parsed, { fix: 'Put the brief after "--kind <kind>".' });
+      const { brief: _brief, kind, name, ...rest } = input;
+      return { ...rest, kind: parsed.kind ?? kind ?? 'fix', brief: parsed.brief, ...(name === undefined ? { 'auto-name': true } : { name }) };
+    },
+  },
   {
     name: 'status',
     description: 'Where every place flume runs on this host stands (what `flume status --json` gives): kind, stage and its state, the agent, tasks ticked, what a waiting agent needs. Optionally one place, or one repository.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        place: { type: 'string', description: 'Only this place: kind/name (e.g. fix/bump-parser).' },
-        repo: { type: 'string', description: 'Only the places of this repository (a folder).' },
-      },
-      additionalProperties: false,
-    },
+    inputSchema: object({ place: { ...place, description: 'Only this place: kind/name.' }, repo: text('Only the places of this repository (a folder).') }),
+    outputSchema: output(statusSchema),
+    annotations: hints('Status of places', true, false, true),
+    args: same,
   },
   {
-    name: 'launch',
-    description: 'Launch a brief in a place of its own (a worktree on <kind>/<name>) and start its first stage\'s agent; the calling session goes on with its own work. The kind is fix unless the brief starts with "--kind <kind>"; the name is made from the brief unless given.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        brief: { type: 'string', description: 'What the work is; may start with "--kind change" (or another kind).' },
-        repo: { type: 'string', description: 'The repository: the session\'s working directory.' },
-        kind: { type: 'string', description: 'The kind, when not given in the brief (default fix).' },
-        name: { type: 'string', description: 'The launch name; made from the brief when absent.' },
-      },
-      required: ['brief', 'repo'],
-      additionalProperties: false,
-    },
+    name: 'kinds',
+    description: 'Every kind a launch can name (built-in and declared by the repository), with its stages and the deliverable that ends each.',
+    inputSchema: object({ repo }),
+    outputSchema: output(kindsSchema),
+    annotations: hints('List kinds', true, false, true),
+    args: same,
   },
-] as const;
+  {
+    name: 'plugins',
+    description: 'What the repository has registered (kinds, deliverable readers, agent drivers, pane hosts, hook taps), by which plugin and from where.',
+    inputSchema: object({ repo }),
+    outputSchema: output(pluginsSchema),
+    annotations: hints('List plugins', true, false, true),
+    args: same,
+  },
+  {
+    name: 'tell',
+    description: 'Tell a place\'s agent more (an answer to what it asked, say): typed into its pane and confirmed in its transcript as a prompt, or refused with nothing typed.',
+    inputSchema: object({ place, text: text('What to tell it, exactly as it should read it.'), repo }, ['place', 'text']),
+    outputSchema: output(tellSchema),
+    annotations: hints('Tell an agent', false, false, false),
+    args: same,
+  },
+  {
+    name: 'stop',
+    description: 'End a place\'s agent. Refuses an agent that is working unless force is true (what it was doing is lost).',
+    inputSchema: object({ place, force: { type: 'boolean', description: 'End it even while it works.' }, repo }, ['place']),
+    outputSchema: output(stopSchema),
+    annotations: hints('Stop an agent', false, true, true),
+    args: same,
+  },
+  {
+    name: 'retry',
+    description: 'Start the place\'s current stage again with a fresh agent and its prompt (the old agent, if any, is ended).',
+    inputSchema: object({ place, repo }, ['place']),
+    outputSchema: output(stageResultSchema),
+    annotations: hints('Retry a stage', false, true, false),
+    args: same,
+  },
+  {
+    name: 'go-on',
+    description: 'Run a question\'s stage again in the same place with a fresh session; the note joins the question.',
+    inputSchema: object({ place, note: text('The operator\'s notes for the next round.'), repo }, ['place']),
+    outputSchema: output(stageResultSchema),
+    annotations: hints('Go on with a question', false, true, false),
+    args: same,
+  },
+  {
+    name: 'stage',
+    description: 'Start a named stage of the place\'s kind in a place flume made (the agent of the current stage, if any, is ended).',
+    inputSchema: object({ place, stage: text('The stage name, as kinds lists it.'), repo }, ['place', 'stage']),
+    outputSchema: output(stageResultSchema),
+    annotations: hints('Start a stage', false, true, false),
+    args: same,
+  },
+  {
+    name: 'drop',
+    description: 'Mark a launch dropped: once its agent is stopped, tidying removes its place, keeping a branch with work its target lacks.',
+    inputSchema: object({ place, reason: text('Why it was dropped (shown in status).'), repo }, ['place']),
+    outputSchema: output(dropSchema),
+    annotations: hints('Drop a launch', false, true, true),
+    args: same,
+  },
+  {
+    name: 'tidy',
+    description: 'Remove the places whose work is over (landed or dropped), keeping any branch whose patches its target lacks; dryRun says what it would do and changes nothing.',
+    inputSchema: object({ place: { ...place, description: 'Only this place; default every place of the repository.' }, repo, dryRun: { type: 'boolean', description: 'Say what would be removed and kept; change nothing.' } }),
+    outputSchema: output(tidySchema),
+    annotations: hints('Tidy places', false, true, true),
+    args: ({ dryRun, ...rest }) => ({ ...rest, ...(dryRun === undefined ? {} : { 'dry-run': dryRun }) }),
+  },
+  {
+    name: 'doctor',
+    description: 'Check what flume needs here (node, git, tmux, the agent program, its login, trust, the supervisor), each check with its fix; ok is false when a launch would miss something.',
+    inputSchema: object({ repo: text('The repository to check (default: the session\'s working directory, if it is one).') }),
+    outputSchema: output(doctorSchema),
+    annotations: hints('Check the setup', true, false, true),
+    args: same,
+  },
+];
 
-type ToolResult = { content: Array<{ type: 'text'; text: string }>; isError?: boolean; structuredContent?: Record<string, unknown> };
+type ToolResult = { content: Array<{ type: 'text'; text: string }>; isError?: boolean; structuredContent?: Json };
+
+const inputChecks = new Map<string, SchemaCheck>();
+const preset = once(defaultPreset);
 
 /** Runs one tool call; bad arguments and flume's refusals come back as error results. */
-export async function callTool(name: string, args: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): Promise<ToolResult> {
+export async function callTool(name: string, input: unknown = {}): Promise<ToolResult> {
   const tool = TOOLS.find((t) => t.name === name);
-  if (!tool) return failure('BAD_USAGE', `There is no tool ${JSON.stringify(name)}.`, `Use one of: ${TOOLS.map((t) => t.name).join(', ')}.`);
-  const problem = checkArguments(tool.inputSchema, args);
-  if (problem) return failure('BAD_USAGE', problem, 'Call the tool with the arguments its input schema names.');
-  const argv = name === 'status' ? statusArgv(args) : launchArgv(args);
-  if (typeof argv === 'string') return failure('BAD_USAGE', argv, 'Put the brief after "--kind <kind>".');
-  const result = await run(process.execPath, [FLUME, ...argv, '--json'], { env: { ...env }, timeoutMs: 10 * 60_000 });
-  let output: Record<string, unknown>;
+  if (!tool) return failure(new FlumeError('BAD_USAGE', `There is no tool ${JSON.stringify(name)}.`, { fix: `Use one of: ${TOOLS.map((t) => t.name).join(', ')}.` }));
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return failure(new FlumeError('BAD_USAGE', 'The arguments must be an object.', { fix: 'Call the tool with the arguments its input schema names.' }));
+  if (!inputChecks.has(name)) inputChecks.set(name, schemaCheck(tool.inputSchema));
+  const problems = await inputChecks.get(name)!(input);
+  if (problems.length) return failure(new FlumeError('BAD_USAGE', `The arguments of ${name} do not fit its input schema: ${problems.join('; ')}.`, { fix: `Call ${name} with the arguments its input schema names (${Object.keys(tool.inputSchema.properties).join(', ')}).` }));
+  const args = tool.args(input as Json);
+  if (args instanceof FlumeError) return failure(args);
+  const command = commands.find((c) => c.command.split(' ')[0] === name)!;
+  let stdout = '';
+  const context: CliContext = {
+    // What the command prints is its --json answer; what it logs (warnings) is not the model's.
+    io: { stdout: (chunk) => void (stdout += chunk), stderr: () => {}, isTTY: false },
+    preset,
+    self: FLUME,
+  };
   try {
-    output = JSON.parse(result.stdout) as Record<string, unknown>;
-  } catch {
-    return failure('IO_FAILED', `flume ${argv[0]} printed no JSON (exit ${result.exitCode}): ${result.all.trim().slice(-400)}`, 'Run the same command in a terminal to see what failed.');
+    await command.run({ ...args, json: true }, context);
+  } catch (error) {
+    return failure(asFlumeError(error));
   }
-  const error = output.error as { code: string; message: string; fix?: string } | undefined;
-  if (error) return failure(error.code, error.message, error.fix);
-  // Claude Code hands the model the structured content, not the text: the summary goes in both.
-  if (name === 'launch') {
-    const summary = launchSummary(output);
-    return { content: [{ type: 'text', text: summary }], structuredContent: { summary, ...output } };
-  }
-  return { content: [{ type: 'text', text: JSON.stringify(output, null, 2) }], structuredContent: output };
+  const result = JSON.parse(stdout) as Json;
+  if (name === 'launch') return { content: [{ type: 'text', text: launchSummary(result) }], structuredContent: result };
+  return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result };
 }
 
 /** Serves the tools over stdio until the client goes. */
 export async function serve(): Promise<void> {
   const server = new Server({ name: 'flume', version: '0.1.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS.map((t) => ({ ...t })) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: TOOLS.map(({ name, description, inputSchema, outputSchema, annotations }) => ({ name, description, inputSchema, outputSchema: outputSchema as { type: 'object' }, annotations })),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     try {
       return await callTool(request.params.name, request.params.arguments ?? {});
     } catch (error) {
-      return failure('IO_FAILED', error instanceof Error ? error.message : String(error), 'Run the same command with the flume CLI to see what failed.');
+      return failure(asFlumeError(error));
     }
   });
   await server.connect(new StdioServerTransport());
 }
 
-function statusArgv(args: Record<string, unknown>): string[] {
-  return ['status', ...(args.place ? [String(args.place)] : []), ...(args.repo ? ['--repo', String(args.repo)] : [])];
-}
-
-function launchArgv(args: Record<string, unknown>): string[] | string {
-  const parsed = parseLaunchText(String(args.brief));
-  if (typeof parsed === 'string') return parsed;
-  const kind = parsed.kind ?? (args.kind ? String(args.kind) : 'fix');
-  return ['launch', '--repo', String(args.repo), '--kind', kind, '--brief', parsed.brief, ...(args.name ? ['--name', String(args.name)] : ['--auto-name'])];
-}
-
-function launchSummary(output: Record<string, unknown>): string {
-  const place = output.place as { id: string; path: string; branch: string; stage?: { delivery: string; agent?: { pane?: string; host: string } } };
+function launchSummary(output: Json): string {
+  const place = output.place as { id: string; path: string; branch: string; stage: { delivery: string; agent?: { pane?: string; host: string } } | null };
   const agent = place.stage?.agent;
   return [
     `Launched ${place.id} at ${place.path} on ${place.branch}.`,
@@ -107,17 +223,17 @@ function launchSummary(output: Record<string, unknown>): string {
   ].join('\n');
 }
 
-function checkArguments(schema: (typeof TOOLS)[number]['inputSchema'], args: Record<string, unknown>): string | undefined {
-  if (!args || typeof args !== 'object' || Array.isArray(args)) return 'The arguments must be an object.';
-  const properties = schema.properties as Record<string, { type: string }>;
-  for (const key of Object.keys(args)) if (!(key in properties)) return `Unexpected argument "${key}". Expected: ${Object.keys(properties).join(', ')}.`;
-  for (const key of ('required' in schema ? schema.required : []) as readonly string[]) if (args[key] === undefined) return `The argument "${key}" is required.`;
-  for (const [key, value] of Object.entries(args)) if (typeof value !== 'string' || value === '') return `The argument "${key}" must be a non-empty string.`;
-  return undefined;
+/**
+ * An error result: `CODE message` and its fix, as the CLI prints them. It carries no structured
+ * content: the tool's outputSchema describes its answers, and MCP clients check only those.
+ */
+function failure(error: FlumeError): ToolResult {
+  return { content: [{ type: 'text', text: `${error.code} ${error.message}${error.fix ? `\nfix: ${error.fix}` : ''}` }], isError: true };
 }
 
-function failure(code: string, message: string, fix?: string): ToolResult {
-  return { content: [{ type: 'text', text: `${code} ${message}${fix ? `\nfix: ${fix}` : ''}` }], isError: true, structuredContent: { error: { code, message, ...(fix ? { fix } : {}) } } };
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= load());
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await serve();

@@ -12,6 +12,7 @@ import { FLUME_BIN } from '../helpers/repo.js';
 import { codexEnv, type CodexEnv } from '../helpers/codex-env.js';
 import type { Script } from '../helpers/responses-api.js';
 import { run } from '../../core/exec.js';
+import { launchedRecord } from '../helpers/result-schema.js';
 
 /** A repository whose stages run the real Codex. */
 export interface CodexRepo extends AgentRepo {
@@ -56,7 +57,7 @@ export async function codexRepo(options: { script: Script; config?: Record<strin
     async launch(kind, name, brief, extra = []) {
       const result = await base.flume(['launch', '--kind', kind, '--name', name, '--brief', brief, '--no-watch', '--json', ...extra]);
       if (result.code !== 0) throw new Error(`launch failed (${result.code}): ${result.stdout}${result.stderr}`);
-      return JSON.parse(result.stdout).place;
+      return launchedRecord(result.stdout);
     },
     view,
     async until(id, probe, what, timeoutMs = 30_000) {

@@ -24,6 +24,7 @@ import { tmuxHost } from '../../agents/panes/tmux.js';
 import { draftText } from '../../agents/claude-code/screen.js';
 import type { PaneHost } from '../../core/agent.js';
 import { prompts, realRepo, transcript, waitFor, type RealRepoOptions } from './real-repo.js';
+import { launchedRecord } from '../helpers/result-schema.js';
 
 beforeAll(() => assertIsolated());
 
@@ -70,7 +71,7 @@ function fake(script: (held: string) => FakeScript): Run {
 async function launch(run: Run, name: string, brief: string): Promise<any> {
   const result = await run.t.flume(['launch', '--kind', 'note', '--name', name, '--brief', brief, '--no-watch', '--json']);
   expect(result.code, result.stdout + result.stderr).toBe(0);
-  return JSON.parse(result.stdout).place;
+  return launchedRecord(result.stdout);
 }
 
 /** What status says of the place: the stage's state and needs, the recorded delivery, the agent's state. */

@@ -114,7 +114,8 @@ describe("flume's Claude Code plugin in the real program", () => {
   });
 
   it('launches a brief typed as the plugin\'s command in an operator\'s session into a place of its own', async () => {
-    const brief = 'Fix the typo in README.md';
+    // A brief that starts with "-" (a markdown bullet) reaches flume as text, through the command and the tool.
+    const brief = '- Fix the typo in README.md';
     let repo = '';
     const search = toolUseId();
     let retried = 0;

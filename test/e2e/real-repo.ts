@@ -18,6 +18,7 @@ import { FLUME_BIN } from '../helpers/repo.js';
 import { tmuxHost } from '../../agents/panes/tmux.js';
 import type { PaneHost } from '../../core/agent.js';
 import { run } from '../../core/exec.js';
+import { launchedRecord } from '../helpers/result-schema.js';
 
 /** A repository run by flume with the real Claude Code as its agent. */
 export interface RealRepo extends AgentRepo {
@@ -86,7 +87,7 @@ export async function realRepo(options: RealRepoOptions): Promise<RealRepo> {
     async launch(kind, name, brief, extra = []) {
       const result = await base.flume(['launch', '--kind', kind, '--name', name, '--brief', brief, '--no-watch', '--json', ...extra]);
       if (result.code !== 0) throw new Error(`launch failed (${result.code}): ${result.stdout}${result.stderr}`);
-      return JSON.parse(result.stdout).place;
+      return launchedRecord(result.stdout);
     },
     view,
     async until(id, probe, what, { timeoutMs = 30_000, seen, intervalMs = 200 } = {}) {

@@ -12,6 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentRepo, type AgentRepo } from '../helpers/agent-repo.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { prompts, realRepo } from './real-repo.js';
+import { launchedRecord } from '../helpers/result-schema.js';
 
 beforeAll(() => assertIsolated());
 
@@ -48,7 +49,7 @@ interface Seen {
 async function scenario(t: AgentRepo): Promise<Seen> {
   const launched = await t.flume(['launch', '--kind', 'note', '--name', 'tabs', '--brief', BRIEF, '--no-watch', '--json']);
   expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-  const place = JSON.parse(launched.stdout).place;
+  const place = launchedRecord(launched.stdout);
   const tells: Seen['tells'] = [];
   for (const text of [TELL_LINE, TELL_LINES]) {
     await until(async () => (await t.place('note/tabs')).stage.agent.state === 'idle', 'the agent to end its turn');

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { flume, flumeEnv, makeRepo, remove, tempDir } from '../../helpers/repo.js';
 import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
 import { killTmuxServer } from '../../../agents/panes/tmux.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -36,7 +37,7 @@ describe('Claude Code folder trust', () => {
     // No config: nothing of the repository runs, so launching needs no trust.
     const launched = await run(['launch', '--kind', 'fix', '--name', 'asks', '--brief', 'Add one.txt.', '--no-watch', '--json']);
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-    const place = JSON.parse(launched.stdout).place;
+    const place = launchedRecord(launched.stdout);
     const claudeJson = () => (existsSync(join(configDir, '.claude.json')) ? JSON.parse(readFileSync(join(configDir, '.claude.json'), 'utf8')) : {});
     expect(claudeJson().projects?.[repo]?.hasTrustDialogAccepted).not.toBe(true);
     expect(claudeJson().projects?.[place.path]?.hasTrustDialogAccepted).not.toBe(true);

@@ -4,6 +4,7 @@ import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { hasInputBox } from '../../helpers/claude-pane.js';
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { tmuxHost } from '../../../agents/panes/tmux.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 let current: AgentRepo | undefined;
 afterEach(async () => {
@@ -24,7 +25,7 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     current = agentRepo(busy);
     const result = await current.flume(['launch', '--kind', 'fix', '--name', 'one', '--brief', 'Mend the parser.', '--no-watch', '--json']);
     expect(result.code, result.stderr).toBe(0);
-    const { place } = JSON.parse(result.stdout);
+    const place = launchedRecord(result.stdout);
     expect(place.stage).toMatchObject({ name: 'code', index: 0, delivery: 'taken', sends: 1 });
     const agent = place.stage.agent;
     expect(agent).toMatchObject({ driver: 'claude-code', host: 'tmux' });
@@ -47,7 +48,7 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
   it('sends once more when the first sending is dropped, and the second is taken', async () => {
     current = agentRepo({ ...busy, dropInputs: 1 });
     const result = await current.flume(['launch', '--kind', 'fix', '--name', 'drop', '--brief', 'Try again.', '--no-watch', '--json']);
-    const { place } = JSON.parse(result.stdout);
+    const place = launchedRecord(result.stdout);
     expect(place.stage).toMatchObject({ delivery: 'taken', sends: 2 });
     expect(userPrompts(place.stage.agent.transcriptPath)).toHaveLength(1);
   });
@@ -65,7 +66,7 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     current = agentRepo(busy);
     const brief = Array.from({ length: 40 }, (_, i) => `Line ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(2)}`).join('\n');
     const result = await current.flume(['launch', '--kind', 'fix', '--name', 'long', '--brief', brief, '--no-watch', '--json']);
-    const { place } = JSON.parse(result.stdout);
+    const place = launchedRecord(result.stdout);
     expect(place.stage.delivery).toBe('taken');
     expect(place.stage.prompt).toContain(brief.trim());
     // The transcript holds one prompt, and it is the whole prompt flume rendered, every line of it in
@@ -80,7 +81,7 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
   it('leaves a slow start unknown, never failed, and sends once the agent accepts input', async () => {
     current = agentRepo({ ...busy, startDelayMs: 4000 }, { limits: { promptTimeout: '3s', startTimeout: '1s' } });
     const result = await current.flume(['launch', '--kind', 'fix', '--name', 'slow', '--brief', 'Slowly.', '--no-watch', '--json']);
-    const { place } = JSON.parse(result.stdout);
+    const place = launchedRecord(result.stdout);
     expect(place.stage).toMatchObject({ delivery: 'unknown', sends: 0 });
     expect((await current.place('fix/slow')).stage.delivery).toBe('unknown');
     // The agent's input box appears on its screen (a `❯` line under a rule): it accepts input now.

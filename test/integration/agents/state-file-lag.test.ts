@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { tmuxHost } from '../../../agents/panes/tmux.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 let current: AgentRepo | undefined;
 afterEach(async () => {
@@ -28,7 +29,7 @@ describe('a permission prompt', () => {
     current = agentRepo({ stateLagMs: 60_000, onPrompt: [{ actions: [{ permission: { tool: 'Bash', command: 'rm -rf build' } }, { say: 'Deleted.' }] }] });
     const launched = await current.flume(['launch', '--kind', 'fix', '--name', 'perm', '--brief', 'Delete the build.', '--no-watch', '--json']);
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-    const place = JSON.parse(launched.stdout).place;
+    const place = launchedRecord(launched.stdout);
     const host = tmuxHost({ socket: join(current.state, 'tmux', 'flume.sock') });
     await waitFor(async () => (await host.capture(place.stage.agent.pane))?.includes('Do you want to proceed?'), 'the dialog on screen');
     const view = await current.place('fix/perm');

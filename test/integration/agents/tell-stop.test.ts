@@ -4,6 +4,7 @@ import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { tmuxHost } from '../../../agents/panes/tmux.js';
 import { settledSight, sight, type AgentAt } from '../../helpers/untouched.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 let current: AgentRepo | undefined;
 afterEach(async () => {
@@ -14,7 +15,7 @@ afterEach(async () => {
 async function launch(repo: AgentRepo, name: string) {
   const result = await repo.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Work ${name}.`, '--no-watch', '--json']);
   expect(result.code, result.stdout + result.stderr).toBe(0);
-  return JSON.parse(result.stdout).place;
+  return launchedRecord(result.stdout);
 }
 
 const prompts = (path: string) => readRecords(path).filter((r) => r.type === 'user' && typeof r.message?.content === 'string').map((r) => r.message.content as string);

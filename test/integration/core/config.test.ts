@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { flume, flumeEnv, makeRepo, remove, tempDir, write, git } from '../../helpers/repo.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 const state = tempDir('flume-state-');
 const env = flumeEnv(state);
@@ -103,7 +104,7 @@ describe('readying', () => {
     const result = await flume(['launch', '--repo', repo, '--kind', 'question', '--name', 'q', '--brief', 'why?', '--no-start', '--json'], { env: { ...env, CALLER_SECRET: 'leaked' } });
     // The place is made, but a step failed: launch's "made, not going" code.
     expect(result.code).toBe(3);
-    const place = JSON.parse(result.stdout).place;
+    const place = launchedRecord(result.stdout);
     expect(place.ready).toMatchObject({ state: 'failed', failed: { step: 'breaks', exitCode: 3 } });
     expect(place.ready.failed.tail).toContain('something went wrong');
     const { readFileSync } = await import('node:fs');

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { flume, flumeEnv, makeRepo, remove, tempDir } from '../../helpers/repo.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 const CONFIG = `
 const driver = {
@@ -80,7 +81,7 @@ export default {
     const env = flumeEnv(state);
     const launched = await flume(['launch', '--kind', 'acme-read', '--name', 'bad', '--brief', 'it.', '--no-watch', '--json'], { cwd: repo, env });
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-    writeFileSync(join(JSON.parse(launched.stdout).place.path, 'bad'), '');
+    writeFileSync(join(launchedRecord(launched.stdout).path, 'bad'), '');
     const status = await flume(['status', 'acme-read/bad', '--repo', repo, '--json'], { cwd: repo, env });
     expect(status.code, status.stdout + status.stderr).toBe(0);
     const stage = JSON.parse(status.stdout).places[0].stage;

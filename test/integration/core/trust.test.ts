@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { join } from 'node:path';
 import { commit, flume, flumeEnv, git, makeRepo, remove, snapshot, tempDir, write } from '../../helpers/repo.js';
 import { parseStatus } from '../../helpers/status-schema.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 const marks = tempDir('flume-marks-');
 const made: string[] = [marks];
@@ -71,7 +72,7 @@ describe('trust', () => {
     expect(statSync(join(state, 'trust.json')).mode & 0o777).toBe(0o600);
     const launched = await flume(launchArgs(repo, 'one'), { env });
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-    expect(JSON.parse(launched.stdout).place).toMatchObject({ id: 'unit/one' });
+    expect(launchedRecord(launched.stdout)).toMatchObject({ id: 'unit/one' });
     expect(existsSync(mark)).toBe(true);
   });
 

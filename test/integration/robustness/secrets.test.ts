@@ -22,6 +22,7 @@ import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-h
 import { herdrLaunch, launchLine } from '../../../plugins/herdr/launch-script.js';
 import { git, makeRepo, remove } from '../../helpers/repo.js';
 import { environOf, everyArgv, filesHolding, leaks, mode, watchArgv } from '../../helpers/proc.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 const hasTmux = which('tmux') !== undefined;
 
@@ -93,7 +94,7 @@ async function launched(repo: AgentRepo, name: string, secret: Record<string, st
   const result = await repo.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Work ${name}.`, '--no-watch', '--json']);
   expect(stop()).toEqual([]);
   expect(result.code, result.stdout + result.stderr).toBe(0);
-  return JSON.parse(result.stdout).place;
+  return launchedRecord(result.stdout);
 }
 
 /** What every launch must leave: no secret in any argv, state file or log; private folders and files. */

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import type { FakeScript } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, PROJECT } from '../../helpers/repo.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 export { PROJECT };
 
@@ -141,7 +142,7 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     async launch(kind, name, brief) {
       const result = await base.flume(['launch', '--kind', kind, '--name', name, '--brief', brief, '--no-watch', '--json']);
       if (result.code !== 0) throw new Error(`launch failed (${result.code}): ${result.stdout}${result.stderr}`);
-      return JSON.parse(result.stdout).place;
+      return launchedRecord(result.stdout);
     },
     view,
     async until(id, probe, what, options = {}) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { git } from '../../helpers/repo.js';
 import { settledSight, sight } from '../../helpers/untouched.js';
 import { LONG, promptsOf, repoFor, running, tip } from './helpers.js';
+import { validResult } from '../../helpers/result-schema.js';
 
 // Each test has its own repository, state, tmux server and supervisor: they run at once.
 
@@ -31,11 +32,12 @@ describe.concurrent('flume retry', { timeout: LONG }, () => {
     });
     const retried = await t.flume(['retry', 'fix/key', '--json']);
     expect(retried.code, retried.stdout + retried.stderr).toBe(0);
-    const stage = JSON.parse(retried.stdout).stage;
+    const stage = validResult('stage', JSON.parse(retried.stdout)).stage;
     expect(stage).toMatchObject({ name: 'code', index: 0, attempt: 2, delivery: 'taken' });
     expect(stage.agent.sessionId).not.toBe(place.stage.agent.sessionId);
     expect(running(place.stage.agent.pid)).toBe(false);
-    expect(promptsOf(stage.agent.transcriptPath)[0]).toBe(promptsOf(place.stage.agent.transcriptPath)[0]);
+    // retry answers with the stage as status shows it; flume's record names the transcript file.
+    expect(promptsOf(t.record('fix--key').stage.agent.transcriptPath)[0]).toBe(promptsOf(place.stage.agent.transcriptPath)[0]);
     const next = await t.until('fix/key', (p) => p?.stage?.name === 'submission' && p.stage, 'the retried stage to deliver');
     expect(next.attempt).toBe(1);
     const history = t.record('fix--key').history.map((h: any) => [h.name, h.delivered]);

@@ -2,6 +2,7 @@ import { describe, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LONG, promptsOf, repoFor, running } from './helpers.js';
+import { validResult } from '../../helpers/result-schema.js';
 
 describe('a question, driven by the supervisor', { timeout: LONG }, () => {
   it('ends its session on conclusion.md; go-on runs it again with a fresh agent and the note, ending only on a new conclusion', async ({ expect, onTestFinished }) => {
@@ -30,10 +31,11 @@ describe('a question, driven by the supervisor', { timeout: LONG }, () => {
 
     const goOn = await t.flume(['go-on', 'question/x', '--note', 'look at y', '--json']);
     expect(goOn.code, goOn.stdout + goOn.stderr).toBe(0);
-    const second = JSON.parse(goOn.stdout).stage;
+    const second = validResult('stage', JSON.parse(goOn.stdout)).stage;
     expect(second).toMatchObject({ name: 'session', attempt: 2, delivery: 'taken' });
     expect(second.agent.sessionId).not.toBe(first.sessionId);
-    const prompt = promptsOf(second.agent.transcriptPath)[0];
+    // go-on answers with the stage as status shows it; flume's record names the transcript file.
+    const prompt = promptsOf(t.record('question--x').stage.agent.transcriptPath)[0];
     expect(prompt).toContain('Work the question in this place');
     expect(prompt).toContain('look at y');
     expect(prompt).toContain('Which parser should we use?');

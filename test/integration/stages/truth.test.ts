@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { flume, git } from '../../helpers/repo.js';
 import { LONG, repoFor, running } from './helpers.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 // Issue 9, "truth at the edges": status says only what the agent's own record shows. Each test has
 // its own repository, state, tmux server and supervisor: they run at once.
@@ -144,7 +145,7 @@ describe.concurrent('a place launched with --no-start', { timeout: LONG }, () =>
     const t = repoFor({ onTestFinished }, WORKING);
     const made = await t.flume(['launch', '--kind', 'fix', '--name', 'later', '--brief', 'Work.', '--no-start', '--json']);
     expect(made.code, made.stderr).toBe(0);
-    expect(JSON.parse(made.stdout).place.launched).toEqual({ start: false, watch: true });
+    expect(launchedRecord(made.stdout).launched).toEqual({ start: false, watch: true });
     t.watch({}, { poll: '500ms' });
     await t.quiet(3);
     expect(t.record('fix--later').stage).toBeUndefined();

@@ -22,6 +22,7 @@ import { waitFor } from '../../helpers/fake-claude/index.js';
 import { promptsOf } from '../stages/helpers.js';
 import { commonDir, fullSnapshot, inProcessFlume, MAKE_ONLY, treeDigest, type Run } from '../robustness/helpers.js';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 const LONG = 120_000;
 
@@ -272,7 +273,7 @@ describe('a good launch', () => {
     expect(dry.stage.agent.host).toBe('printed');
     const launched = await t.flume(args);
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
-    const agent = JSON.parse(launched.stdout).place.stage.agent;
+    const agent = launchedRecord(launched.stdout).stage.agent;
     expect(dry.stage.agent.plan.command.map((word: string) => word.replace(dry.stage.agent.sessionId, agent.sessionId))).toEqual(agent.command);
     expect(agent.command).toContain(dry.stage.prompt);
   });

@@ -5,6 +5,7 @@ import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, remove, tempDir } from '../../helpers/repo.js';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
+import { launchedRecord } from '../../helpers/result-schema.js';
 
 let current: AgentRepo | undefined;
 let socket: string | undefined;
@@ -36,7 +37,7 @@ describe('launch progress', () => {
     expect(plain.stdout.split('\n')).toEqual(expect.arrayContaining([expect.stringMatching(/^readying: install$/), 'prompt: taken']));
 
     const json = await current.flume(['launch', '--kind', 'fix', '--name', 'json', '--brief', 'go', '--no-watch', '--json']);
-    expect(JSON.parse(json.stdout).place.stage.delivery).toBe('taken');
+    expect(launchedRecord(json.stdout).stage.delivery).toBe('taken');
   });
 
   it('marks a failed step ✗ and a held place ‖ on a narrow terminal, redraws long and multi-line steps whole, and exits 3', async () => {

@@ -1,16 +1,28 @@
+/**
+ * flume's MCP server driven by the MCP SDK's own client over stdio (the server started as Claude Code
+ * starts it, through plugins/claude/bin/flume-mcp.mjs), against a real repository, real tmux and the
+ * scripted fake agent. Every tool is called; every answer is checked by the client against the tool's
+ * outputSchema and here against the published `<name>.schema.json`; every refusal is an error result
+ * carrying flume's code and fix, and the server answers on after it. Briefs, places, notes and text
+ * that start with `-` reach flume as text, never as options.
+ */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { PROJECT } from '../../helpers/repo.js';
 import { parseStatus, validStatus } from '../../helpers/status-schema.js';
+import { validResult } from '../../helpers/result-schema.js';
+import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 
 let current: AgentRepo;
 let client: Client;
 
 beforeEach(async () => {
-  current = agentRepo({ onPrompt: [{ actions: [{ say: 'On it.' }, { sleepMs: 30_000 }] }] });
+  // The agent asks at once and waits; an answer starting "--" is taken and thanked for.
+  current = agentRepo({ onPrompt: [{ match: '^--', actions: [{ say: 'Thanks, blue it is.' }] }, { actions: [{ say: 'Which colour should it be?' }] }] });
   client = new Client({ name: 'flume-test', version: '0.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(PROJECT, 'plugins/claude/bin/flume-mcp.mjs')], env: current.env, cwd: current.repo }));
 });
@@ -19,50 +31,108 @@ afterEach(async () => {
   await current.cleanup();
 });
 
-const text = (result: any) => result.content.map((c: { text: string }) => c.text).join('\n');
+const TOOLS = ['doctor', 'drop', 'go-on', 'kinds', 'launch', 'plugins', 'retry', 'stage', 'status', 'stop', 'tell', 'tidy'];
+/** Which published schema each tool's answer has. */
+const SCHEMA: Record<string, string> = { launch: 'launch', status: 'status', kinds: 'kinds', plugins: 'plugins', doctor: 'doctor', tell: 'tell', stop: 'stop', retry: 'stage', 'go-on': 'stage', stage: 'stage', drop: 'drop', tidy: 'tidy' };
+const text = (result: any): string => result.content.map((c: { text: string }) => c.text).join('\n');
 
-describe('the MCP server, driven by the SDK\'s own client over stdio', () => {
-  it('lists its tools', async () => {
+/** Calls a tool that must answer; checks its answer against the published schema and returns it. */
+async function ok(name: string, args: Record<string, unknown>): Promise<any> {
+  const result: any = await client.callTool({ name, arguments: args });
+  expect(result.isError, `${name}: ${text(result)}`).toBeFalsy();
+  if (name === 'status') validStatus(result.structuredContent, 'the MCP status tool');
+  else validResult(SCHEMA[name], result.structuredContent, `the MCP ${name} tool`);
+  if (name !== 'launch') expect(JSON.parse(text(result))).toEqual(result.structuredContent);
+  return result.structuredContent;
+}
+
+/** Calls a tool that must refuse: an error result `CODE message` + `fix: …`, as error.schema.json has it; returns the error. */
+async function refused(name: string, args: unknown): Promise<{ code: string; message: string; fix: string }> {
+  const result: any = await client.callTool({ name, arguments: args as Record<string, unknown> });
+  expect(result.isError, `${name} ${JSON.stringify(args)} was not refused: ${text(result)}`).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  const match = /^([A-Z_]+) ([\s\S]*?)\nfix: ([\s\S]+)$/.exec(text(result));
+  expect(match, text(result)).not.toBeNull();
+  return validResult('error', { error: { code: match![1], message: match![2], fix: match![3] } }).error;
+}
+
+describe("the MCP server, driven by the SDK's own client over stdio", () => {
+  it('lists a tool for every command, each with annotations and the published schema of its answer', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['launch', 'status']);
+    expect(tools.map((t) => t.name).sort()).toEqual(TOOLS);
+    for (const tool of tools) {
+      const { $id: _id, $schema: _draft, ...published } = JSON.parse(readFileSync(join(PROJECT, `${SCHEMA[tool.name]}.schema.json`), 'utf8'));
+      expect(tool.outputSchema, tool.name).toEqual(published);
+      expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: expect.any(Boolean), destructiveHint: expect.any(Boolean), idempotentHint: expect.any(Boolean) });
+    }
+    const flagged = (hint: string) => tools.filter((t) => (t.annotations as Record<string, boolean>)[hint]).map((t) => t.name).sort();
+    expect(flagged('readOnlyHint')).toEqual(['doctor', 'kinds', 'plugins', 'status']);
+    expect(flagged('destructiveHint')).toEqual(['drop', 'go-on', 'retry', 'stage', 'stop', 'tidy']);
     expect(tools.find((t) => t.name === 'launch')!.inputSchema.required).toEqual(['brief', 'repo']);
+    // /flume:launch pre-allows launch and every read-only tool, and nothing that changes or ends work.
+    const allowed = /^allowed-tools: (.*)$/m.exec(readFileSync(join(PROJECT, 'plugins/claude/commands/launch.md'), 'utf8'))![1].split(', ');
+    expect(allowed.filter((a) => a.startsWith('mcp__plugin_flume_flume__')).map((a) => a.slice(25)).sort()).toEqual(['doctor', 'kinds', 'launch', 'plugins', 'status']);
   });
 
-  it('launches a brief and gives what status --json gives', async () => {
-    const launched: any = await client.callTool({ name: 'launch', arguments: { brief: '--kind question Why does the parser drop the last line?', repo: current.repo } });
-    expect(launched.isError).toBeFalsy();
-    expect(text(launched)).toContain('Launched question/why-does-the-parser-drop-the');
-    expect(launched.structuredContent.place.stage.delivery).toBe('taken');
-    const again: any = await client.callTool({ name: 'launch', arguments: { brief: 'Why does the parser drop the last line?', repo: current.repo } });
-    expect(again.structuredContent.place.id).toBe('fix/why-does-the-parser-drop-the');
+  it('runs every command as a tool, with user text starting with "-" taken as text', async () => {
+    const repo = current.repo;
+    // Listed first, so the SDK's client also checks every answer against the outputSchema advertised.
+    await client.listTools();
+    expect((await ok('kinds', { repo })).kinds.map((k: { name: string }) => k.name)).toEqual(expect.arrayContaining(['fix', 'change', 'question']));
+    expect((await ok('plugins', { repo })).repository).toBe(repo);
+    expect((await ok('doctor', { repo })).checks.length).toBeGreaterThan(0);
 
-    const status: any = await client.callTool({ name: 'status', arguments: {} });
-    expect(status.isError).toBeFalsy();
-    const report = parseStatus(text(status), 'the MCP status tool');
-    expect(validStatus(status.structuredContent, 'the MCP status tool\'s structuredContent')).toEqual(report);
-    expect(report.places.map((p: { id: string }) => p.id).sort()).toEqual(['fix/why-does-the-parser-drop-the', 'question/why-does-the-parser-drop-the']);
-    const one: any = await client.callTool({ name: 'status', arguments: { place: 'fix/why-does-the-parser-drop-the' } });
-    expect(validStatus(one.structuredContent, 'the MCP status tool for one place').places).toHaveLength(1);
-    expect(parseStatus(text(one), 'the MCP status tool for one place')).toEqual(one.structuredContent);
+    // The issue's briefs: one a markdown bullet, one that an argument parser reads as a request for help.
+    const bullet = (await ok('launch', { brief: '- fix the bullet list', repo })).place;
+    expect(bullet).toMatchObject({ id: 'fix/fix-the-bullet-list', brief: '- fix the bullet list', stage: { name: 'code', delivery: 'taken' } });
+    const help = (await ok('launch', { brief: '--kind question --help', repo, name: 'help' })).place;
+    expect(help).toMatchObject({ id: 'question/help', brief: '--help' });
+    // launch answers with the place exactly as status shows it (but for what moved since).
+    const shown = (await ok('status', { place: 'fix/fix-the-bullet-list' })).places[0];
+    expect({ ...bullet, stage: { ...bullet.stage, state: undefined, agent: { ...bullet.stage.agent, state: undefined } } }).toEqual({ ...shown, stage: { ...shown.stage, state: undefined, agent: { ...shown.stage.agent, state: undefined } } });
+
+    await waitFor(async () => (await ok('status', { place: 'fix/fix-the-bullet-list' })).places[0].stage.agent.state === 'idle', 'the agent to ask and wait');
+    expect(await ok('tell', { place: 'fix/fix-the-bullet-list', text: '--help: blue' })).toEqual({ place: 'fix/fix-the-bullet-list', taken: true, sends: 1 });
+    const transcript = bullet.stage.agent.transcript ?? (await ok('status', { place: 'fix/fix-the-bullet-list' })).places[0].stage.agent.transcript;
+    expect(readRecords(transcript).filter((r) => r.type === 'user' && typeof r.message?.content === 'string').map((r) => r.message.content)).toContain('--help: blue');
+
+    expect(await ok('stop', { place: 'fix/fix-the-bullet-list', force: true })).toMatchObject({ place: 'fix/fix-the-bullet-list', state: 'exited' });
+    expect((await ok('retry', { place: 'fix/fix-the-bullet-list' })).stage).toMatchObject({ name: 'code', attempt: 2, delivery: 'taken' });
+    expect((await ok('stage', { place: 'fix/fix-the-bullet-list', stage: 'code' })).stage).toMatchObject({ name: 'code', attempt: 3 });
+    expect((await ok('go-on', { place: 'question/help', note: '- and look at the flags' })).stage).toMatchObject({ attempt: 2 });
+    expect(await refused('go-on', { place: 'fix/fix-the-bullet-list' })).toMatchObject({ code: 'CANNOT_GO_ON' });
+
+    expect((await ok('tidy', { repo, dryRun: true })).outcomes).toContainEqual(expect.objectContaining({ id: 'question/help', action: 'skipped' }));
+    expect((await ok('drop', { place: 'question/help', reason: '--not needed' })).dropped.reason).toBe('--not needed');
+    await ok('stop', { place: 'question/help', force: true });
+    // The supervisor the launches started tidies a dropped place too: whichever comes first removes it.
+    await waitFor(async () => {
+      const { outcomes } = await ok('tidy', { repo });
+      return !outcomes.some((o: { id: string; action: string }) => o.id === 'question/help' && o.action !== 'removed');
+    }, 'the dropped place to be tidied');
+    expect((await ok('status', {})).places.map((p: { id: string }) => p.id)).toEqual(['fix/fix-the-bullet-list']);
+    expect(parseStatus(text(await client.callTool({ name: 'status', arguments: { repo } })), 'the MCP status tool\'s text').places).toHaveLength(1);
   });
 
-  it('answers bad arguments and refusals with errors carrying flume\'s code and fix, and keeps serving', async () => {
-    const missing: any = await client.callTool({ name: 'launch', arguments: { repo: current.repo } });
-    expect(missing.isError).toBe(true);
-    expect(missing.structuredContent.error.code).toBe('BAD_USAGE');
-    const extra: any = await client.callTool({ name: 'status', arguments: { bogus: 'x' } });
-    expect(extra.structuredContent.error.code).toBe('BAD_USAGE');
-    const unknownKind: any = await client.callTool({ name: 'launch', arguments: { brief: '--kind nope do it', repo: current.repo } });
-    expect(unknownKind.structuredContent.error).toMatchObject({ code: 'UNKNOWN_KIND' });
-    expect(unknownKind.structuredContent.error.fix).toContain('fix, change, question');
-    // A brief holding a control character (here a paste-end marker) is refused by the CLI the server runs.
-    const escaped: any = await client.callTool({ name: 'launch', arguments: { brief: 'do it \x1b[201~ now', repo: current.repo } });
-    expect(escaped.structuredContent.error).toMatchObject({ code: 'BAD_TEXT' });
-    const notRepo: any = await client.callTool({ name: 'launch', arguments: { brief: 'x', repo: '/nonexistent/folder' } });
-    expect(notRepo.structuredContent.error.code).toBe('NOT_A_REPOSITORY');
-    const unknownPlace: any = await client.callTool({ name: 'status', arguments: { place: 'fix/nothing-here' } });
-    expect(unknownPlace.structuredContent.error.code).toBe('UNKNOWN_PLACE');
-    const { tools } = await client.listTools();
-    expect(tools).toHaveLength(2);
+  it('refuses bad calls with flume\'s code and fix, changes nothing, and keeps serving', async () => {
+    const repo = current.repo;
+    expect(await refused('nope', {})).toMatchObject({ code: 'BAD_USAGE' });
+    expect(await refused('launch', { repo })).toMatchObject({ code: 'BAD_USAGE' });
+    expect(await refused('status', { bogus: 'x' })).toMatchObject({ code: 'BAD_USAGE' });
+    expect(await refused('stop', { place: 'fix/x', force: 'yes' })).toMatchObject({ code: 'BAD_USAGE' });
+    expect(await refused('launch', { brief: '--kind nope do it', repo })).toMatchObject({ code: 'UNKNOWN_KIND', fix: expect.stringContaining('fix, change, question') });
+    expect(await refused('launch', { brief: '--kind question', repo })).toMatchObject({ code: 'BAD_USAGE' });
+    // A brief holding a control character (here a paste-end marker) is refused as the CLI refuses it.
+    expect(await refused('launch', { brief: 'do it \x1b[201~ now', repo })).toMatchObject({ code: 'BAD_TEXT' });
+    expect(await refused('launch', { brief: 'x', repo: '/nonexistent/folder' })).toMatchObject({ code: 'NOT_A_REPOSITORY' });
+    // Places that look like options are names of no place, never flags.
+    for (const place of ['--help', '-x', '--force']) {
+      expect(await refused('status', { place })).toMatchObject({ code: 'UNKNOWN_PLACE' });
+      expect((await refused('drop', { place, repo })).code).toMatch(/^(UNKNOWN_PLACE|BAD_NAME)$/);
+    }
+    expect(await refused('tell', { place: 'fix/nothing-here', text: '--help' })).toMatchObject({ code: 'UNKNOWN_PLACE' });
+    expect(await refused('stage', { place: 'fix/nothing-here', stage: '--help', repo })).toMatchObject({ code: 'UNKNOWN_PLACE' });
+    expect((await ok('status', { repo })).places).toEqual([]);
+    expect((await client.listTools()).tools).toHaveLength(TOOLS.length);
   });
 });

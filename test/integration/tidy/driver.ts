@@ -12,6 +12,7 @@ import type { PlaceRecord } from '../../../core/types.js';
 import { defaultPreset } from '../../../plugins/defaults.js';
 import { flume, flumeEnv } from '../../helpers/repo.js';
 import { parseStatus, validStatus } from '../../helpers/status-schema.js';
+import { validResult } from '../../helpers/result-schema.js';
 
 /** One repository driven by flume. */
 export interface Driver {
@@ -43,10 +44,10 @@ export function cliDriver(root: string, stateDir: string, extraEnv: Record<strin
   };
   return {
     // --no-start --no-watch: make and ready the place only; no agent, no supervisor left running.
-    launch: async (name) => JSON.parse(await call(['launch', '--kind', 'fix', '--name', name, '--brief', `work of ${name}`, '--no-start', '--no-watch', '--json'])).place,
+    launch: async (name) => validResult('launch', JSON.parse(await call(['launch', '--kind', 'fix', '--name', name, '--brief', `work of ${name}`, '--no-start', '--no-watch', '--json']))).place,
     drop: async (name) => void (await call(['drop', `fix/${name}`])),
     tidy: async (options = {}) =>
-      JSON.parse(await call(['tidy', ...(options.only ? [options.only] : []), ...(options.dryRun ? ['--dry-run'] : []), '--json'])).outcomes,
+      validResult('tidy', JSON.parse(await call(['tidy', ...(options.only ? [options.only] : []), ...(options.dryRun ? ['--dry-run'] : []), '--json']))).outcomes,
     status: async () => parseStatus(await call(['status', '--json'])),
   };
 }
