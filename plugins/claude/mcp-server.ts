@@ -15,12 +15,21 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fileURLToPath } from 'node:url';
 import { FlumeError, schemaCheck, type SchemaCheck } from '../../core/index.js';
-import { asFlumeError } from '../../core/cli/output.js';
-import { commands } from '../../core/cli/commands.js';
-import type { CliContext } from '../../core/cli/index.js';
-import { statusSchema } from '../../core/engine/status-schema.js';
-import { pluginsSchema } from '../../core/engine/plugins-schema.js';
-import { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema } from '../../core/engine/results-schema.js';
+import {
+  asFlumeError,
+  commands,
+  doctorSchema,
+  dropSchema,
+  kindsSchema,
+  launchSchema,
+  pluginsSchema,
+  stageResultSchema,
+  statusSchema,
+  stopSchema,
+  tellSchema,
+  tidySchema,
+  type CliContext,
+} from '../../core/surface.js';
 import { defaultPreset } from '../defaults.js';
 import { parseLaunchText } from './launch-text.js';
 

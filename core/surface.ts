@@ -1,0 +1,12 @@
+/**
+ * flume's second public entry (`flume/surface`): the CLI's commands and the schemas of what they
+ * print, for a surface that runs them in its own process with arguments passed as values, never
+ * parsed (the MCP server of the Claude Code plugin). Apart from `flume` (core/index.ts) so that what
+ * every plugin and config imports does not load every command.
+ */
+export { commands } from './cli/commands.js';
+export type { CliContext } from './cli/index.js';
+export { asFlumeError } from './cli/output.js';
+export { statusSchema } from './engine/status-schema.js';
+export { pluginsSchema } from './engine/plugins-schema.js';
+export { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema } from './engine/results-schema.js';
