@@ -1,6 +1,6 @@
 /**
  * The published shapes of the `--json` answers of the commands that act (launch, tell, stop, retry,
- * go-on, stage, drop, tidy) and of kinds, doctor and every error: one `<name>.schema.json` each,
+ * go-on, stage, drop, tidy) and of kinds, doctor, trust, version and every error: one `<name>.schema.json` each,
  * written from here by `npm run schema`. flume's MCP server answers each tool with the same JSON and
  * names the same schema as the tool's `outputSchema`, so a CLI caller and a model read one shape.
  */
@@ -161,6 +161,37 @@ export const errorSchema = published('error', 'flume <command> --json, when it r
   },
 });
 
+/** `flume trust --json`: what was trusted (the config file and its digest), or, with --revoke, whether trust was taken back. */
+export const trustSchema = published('trust', 'flume trust --json', {
+  required: ['root'],
+  properties: {
+    root: { type: 'string', description: 'The repository root.' },
+    file: { type: ['string', 'null'], description: 'The config file trusted; null for a repository without one.' },
+    digest: { type: ['string', 'null'], description: 'The sha256 of what was trusted.' },
+    state: { type: 'string', description: 'The trust state now (`trusted`).' },
+    revoked: { type: 'boolean', description: 'With --revoke: true when trust was taken back, false when there was none.' },
+  },
+});
+
+/** `flume version --json` (flume's and each program's version) and `flume --version --json` (flume's and node's). */
+export const versionSchema = published('version', 'flume version --json, flume --version --json', {
+  required: ['flume'],
+  properties: {
+    flume: { type: 'string', description: "flume's version." },
+    node: { type: 'string', description: "node's version (`--version --json`)." },
+    programs: {
+      type: 'array',
+      description: 'Each program flume found here, as doctor finds it (`version --json`).',
+      items: {
+        type: 'object',
+        required: ['name', 'by', 'version'],
+        properties: { name: { type: 'string' }, by: { type: 'string', description: 'What checked it (core, a driver, a host).' }, version: { type: 'string' } },
+        additionalProperties: false,
+      },
+    },
+  },
+});
+
 /** Each published result schema by its file name. */
 export const resultSchemas = {
   'launch.schema.json': launchSchema,
@@ -172,4 +203,6 @@ export const resultSchemas = {
   'kinds.schema.json': kindsSchema,
   'doctor.schema.json': doctorSchema,
   'error.schema.json': errorSchema,
+  'trust.schema.json': trustSchema,
+  'version.schema.json': versionSchema,
 } as const;

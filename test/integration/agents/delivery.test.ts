@@ -57,7 +57,7 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     current = agentRepo({ ...busy, dropInputs: 2 });
     const result = await current.flume(['launch', '--kind', 'fix', '--name', 'never', '--brief', 'Nothing lands.', '--no-watch']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('prompt: never-started');
+    expect(result.stdout).toContain('prompt: never taken (the agent did not start)');
     const status = await current.place('fix/never');
     expect(status.stage).toMatchObject({ state: 'never-started', delivery: 'never-started' });
   });

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flume, flumeEnv, makeRepo, PROJECT, tempDir, remove, trustMade } from '../../helpers/repo.js';
 import { readArgs } from '../../../core/cli/read-args.js';
+import { validResult } from '../../helpers/result-schema.js';
 
 const VERSION = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
 
@@ -85,3 +86,28 @@ describe('a read command run without the argument parser', () => {
 
 /** Output with status's time of reading left out (two runs read at two moments). */
 const untimed = (text: string) => text.replace(/"generatedAt": "[^"]+"/g, '"generatedAt": "…"');
+
+describe('the --json answers of trust and version', () => {
+  it('match their published schemas', async () => {
+    const state = tempDir('flume-json-');
+    const repo = makeRepo({ config: 'export default {};\n', trusted: false });
+    const env = flumeEnv(state);
+    try {
+      const answers = [
+        ['trust', await flume(['trust', '--repo', repo, '--json'], { env })],
+        ['trust', await flume(['trust', '--repo', repo, '--revoke', '--json'], { env })],
+        ['version', await flume(['version', '--repo', repo, '--json'], { env })],
+        ['version', await flume(['--version', '--json'], { env })],
+      ] as const;
+      for (const [name, result] of answers) {
+        expect(result.code, result.stdout + result.stderr).toBe(0);
+        validResult(name, JSON.parse(result.stdout));
+      }
+      expect(JSON.parse(answers[0][1].stdout)).toMatchObject({ root: repo, file: join(repo, 'flume.config.ts'), state: 'trusted' });
+      expect(JSON.parse(answers[1][1].stdout)).toEqual({ root: repo, revoked: true });
+    } finally {
+      remove(repo);
+      remove(state);
+    }
+  });
+});
