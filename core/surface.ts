@@ -9,4 +9,4 @@ export type { CliContext } from './cli/index.js';
 export { asFlumeError } from './cli/output.js';
 export { statusSchema } from './engine/status-schema.js';
 export { pluginsSchema } from './engine/plugins-schema.js';
-export { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema } from './engine/results-schema.js';
+export { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema, versionSchema } from './engine/results-schema.js';

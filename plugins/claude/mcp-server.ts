@@ -28,6 +28,7 @@ import {
   stopSchema,
   tellSchema,
   tidySchema,
+  versionSchema,
   type CliContext,
 } from '../../core/surface.js';
 import { defaultPreset } from '../defaults.js';
@@ -169,6 +170,14 @@ export const TOOLS: ToolDef[] = [
     inputSchema: object({ repo: text('The repository to check (default: the session\'s working directory, if it is one).') }),
     outputSchema: output(doctorSchema),
     annotations: hints('Check the setup', true, false, true),
+    args: same,
+  },
+  {
+    name: 'version',
+    description: "flume's version and the versions of the programs it runs here (node, git, tmux, each agent's).",
+    inputSchema: object({ repo: text('The repository whose agents to ask (default: the session\'s working directory, if it is one).') }),
+    outputSchema: output(versionSchema),
+    annotations: hints('Show versions', true, false, true),
     args: same,
   },
 ];

@@ -31,9 +31,9 @@ afterEach(async () => {
   await current.cleanup();
 });
 
-const TOOLS = ['doctor', 'drop', 'go-on', 'kinds', 'launch', 'plugins', 'retry', 'stage', 'status', 'stop', 'tell', 'tidy'];
+const TOOLS = ['doctor', 'drop', 'go-on', 'kinds', 'launch', 'plugins', 'retry', 'stage', 'status', 'stop', 'tell', 'tidy', 'version'];
 /** Which published schema each tool's answer has. */
-const SCHEMA: Record<string, string> = { launch: 'launch', status: 'status', kinds: 'kinds', plugins: 'plugins', doctor: 'doctor', tell: 'tell', stop: 'stop', retry: 'stage', 'go-on': 'stage', stage: 'stage', drop: 'drop', tidy: 'tidy' };
+const SCHEMA: Record<string, string> = { launch: 'launch', status: 'status', kinds: 'kinds', plugins: 'plugins', doctor: 'doctor', tell: 'tell', stop: 'stop', retry: 'stage', 'go-on': 'stage', stage: 'stage', drop: 'drop', tidy: 'tidy', version: 'version' };
 const text = (result: any): string => result.content.map((c: { text: string }) => c.text).join('\n');
 
 /** Calls a tool that must answer; checks its answer against the published schema and returns it. */
@@ -66,12 +66,12 @@ describe("the MCP server, driven by the SDK's own client over stdio", () => {
       expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: expect.any(Boolean), destructiveHint: expect.any(Boolean), idempotentHint: expect.any(Boolean) });
     }
     const flagged = (hint: string) => tools.filter((t) => (t.annotations as Record<string, boolean>)[hint]).map((t) => t.name).sort();
-    expect(flagged('readOnlyHint')).toEqual(['doctor', 'kinds', 'plugins', 'status']);
+    expect(flagged('readOnlyHint')).toEqual(['doctor', 'kinds', 'plugins', 'status', 'version']);
     expect(flagged('destructiveHint')).toEqual(['drop', 'go-on', 'retry', 'stage', 'stop', 'tidy']);
     expect(tools.find((t) => t.name === 'launch')!.inputSchema.required).toEqual(['brief', 'repo']);
     // /flume:launch pre-allows launch and every read-only tool, and nothing that changes or ends work.
     const allowed = /^allowed-tools: (.*)$/m.exec(readFileSync(join(PROJECT, 'plugins/claude/commands/launch.md'), 'utf8'))![1].split(', ');
-    expect(allowed.filter((a) => a.startsWith('mcp__plugin_flume_flume__')).map((a) => a.slice(25)).sort()).toEqual(['doctor', 'kinds', 'launch', 'plugins', 'status']);
+    expect(allowed.filter((a) => a.startsWith('mcp__plugin_flume_flume__')).map((a) => a.slice(25)).sort()).toEqual(['doctor', 'kinds', 'launch', 'plugins', 'status', 'version']);
   });
 
   it('runs every command as a tool, with user text starting with "-" taken as text', async () => {
@@ -81,6 +81,7 @@ describe("the MCP server, driven by the SDK's own client over stdio", () => {
     expect((await ok('kinds', { repo })).kinds.map((k: { name: string }) => k.name)).toEqual(expect.arrayContaining(['fix', 'change', 'question']));
     expect((await ok('plugins', { repo })).repository).toBe(repo);
     expect((await ok('doctor', { repo })).checks.length).toBeGreaterThan(0);
+    expect((await ok('version', { repo })).programs.map((p: { name: string }) => p.name)).toContain('node');
 
     // The briefs: one a markdown bullet, one that an argument parser reads as a request for help.
     const bullet = (await ok('launch', { brief: '- fix the bullet list', repo })).place;
