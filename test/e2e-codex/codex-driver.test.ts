@@ -4,6 +4,7 @@
  * draft is seen; `resend` submits the same text left in the box, refuses other text with nothing
  * typed, and types the text when the box is empty; `stop` returns once every process is gone.
  */
+import { processRunning } from '../../core/process.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -23,15 +24,8 @@ afterEach(async () => {
   cleanups = [];
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+/** True while the process runs (a zombie does not). */
+const alive = processRunning;
 
 function children(pid: number): number[] {
   return readdirSync('/proc').filter((n) => /^\d+$/.test(n)).flatMap((n) => {

@@ -3,6 +3,7 @@
  * rollout), a draft in its input box refuses a tell with nothing typed, and `stop` is truthful (it
  * refuses a working agent without --force, and returns only once every process of the agent is gone).
  */
+import { processRunning } from '../../core/process.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -35,15 +36,8 @@ function tree(pid: number): number[] {
   return all;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+/** True while the process runs (a zombie does not). */
+const alive = processRunning;
 
 describe('operating the real Codex CLI through flume', () => {
   it('takes a tell as a prompt, refuses one over a draft, and stops truthfully', async () => {

@@ -3,6 +3,7 @@
  * `agents.codex` pointing at the scripted Responses API (test/helpers/codex-env.ts), flume's CLI run
  * with a state folder of the test's own, and status polled as an operator would read it.
  */
+import { processRunning } from '../../core/process.js';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -127,12 +128,5 @@ async function panePids(socket: string): Promise<number[]> {
   return result.exitCode === 0 ? result.stdout.split('\n').map(Number).filter((pid) => pid > 0) : [];
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+/** True while the process runs (a zombie does not). */
+const alive = processRunning;
