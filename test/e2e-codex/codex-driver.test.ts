@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codexDriver } from '../../agents/codex/driver.js';
+import { draftText, sameDraft } from '../../agents/codex/screen.js';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
 import { trustRepository } from '../../core/config/trust.js';
 import { codexEnv, type CodexEnv } from '../helpers/codex-env.js';
@@ -64,7 +65,8 @@ describe('the Codex driver on the real tmux host', () => {
 
     // The text left in the box (a lost Enter): resend submits it, typing nothing more.
     await host.type(handle.pane!, 'First prompt.');
-    await until(async () => driver.hasDraft(handle));
+    // The whole text, not the first keys of it: resend rightly refuses a box holding other text.
+    await until(async () => sameDraft(draftText((await host.capture(handle.pane!)) ?? ''), 'First prompt.'));
     await driver.resend(handle, 'First prompt.');
     await until(async () => (await driver.confirm({ handle, text: 'First prompt.' })) === 'taken');
     expect(await driver.confirm({ handle, text: 'Second prompt.' })).toBe('not-yet');
@@ -73,7 +75,7 @@ describe('the Codex driver on the real tmux host', () => {
 
     // Other text in the box: refused, the box left as it was.
     await host.type(handle.pane!, 'someone else typing');
-    await until(async () => driver.hasDraft(handle));
+    await until(async () => sameDraft(draftText((await host.capture(handle.pane!)) ?? ''), 'someone else typing'));
     await expect(driver.resend(handle, 'Second prompt.')).rejects.toMatchObject({ code: 'AGENT_BUSY' });
     expect(await host.capture(handle.pane!)).toMatch(/› someone else typing\s*$/m);
     await host.keys(handle.pane!, ['C-u']);
