@@ -54,7 +54,7 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
       return JSON.parse(result.stdout).places[0];
     },
     async cleanup() {
-      stopSupervisor(state);
+      await stopSupervisor(state);
       await killTmuxServer(join(state, 'tmux', 'flume.sock'));
       remove(repo);
       remove(state);
@@ -63,12 +63,34 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
   };
 }
 
-/** Ends a supervisor a test's launch started in the background (its pid is in its lock). */
-export function stopSupervisor(state: string): void {
+/**
+ * Ends a supervisor a test's launch (or tell) started in the background (its pid is in its lock),
+ * and waits for it to be gone: one still writing its state while the folders are removed made
+ * `rmdir` fail with ENOTEMPTY. SIGKILL after 5 s.
+ */
+export async function stopSupervisor(state: string): Promise<void> {
+  let pid = 0;
   try {
-    const pid = Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]);
+    pid = Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]);
     if (pid > 0) process.kill(pid, 'SIGTERM');
   } catch {
-    // none ran
+    return; // none ran, or it is gone
+  }
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((done) => setTimeout(done, 50));
+  if (alive(pid)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

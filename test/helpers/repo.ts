@@ -131,5 +131,6 @@ export function snapshot(root: string): string {
 
 /** Removes a temp folder. */
 export function remove(path: string): void {
-  rmSync(path, { recursive: true, force: true });
+  // Retried: a process that was just ended may still be closing its last file in the folder.
+  rmSync(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }

@@ -108,18 +108,22 @@ describe('flume status --watch on a terminal', () => {
     keys('y');
     await until('dropped', (text) => text.includes('dropped fix/idle'));
     const one = spawn(process.execPath, [FLUME_BIN, 'status', '--watch', 'fix/idle'], { env: { ...process.env, ...repo.env }, cwd: repo.repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its end is taken now: it may well exit (seeing the place gone) before the view shows it gone.
+    const closed = new Promise((done) => one.on('close', done));
     let plain = '';
     one.stdout.on('data', (d) => (plain += d));
     await waitFor(() => plain.includes('fix/idle'), 'the plain view of one place');
     const tidied = await repo.flume(['tidy']);
     expect(tidied.code, tidied.stderr).toBe(0);
     await until('the place gone', (text) => /fix\/idle\s+gone\s+tidied/.test(text));
-    const code = await new Promise((done) => one.on('close', done));
+    const code = await closed;
     expect([code, plain]).toEqual([0, expect.stringContaining('fix/idle: gone (tidied)\n')]);
 
     // q: the view ends, exit 0, the terminal's main screen back.
     keys('q');
     await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
-    expect(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()).toBe('0 0');
+    // tmux records the exit status once it has reaped the program, which can come a little later.
+    const ended = await waitFor(() => ((text) => (/^\d/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
+    expect(ended).toBe('0 0');
   }, 90_000);
 });
