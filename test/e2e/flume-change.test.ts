@@ -17,7 +17,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bash, type ContentBlock, type MessagesBody, type MessagesRequest, type ReplyLike } from '../helpers/messages-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { git, PROJECT } from '../helpers/repo.js';
-import { prompts, realRepo, type RealRepo } from './real-repo.js';
+import { prompts, realRepo, waitFor, type RealRepo } from './real-repo.js';
 
 const OPENSPEC = join(PROJECT, 'node_modules', '.bin', 'openspec');
 const CHANGE = 'openspec/changes/widget';
@@ -181,7 +181,8 @@ describe('a change with the real Claude Code, driven by the supervisor', () => {
     expect(readFileSync(join(t.repo, 'widget.txt'), 'utf8')).toBe('task 1.1\ntask 1.2\ntask 1.3\n');
     expect(existsSync(place.path)).toBe(false);
     expect(git(t.repo, 'branch', '--list', 'change/widget')).toBe('');
-    expect(watch.output()).toContain('change/widget: tidy removed');
+    // The supervisor prints its line once the removal is done: a moment after the folder is gone.
+    await waitFor(() => watch.output().includes('change/widget: tidy removed'), 'the supervisor to say the place was tidied', 10_000);
     // No agent is left running.
     expect(t.claude.sessionStates()).toEqual([]);
   }, 240_000);

@@ -2,6 +2,7 @@ import { describe, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { git } from '../../helpers/repo.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
 import { LAND, LONG, PROJECT, promptsOf, repoFor, running, type StageRepo, tip } from './helpers.js';
 
 // Each test has its own repository, state, tmux server and supervisor: they run at once.
@@ -150,7 +151,8 @@ describe.concurrent('a change, driven by the supervisor', { timeout: LONG }, () 
     expect(existsSync(place.path)).toBe(false);
     expect(tip(t.repo, 'change/widget')).toBeUndefined();
     expect(t.livePanes()).toEqual([]);
-    expect(watch.output()).toContain('change/widget: tidy removed');
+    // The supervisor prints its line once the removal is done: a moment after the record is gone.
+    await waitFor(() => watch.output().includes('change/widget: tidy removed'), 'the supervisor to say the place was tidied');
   });
 
   it('sends code back for a fix round when verify says fix, then verify passes and submission starts', async ({ expect, onTestFinished }) => {
