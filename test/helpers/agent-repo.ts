@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { flume, flumeEnv, makeRepo, remove, tempDir, trustMade, type CliResult } from './repo.js';
 import { FAKE_CLAUDE, type FakeScript } from './fake-claude/index.js';
 import { killTmuxServer } from '../../agents/panes/tmux.js';
+import { signalQuietly, waitGone } from '../../core/process.js';
 
 /** What a test works with. */
 export interface AgentRepo {
@@ -72,25 +73,10 @@ export async function stopSupervisor(state: string): Promise<void> {
   let pid = 0;
   try {
     pid = Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]);
-    if (pid > 0) process.kill(pid, 'SIGTERM');
   } catch {
-    return; // none ran, or it is gone
+    return; // none ran
   }
-  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((done) => setTimeout(done, 50));
-  if (alive(pid)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  if (!(pid > 0)) return;
+  signalQuietly(pid, 'SIGTERM');
+  if (!(await waitGone(pid, 5000))) signalQuietly(pid, 'SIGKILL');
 }
