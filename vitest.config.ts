@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { selectedClaudeVersions } from './test/helpers/claude-env.js';
+import LongestFirst from './test/helpers/sequencer.js';
 
 /**
  * Two kinds of project: `flume` (unit and integration tests, run once) and one `claude-<version>`
@@ -30,6 +31,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],
+    // Longest files first (test/helpers/sequencer.ts says why).
+    sequence: { sequencer: LongestFirst },
     projects: [
       { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E, E2E_CODEX], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
       // The real Claude Code is a heavy program that loses keys on a starved machine: its files run
