@@ -8,6 +8,8 @@ import { FlumeError } from '../errors.js';
 import { asFlumeError, cliLogger, printError, processIo, type Io } from './output.js';
 import type { Logger } from '../types.js';
 import { readArgs, readCommandArgs } from './read-args.js';
+import { plainArgs } from './plain-args.js';
+import type { Command } from './command.js';
 
 /** What every command handler is handed. */
 export interface CliContext {
@@ -31,23 +33,57 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
     io.stdout(json ? JSON.stringify({ flume: version, node: process.versions.node }, null, 2) + '\n' : `${version}\n`);
     return 0;
   }
+  // The forms callers poll (`status [place] [--json] [--repo DIR]`, `kinds [--json] [--repo DIR]`) and
+  // the plain forms of the commands run most (plain-args.ts) run without the argument parser, which
+  // costs more than starting node; anything else (another flag, a typo) goes through yargs below.
   const read = readArgs(argv);
-  if (read) {
-    // The forms callers poll (`status [place] [--json] [--repo DIR]`, `kinds [--json] [--repo DIR]`)
-    // run without the argument parser, which costs about as much as starting node (and renders the
-    // command's help for every run); anything else (another flag, a typo) goes through yargs below.
+  const plain = read ? { command: read.command, args: readCommandArgs(read) } : plainArgs(argv);
+  if (plain) {
     try {
-      const { command } = read.command === 'status' ? { command: (await import('./status.js')).statusCommand } : { command: (await import('./kinds.js')).kindsCommand };
-      return (await command.run(readCommandArgs(read), context)) ?? 0;
+      const command = await PLAIN_COMMANDS[plain.command]();
+      return (await command.run(plain.args, context)) ?? 0;
     } catch (error) {
       const failure = asFlumeError(error);
       printError(io, failure, json);
       return failure.exitCode;
     }
   }
-  const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./commands.js')]);
   let usageError: string | undefined;
   let code = 0;
+  const parser = await argumentParser(argv, {
+    run: async (command, args) => {
+      code = (await command.run(args, context)) ?? 0;
+    },
+    refuse: (message) => {
+      usageError = message;
+    },
+  });
+  let helpShown = false;
+  try {
+    await parser.parseAsync(argv, {}, (_error, _argv, output) => {
+      if (output && !usageError) {
+        helpShown = true;
+        io.stdout(output + '\n');
+      }
+    });
+  } catch (error) {
+    if (usageError) return usage(io, usageError, json);
+    const failure = asFlumeError(error);
+    printError(io, failure, json);
+    return failure.exitCode;
+  }
+  if (usageError) return usage(io, usageError, json);
+  return helpShown ? 0 : code;
+}
+
+
+/**
+ * flume's yargs parser over `argv`, every command registered: `run` is handed the command and its
+ * arguments, `refuse` a usage error (after which the parse throws, so no command runs on it).
+ * Exported for the test that compares the plain parse (plain-args.ts) with it.
+ */
+export async function argumentParser(argv: string[], on: { run: (command: Command, args: Record<string, unknown>) => Promise<void>; refuse: (message: string) => void }) {
+  const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./commands.js')]);
   const parser = yargs(argv)
     .scriptName('flume')
     .usage('flume <command> [options]\n\nStarts coding agents on work in places (git worktrees) and keeps them honest.')
@@ -67,7 +103,7 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
       // yargs reports its own parse errors (a flag missing its value) as a YError: bad usage too.
       if (error instanceof Error && error.name !== 'YError') throw error;
       // Throwing stops yargs here: a command must never run on arguments it refused.
-      usageError = message;
+      on.refuse(message);
       throw new FlumeError('BAD_USAGE', message);
     });
   skipHelpRendering(parser);
@@ -76,29 +112,24 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
       command: command.command,
       describe: command.describe,
       builder: command.builder,
-      handler: async (args) => {
-        code = (await command.run(args as Record<string, unknown>, context)) ?? 0;
-      },
+      handler: (args) => on.run(command, args as Record<string, unknown>),
     });
   }
-  let helpShown = false;
-  try {
-    await parser.parseAsync(argv, {}, (_error, _argv, output) => {
-      if (output && !usageError) {
-        helpShown = true;
-        io.stdout(output + '\n');
-      }
-    });
-  } catch (error) {
-    if (usageError) return usage(io, usageError, json);
-    const failure = asFlumeError(error);
-    printError(io, failure, json);
-    return failure.exitCode;
-  }
-  if (usageError) return usage(io, usageError, json);
-  return helpShown ? 0 : code;
+  return parser;
 }
 
+/** The commands a command line may run without yargs, each loaded alone. */
+const PLAIN_COMMANDS: Record<string, () => Promise<Command>> = {
+  status: async () => (await import('./status.js')).statusCommand,
+  kinds: async () => (await import('./kinds.js')).kindsCommand,
+  launch: async () => (await import('./launch.js')).launchCommand,
+  tell: async () => (await import('./agent-commands.js')).tellCommand,
+  stop: async () => (await import('./agent-commands.js')).stopCommand,
+  retry: async () => (await import('./agent-commands.js')).retryCommand,
+  'go-on': async () => (await import('./agent-commands.js')).goOnCommand,
+  stage: async () => (await import('./agent-commands.js')).stageCommand,
+  drop: async () => (await import('./drop.js')).dropCommand,
+};
 
 /**
  * yargs renders a command's whole help before running its handler, kept for a handler that shows help

@@ -32,7 +32,7 @@ const BY_SOURCE = 'by-source';
  * only such a config is ever compiled into it. Without a usable folder, nothing is cached.
  */
 export async function compileCache(env: NodeJS.ProcessEnv = process.env): Promise<string | false> {
-  const base = env.FLUME_CACHE_DIR || join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache'), 'flume');
+  const base = cacheBase(env);
   const dir = join(base, 'jiti');
   try {
     await privateDir(base);
@@ -42,6 +42,11 @@ export async function compileCache(env: NodeJS.ProcessEnv = process.env): Promis
   } catch {
     return false;
   }
+}
+
+/** The user's cache folder for flume: `FLUME_CACHE_DIR`, else `$XDG_CACHE_HOME/flume`, else `~/.cache/flume`. */
+export function cacheBase(env: NodeJS.ProcessEnv = process.env): string {
+  return env.FLUME_CACHE_DIR || join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache'), 'flume');
 }
 
 /**
