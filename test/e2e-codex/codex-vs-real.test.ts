@@ -86,14 +86,18 @@ describe(`the real Codex CLI ${CODEX_VERSION}, as the driver reads it`, () => {
     const meta = pane.lines()[0]!;
     expect(meta).toMatchObject({ type: 'session_meta', payload: { cwd: repo, cli_version: CODEX_VERSION, originator: 'codex-tui' } });
     const during = (await until(async () => {
-      // The user message and task_started are written apart: read until both are there.
+      // The user message and task_started are written apart, and a user-role message of Codex's own
+      // (its environment context) can come first: read until the typed prompt and the turn are there
+      // (seen once under a loaded machine: read between the two, the prompt was not yet recorded).
       const state = await readRollout(path);
-      return state?.prompts.length && state.working ? state : undefined;
+      return state?.working && promptState(state, 'Please look at the parser') === 'taken' ? state : undefined;
     }))!;
     expect(during).toMatchObject({ working: true, turnEnded: false });
     expect(promptState(during, 'Please look at the parser')).toBe('taken');
     expect(promptState(during, 'Something never sent')).toBe('not-yet');
-    expect(pane.lines().filter((l) => l.type === 'event_msg' && l.payload.type === 'item_completed' && l.payload.item.type === 'UserMessage').map((l) => l.payload.item.content[0].text)).toEqual(['Please look at the parser']);
+    const typedLines = () => pane.lines().filter((l) => l.type === 'event_msg' && l.payload.type === 'item_completed' && l.payload.item.type === 'UserMessage').map((l) => l.payload.item.content[0].text);
+    await until(() => typedLines().length > 0);
+    expect(typedLines()).toEqual(['Please look at the parser']);
 
     // The turn ends: task_complete with the agent's last message.
     release();
