@@ -158,7 +158,7 @@ export function tidyShard(shard: number): void {
       console.log(`tidy histories ${range}: ${done} of ${indexes.length} passed in ${seconds} s; ${Object.entries(tally).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
       expect(failures, failures.join('\n\n')).toEqual([]);
       if (JUDGED) checkCoverage(shard, tally, reached);
-    }, 600_000);
+    }, 1_200_000);
   });
 }
 
