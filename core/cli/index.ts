@@ -76,7 +76,6 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
   return helpShown ? 0 : code;
 }
 
-
 /**
  * flume's yargs parser over `argv`, every command registered: `run` is handed the command and its
  * arguments, `refuse` a usage error (after which the parse throws, so no command runs on it).
