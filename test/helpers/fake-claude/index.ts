@@ -103,13 +103,19 @@ export function readRecords(path: string): Array<Record<string, any>> {
   return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
-/** Polls until `probe` returns a truthy value and returns it; throws after `timeoutMs`. */
+/**
+ * Polls until `probe` returns a truthy value and returns it; throws after `timeoutMs`. Between two
+ * probes it waits 50 ms, or as long as the last probe took when that was longer (up to a second): a
+ * probe that runs `flume status` costs half a second of CPU, and run back to back such probes kept a
+ * core of the loaded machine busy for each waiting test.
+ */
 export async function waitFor<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
+    const started = Date.now();
     const value = await probe();
     if (value) return value as NonNullable<T>;
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
+    await sleep(Math.min(1000, Math.max(50, Date.now() - started)));
   }
 }
