@@ -57,15 +57,15 @@ export function rememberedValid(schema: Record<string, unknown>, options: unknow
 
 function validVerdict(schema: Record<string, unknown>, options: unknown, env: NodeJS.ProcessEnv): { valid: boolean; file: string } | undefined {
   try {
-    const dir = join(cacheBase(env), 'driver-options');
-    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    const stat = statSync(dir);
-    if ((stat.mode & 0o077) !== 0 || (typeof process.getuid === 'function' && stat.uid !== process.getuid())) return undefined;
-    const ajv = (JSON.parse(readFileSync(require.resolve('ajv/package.json'), 'utf8')) as { version: string }).version;
-    const digest = createHash('sha256').update(JSON.stringify({ ajv, schema })).update('\0').update(JSON.stringify(options) ?? 'undefined').digest('hex');
+    const dir = verdictDir(cacheBase(env));
+    if (!dir) return undefined;
+    ajvVersion ??= (JSON.parse(readFileSync(require.resolve('ajv/package.json'), 'utf8')) as { version: string }).version;
+    const digest = createHash('sha256').update(JSON.stringify({ ajv: ajvVersion, schema })).update('\0').update(JSON.stringify(options) ?? 'undefined').digest('hex');
     const file = join(dir, digest);
+    if (seenValid.has(file)) return { valid: true, file };
     try {
       statSync(file);
+      seenValid.add(file);
       return { valid: true, file };
     } catch {
       return { valid: false, file };
@@ -75,9 +75,32 @@ function validVerdict(schema: Record<string, unknown>, options: unknown, env: No
   }
 }
 
+/**
+ * What a long-lived process (the supervisor opens each repository on every pass) need not read again:
+ * ajv's version, and each verdict file found. A verdict is only ever added, never withdrawn, so one
+ * seen stays true for the life of the process; the folder is still checked on every call (one made
+ * writable by others since is trusted no more).
+ */
+let ajvVersion: string | undefined;
+const seenValid = new Set<string>();
+
+/** The verdict folder under `base`, made if missing; undefined unless it is the user's own and private. */
+function verdictDir(base: string): string | undefined {
+  const dir = join(base, 'driver-options');
+  try {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    const stat = statSync(dir);
+    if ((stat.mode & 0o077) !== 0 || (typeof process.getuid === 'function' && stat.uid !== process.getuid())) return undefined;
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+
 function remember(file: string): void {
   try {
     writeFileSync(file, '', { mode: PRIVATE_FILE_MODE });
+    seenValid.add(file);
   } catch {
     // Not remembered: the next command checks again.
   }

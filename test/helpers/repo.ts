@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkStatusRun } from './status-schema.js';
-import { gitRunSync } from './git-runner.js';
 
 /** The project's root and its built CLI. */
 export const PROJECT = fileURLToPath(new URL('../..', import.meta.url));
@@ -29,9 +28,7 @@ export function tempDir(prefix = 'flume-test-'): string {
 
 /** Runs git in `cwd` and returns its trimmed stdout; throws on failure. */
 export function git(cwd: string, ...args: string[]): string {
-  // Through a runner of this process's own (git-runner.ts): a fork of the test worker per call cost
-  // more than git itself.
-  return gitRunSync(cwd, args, { ...process.env, ...GIT_ENV }).stdout.toString('utf8').trim();
+  return execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
 
 /** Writes a file (making folders) relative to `root`. */

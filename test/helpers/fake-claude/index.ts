@@ -103,6 +103,9 @@ export function readRecords(path: string): Array<Record<string, any>> {
   return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
+/** `FLUME_TEST_POLL=fixed` polls every 50 ms whatever a probe costs, as before (bench/test-git.bench.mjs compares). */
+const FIXED_POLL = process.env.FLUME_TEST_POLL === 'fixed';
+
 /**
  * Polls until `probe` returns a truthy value and returns it; throws after `timeoutMs`. Between two
  * probes it waits 50 ms, or as long as the last probe took when that was longer (up to a second): a
@@ -116,6 +119,6 @@ export async function waitFor<T>(probe: () => T | Promise<T>, what: string, time
     const value = await probe();
     if (value) return value as NonNullable<T>;
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(Math.min(1000, Math.max(50, Date.now() - started)));
+    await sleep(FIXED_POLL ? 50 : Math.min(1000, Math.max(50, Date.now() - started)));
   }
 }

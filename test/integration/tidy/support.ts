@@ -3,7 +3,7 @@
  * facts read around a tidy (branch heads, `git cherry`, worktrees), and a fresh repository with a
  * driver for the focused tests.
  */
-import { gitRun } from '../../helpers/git-runner.js';
+import { execFile } from 'node:child_process';
 import type { TidyOutcome } from '../../../core/engine/tidy.js';
 import type { PlaceStatus } from '../../../core/engine/status.js';
 import { git as gitSync, makeRepo, remove, trustMade } from '../../helpers/repo.js';
@@ -23,9 +23,15 @@ export const GIT_ENV: Record<string, string> = {
   GIT_TERMINAL_PROMPT: '0',
 };
 
-/** Runs git; resolves with its trimmed stdout, rejects on a non-zero exit (through the worker's git runner, helpers/git-runner.ts). */
-export async function git(cwd: string, ...args: string[]): Promise<string> {
-  return (await gitInput(cwd, undefined, ...args)).trim();
+/** Runs git; resolves with its trimmed stdout, rejects on a non-zero exit. */
+export function git(cwd: string, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: GIT_ENV, maxBuffer: 64 << 20, timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`git ${args.join(' ')} (in ${cwd}) failed: ${stderr || error.message}`));
+      else resolve(stdout.trim());
+    });
+    child.stdin?.end();
+  });
 }
 
 /** Runs git; true when it succeeded. */
@@ -36,11 +42,15 @@ export function tryGit(cwd: string, ...args: string[]): Promise<boolean> {
   );
 }
 
-/** Runs git with `input` (if any) on its standard input; resolves with its stdout. */
-export async function gitInput(cwd: string, input: string | undefined, ...args: string[]): Promise<string> {
-  const run = await gitRun(cwd, args, GIT_ENV, input);
-  if (run === 'cwd' || run.status !== 0) throw new Error(`git ${args.join(' ')} (in ${cwd}) failed: ${run === 'cwd' ? 'no such folder' : run.stderr.toString('utf8') || `exit ${run.status}`}`);
-  return run.stdout.toString('utf8');
+/** Runs git with `input` on its standard input; resolves with its stdout. */
+export function gitInput(cwd: string, input: string, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: GIT_ENV, maxBuffer: 64 << 20, timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`git ${args.join(' ')} (in ${cwd}) failed: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+    child.stdin?.end(input);
+  });
 }
 
 /** Every local branch among `refs` (by its name under refs/heads/, never git's shortened name) and its head. */
