@@ -7,7 +7,6 @@ import type { FlumePlugin } from '../plugin.js';
 import { FlumeError } from '../errors.js';
 import { asFlumeError, cliLogger, printError, processIo, type Io } from './output.js';
 import type { Logger } from '../types.js';
-import { readArgs, readCommandArgs } from './read-args.js';
 import { plainArgs } from './plain-args.js';
 import type { Command } from './command.js';
 
@@ -33,11 +32,10 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
     io.stdout(json ? JSON.stringify({ flume: version, node: process.versions.node }, null, 2) + '\n' : `${version}\n`);
     return 0;
   }
-  // The forms callers poll (`status [place] [--json] [--repo DIR]`, `kinds [--json] [--repo DIR]`) and
-  // the plain forms of the commands run most (plain-args.ts) run without the argument parser, which
-  // costs more than starting node; anything else (another flag, a typo) goes through yargs below.
-  const read = readArgs(argv);
-  const plain = read ? { command: read.command, args: readCommandArgs(read) } : plainArgs(argv);
+  // The plain forms of the commands run most and of those callers poll (plain-args.ts) run without the
+  // argument parser, which costs more than starting node; anything else (another flag, a typo) goes
+  // through yargs below.
+  const plain = plainArgs(argv);
   if (plain) {
     try {
       const command = await PLAIN_COMMANDS[plain.command]();

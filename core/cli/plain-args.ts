@@ -1,7 +1,9 @@
 /**
  * The command lines of the commands run most (`launch`, `tell`, `stop`, `drop`, `retry`, `go-on`,
- * `stage`) in their plain forms, parsed without yargs: loading yargs and every command's module costs
- * about 200 ms of CPU, more than the rest of a refused launch. Each command's grammar below is its yargs
+ * `stage`, and the read commands callers poll, `status` and `kinds`) in their plain forms, parsed
+ * without yargs: loading yargs and every command's module costs about 200 ms of CPU, more than the
+ * rest of a refused launch or a status. The warm answer (warm.ts) takes exactly the plain forms of
+ * `status` and `kinds` too. Each command's grammar below is its yargs
  * builder's, restricted to forms whose meaning is beyond doubt: each option at most once, a value
  * option's value given (as `--opt value` or `--opt=value`) and neither empty nor starting with `-`,
  * a boolean bare (`--json`; `--no-start`/`--no-watch` for those that default on), positionals neither
@@ -46,6 +48,9 @@ const GRAMMARS: Record<string, Grammar> = {
   retry: PLACE_COMMAND,
   'go-on': { ...PLACE_COMMAND, values: ['repo', 'note'] },
   stage: { ...PLACE_COMMAND, positionals: ['place', 'stage'], required: 2 },
+  // `status --watch` (a view that runs on) goes through yargs.
+  status: { positionals: ['place'], required: 0, values: ['repo'], flags: ['json'], on: [] },
+  kinds: { positionals: [], required: 0, values: ['repo'], flags: ['json'], on: [] },
 };
 
 /** A command line parsed without yargs: the command and the arguments its `run` is handed. */

@@ -20,7 +20,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Io } from './process-io.js';
 import { WARM_SOCKET } from '../state/dir.js';
-import { readArgs } from './read-args.js';
+import { plainArgs } from './plain-args.js';
 
 
 /** How long the bin waits for the supervisor's answer before running the command itself, ms. */
@@ -42,13 +42,14 @@ type WarmAnswer = { stdout: string; stderr: string; code: number } | { refused: 
  * for `kinds`, the caller's folder named): undefined for any other command line.
  */
 export function warmArgs(argv: string[], cwd: string): string[] | undefined {
-  const read = readArgs(argv);
-  if (!read) return undefined;
+  const read = plainArgs(argv);
+  if (!read || (read.command !== 'status' && read.command !== 'kinds')) return undefined;
+  const { place, repo: given, json } = read.args as { place?: string; repo?: string; json?: boolean };
   const out: string[] = [read.command];
-  const repo = read.repo ?? (read.command === 'kinds' ? cwd : undefined);
-  if (read.place !== undefined) out.push(read.place);
+  const repo = given ?? (read.command === 'kinds' ? cwd : undefined);
+  if (place !== undefined) out.push(place);
   if (repo !== undefined) out.push('--repo', isAbsolute(repo) ? repo : resolve(cwd, repo));
-  if (read.json) out.push('--json');
+  if (json) out.push('--json');
   return out;
 }
 

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flume, flumeEnv, makeRepo, PROJECT, tempDir, remove, trustMade } from '../../helpers/repo.js';
-import { readArgs } from '../../../core/cli/read-args.js';
 import { validResult } from '../../helpers/result-schema.js';
 
 const VERSION = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
@@ -25,36 +24,6 @@ describe('flume --version', () => {
       expect(JSON.parse(mixed.stdout).error.code).toBe('BAD_USAGE');
     } finally {
       remove(state);
-    }
-  });
-});
-
-describe('the read command lines that skip the argument parser', () => {
-  it('are only `status` with at most one place, and `kinds`, each with --json and --repo at most once, in any order', () => {
-    expect(readArgs(['status'])).toEqual({ command: 'status', json: false });
-    expect(readArgs(['status', '--json'])).toEqual({ command: 'status', json: true });
-    expect(readArgs(['status', 'fix/a', '--json'])).toEqual({ command: 'status', place: 'fix/a', json: true });
-    expect(readArgs(['status', '--json', 'fix/a'])).toEqual({ command: 'status', place: 'fix/a', json: true });
-    expect(readArgs(['status', '--repo', 'x', '--json'])).toEqual({ command: 'status', repo: 'x', json: true });
-    expect(readArgs(['status', '--repo=x', 'fix/a'])).toEqual({ command: 'status', repo: 'x', place: 'fix/a', json: false });
-    expect(readArgs(['kinds', '--json', '--repo', '/r'])).toEqual({ command: 'kinds', repo: '/r', json: true });
-    // Anything else goes through yargs, which checks it.
-    for (const argv of [
-      ['status', 'a', 'b'],
-      ['status', '--json', '--json'],
-      ['status', '--repo', 'x', '--repo', 'y'],
-      ['status', '--repo'],
-      ['status', '--repo', '--json'],
-      ['status', '--repo='],
-      ['status', '--watch'],
-      ['status', '-j'],
-      ['status', ''],
-      ['kinds', 'fix'],
-      ['kinds', '--watch'],
-      ['launch'],
-      [],
-    ]) {
-      expect(readArgs(argv), argv.join(' ')).toBeUndefined();
     }
   });
 });

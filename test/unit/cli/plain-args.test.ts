@@ -1,5 +1,5 @@
 /**
- * The plain forms of launch, tell, stop, drop, retry, go-on and stage are parsed without yargs
+ * The plain forms of launch, tell, stop, drop, retry, go-on, stage, status and kinds are parsed without yargs
  * (core/cli/plain-args.ts): each form taken must give `run` exactly what yargs gives it, and every
  * other form must be left to yargs.
  */
@@ -52,6 +52,16 @@ const TAKEN: string[][] = [
   ['retry', 'fix/a', '--json', '--repo=/r'],
   ['go-on', 'question/q', '--note', 'look at x'],
   ['stage', 'unit/a', 'review', '--no-watch', '--json'],
+  // The read commands callers poll: status with at most one place, kinds, each with --json and --repo
+  // at most once, in any order (the warm answer takes exactly these too).
+  ['status'],
+  ['status', '--json'],
+  ['status', 'fix/a', '--json'],
+  ['status', '--json', 'fix/a'],
+  ['status', '--repo', 'x', '--json'],
+  ['status', '--repo=x', 'fix/a'],
+  ['kinds'],
+  ['kinds', '--json', '--repo', '/r'],
 ];
 
 const LEFT: string[][] = [
@@ -83,7 +93,19 @@ const LEFT: string[][] = [
   ['stop', 'fix/a', '--no-force'],
   ['drop', 'fix/a', '--reason'],
   ['stage', 'unit/a'],
-  ['status', '--json'],
+  ['status', 'a', 'b'],
+  ['status', '--json', '--json'],
+  ['status', '--repo', 'x', '--repo', 'y'],
+  ['status', '--repo'],
+  ['status', '--repo', '--json'],
+  ['status', '--repo='],
+  ['status', '--watch'],
+  ['status', '--no-json'],
+  ['status', '-j'],
+  ['status', ''],
+  ['status', '--', '--help'],
+  ['kinds', 'fix'],
+  ['kinds', '--watch'],
   ['tidy'],
   ['constructor'],
   ['__proto__', 'x'],
