@@ -3,10 +3,9 @@
  * `stage`, and the read commands callers poll, `status` and `kinds`) in their plain forms, parsed
  * without yargs: loading yargs and every command's module costs about 200 ms of CPU, more than the
  * rest of a refused launch or a status. The warm answer (warm.ts) takes exactly the plain forms of
- * `status` and `kinds` too. Each command's grammar below is its yargs
- * builder's, restricted to forms whose meaning is beyond doubt: each option at most once, a value
- * option's value given (as `--opt value` or `--opt=value`) and neither empty nor starting with `-`,
- * a boolean bare (`--json`; `--no-start`/`--no-watch` for those that default on), positionals neither
+ * `status` and `kinds` too. Each command's grammar below is its yargs builder's, restricted to forms
+ * whose meaning is beyond doubt: each option at most once, a value option's value given (as
+ * `--opt value` or `--opt=value`) and neither empty nor starting with `-`, a boolean bare (`--json`; `--no-start`/`--no-watch` for those that default on), positionals neither
  * empty nor starting with `-`, every required one given. Anything else (a typo, `--help`, `--`, a flag
  * twice, a value that looks like a flag, a missing argument) returns undefined and goes through yargs,
  * which checks and words it. test/unit/cli/plain-args.test.ts parses each form both ways and

@@ -103,7 +103,7 @@ export function readRecords(path: string): Array<Record<string, any>> {
   return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
-/** `FLUME_TEST_POLL=fixed` polls every 50 ms whatever a probe costs, as before (bench/test-git.bench.mjs compares). */
+/** `FLUME_TEST_POLL=fixed` polls every 50 ms whatever a probe costs, as before (bench/test-suite.bench.mjs compares the two). */
 const FIXED_POLL = process.env.FLUME_TEST_POLL === 'fixed';
 
 /**
