@@ -126,4 +126,60 @@ describe('flume status --watch on a terminal', () => {
     const ended = await waitFor(() => ((text) => (/^\d/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
     expect(ended).toBe('0 0');
   }, 90_000);
+
+  it('retries, goes on and force-stops as the CLI does, asks before S, and ends on Ctrl-C with the terminal given back', async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'Busy.' }, { sleepMs: 120_000 }] }] });
+    const repo = current;
+    const id = 'fix/keys';
+    const launched = await repo.flume(['launch', '--kind', 'fix', '--name', 'keys', '--brief', 'Fix the keys.', '--no-watch']);
+    expect(launched.code, launched.stderr).toBe(0);
+    const dir = tempDir('flume-view-');
+    viewSocket = join(dir, 'sock');
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-S', viewSocket!, ...args], { encoding: 'utf8' });
+    const host = tmuxHost({ socket: viewSocket });
+    const { pane } = await host.open({ title: 'view', cwd: repo.repo, argv: [process.execPath, FLUME_BIN, 'status', '--watch'], env: { ...repo.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' } });
+    tmux('resize-window', '-t', pane!, '-x', '100', '-y', '24');
+    let last = '';
+    const until = (what: string, test: (text: string) => boolean, timeoutMs = 20_000) =>
+      waitFor(async () => ((text) => (test((last = text)) ? text : undefined))((await host.capture(pane!)) ?? ''), what, timeoutMs).catch((error: Error) => {
+        throw new Error(`${error.message}; the screen:\n${last}`);
+      });
+    const keys = (...k: string[]) => tmux('send-keys', '-t', pane!, ...k);
+    const attempt = async () => (await repo.place(id)).stage.attempt as number;
+
+    await until('the working agent', (text) => new RegExp(`${id}\\s+active\\s+1/2 code working`).test(text) && text.includes(`── ${id} `));
+    // r on a working agent: refused as `flume retry` refuses it; the stage keeps its agent.
+    keys('r');
+    await until('the retry refused', (text) => text.includes('AGENT_RUNNING'));
+    expect((await repo.flume(['retry', id])).stderr).toMatch(/^AGENT_RUNNING/);
+    expect(await attempt()).toBe(1);
+    // g and a note: a fix's stage ends on a commit, so there is no round to go on with, as the CLI says.
+    keys('g');
+    await until('the note asked for', (text) => text.includes(`go on, a note (Enter: none) ${id}:`));
+    tmux('send-keys', '-t', pane!, '-l', 'look again');
+    keys('Enter');
+    await until('the go-on refused', (text) => text.includes('CANNOT_GO_ON'));
+    expect((await repo.flume(['go-on', id, '--note', 'look again'])).stderr).toMatch(/^CANNOT_GO_ON/);
+    // S asks first; anything but y does nothing; y ends the working agent, as `stop --force` does.
+    keys('S');
+    await until('the question', (text) => text.includes(`stop, even while it works, ${id}? y/n`));
+    keys('n');
+    await until('nothing done', (text) => text.includes('nothing done'));
+    expect((await repo.place(id)).stage.agent.state).toBe('working');
+    keys('S');
+    await until('the question again', (text) => text.includes(`stop, even while it works, ${id}? y/n`));
+    keys('y');
+    await until('the agent stopped', (text) => text.includes(`${id}: agent stopped`));
+    expect((await repo.place(id)).stage.agent.state).toBe('exited');
+    // r with the agent gone: a fresh agent for the stage, its prompt confirmed, as `flume retry` would.
+    keys('r');
+    await until('the stage restarted', (text) => text.includes(`restarted ${id} stage code (attempt 2): prompt taken`), 30_000);
+    expect(await attempt()).toBe(2);
+
+    // Ctrl-C: the view ends as q ends it, exit 0, the terminal's main screen back.
+    keys('C-c');
+    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
+    const ended = await waitFor(() => ((text) => (/^\d/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
+    expect(ended).toBe('0 0');
+  }, 120_000);
 });
