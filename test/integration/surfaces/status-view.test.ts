@@ -140,7 +140,8 @@ describe('flume status --watch on a terminal', () => {
     const { pane } = await host.open({ title: 'view', cwd: repo.repo, argv: [process.execPath, FLUME_BIN, 'status', '--watch'], env: { ...repo.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' } });
     tmux('resize-window', '-t', pane!, '-x', '100', '-y', '24');
     let last = '';
-    const until = (what: string, test: (text: string) => boolean, timeoutMs = 20_000) =>
+    // Generous waits: this file runs beside three others on a loaded machine.
+    const until = (what: string, test: (text: string) => boolean, timeoutMs = 30_000) =>
       waitFor(async () => ((text) => (test((last = text)) ? text : undefined))((await host.capture(pane!)) ?? ''), what, timeoutMs).catch((error: Error) => {
         throw new Error(`${error.message}; the screen:\n${last}`);
       });
@@ -173,7 +174,7 @@ describe('flume status --watch on a terminal', () => {
     expect((await repo.place(id)).stage.agent.state).toBe('exited');
     // r with the agent gone: a fresh agent for the stage, its prompt confirmed, as `flume retry` would.
     keys('r');
-    await until('the stage restarted', (text) => text.includes(`restarted ${id} stage code (attempt 2): prompt taken`), 30_000);
+    await until('the stage restarted', (text) => text.includes(`restarted ${id} stage code (attempt 2): prompt taken`), 60_000);
     expect(await attempt()).toBe(2);
 
     // Ctrl-C: the view ends as q ends it, exit 0, the terminal's main screen back.
@@ -181,5 +182,5 @@ describe('flume status --watch on a terminal', () => {
     await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
     const ended = await waitFor(() => ((text) => (/^\d/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
     expect(ended).toBe('0 0');
-  }, 120_000);
+  }, 240_000);
 });
