@@ -19,6 +19,35 @@ afterEach(async () => {
   current = undefined;
 });
 
+/**
+ * `flume status --watch` in a pane of a tmux server of the test's own, resized to `width` × `height`:
+ * the pane, tmux on that server, the host, the screen, keys, `until` (waits for the screen to pass a
+ * test, naming the last screen when it does not) and `ended` (the view's exit, once it has exited).
+ */
+async function openView(repo: AgentRepo, width: number, height: number, waitMs: number) {
+  const dir = tempDir('flume-view-');
+  viewSocket = join(dir, 'sock');
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-S', viewSocket!, ...args], { encoding: 'utf8' });
+  const host = tmuxHost({ socket: viewSocket });
+  const { pane } = await host.open({ title: 'view', cwd: repo.repo, argv: [process.execPath, FLUME_BIN, 'status', '--watch'], env: { ...repo.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' } });
+  // flume's host opens wide windows; the view is looked at on a terminal of the size asked.
+  tmux('resize-window', '-t', pane!, '-x', String(width), '-y', String(height));
+  const screen = async () => (await host.capture(pane!)) ?? '';
+  let last = '';
+  const until = (what: string, test: (text: string) => boolean, timeoutMs = waitMs) =>
+    waitFor(async () => ((text) => (test((last = text)) ? text : undefined))(await screen()), what, timeoutMs).catch((error: Error) => {
+      throw new Error(`${error.message}; the screen:\n${last}`);
+    });
+  const keys = (...k: string[]) => tmux('send-keys', '-t', pane!, ...k);
+  /** Once the view has exited: its exit status and whether the terminal is still on its alternate screen ("0 0": exit 0, main screen). */
+  const ended = async () => {
+    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
+    // tmux records the exit status once it has reaped the program, which can come a little later.
+    return waitFor(() => ((text) => (/^\d/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
+  };
+  return { dir, pane: pane!, tmux, host, screen, until, keys, ended };
+}
+
 describe('flume status --watch on a terminal', () => {
   it('moves, acts and refuses as the CLI does, rings once for a new wait, redraws to a new size, shows a tidied place gone', async () => {
     const gate = join(tempDir('flume-gate-'), 'ask');
@@ -35,22 +64,10 @@ describe('flume status --watch on a terminal', () => {
       const launched = await repo.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Fix ${name.split('-')[0]}.`, '--no-watch']);
       expect(launched.code, launched.stderr).toBe(0);
     }
-    const dir = tempDir('flume-view-');
-    viewSocket = join(dir, 'sock');
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-S', viewSocket!, ...args], { encoding: 'utf8' });
-    const host = tmuxHost({ socket: viewSocket });
-    const { pane } = await host.open({ title: 'view', cwd: repo.repo, argv: [process.execPath, FLUME_BIN, 'status', '--watch'], env: { ...repo.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' } });
-    // flume's host opens wide windows; the view is looked at on a classic 80 × 24 terminal.
-    tmux('resize-window', '-t', pane!, '-x', '80', '-y', '24');
+    // A classic 80 × 24 terminal.
+    const { dir, pane, tmux, screen, until, keys, ended } = await openView(repo, 80, 24, 15_000);
     const bells = join(dir, 'out');
-    tmux('pipe-pane', '-t', pane!, '-o', `cat >> ${bells}`);
-    const screen = async () => (await host.capture(pane!)) ?? '';
-    let last = '';
-    const until = (what: string, test: (text: string) => boolean, timeoutMs = 15_000) =>
-      waitFor(async () => ((text) => (test((last = text)) ? text : undefined))(await screen()), what, timeoutMs).catch((error: Error) => {
-        throw new Error(`${error.message}; the screen:\n${last}`);
-      });
-    const keys = (...k: string[]) => tmux('send-keys', '-t', pane!, ...k);
+    tmux('pipe-pane', '-t', pane, '-o', `cat >> ${bells}`);
     // Selects a place: to the top, then down until the detail below the table names it.
     const select = async (id: string) => {
       keys('k', 'k', 'k');
@@ -79,7 +96,7 @@ describe('flume status --watch on a terminal', () => {
     await select('fix/idle');
     await until('the pane tail', (text) => text.includes('Which way shall the parser go?'));
     keys('t');
-    tmux('send-keys', '-t', pane!, '-l', 'left');
+    tmux('send-keys', '-t', pane, '-l', 'left');
     keys('Enter');
     await until('the tell refused', (text) => text.includes('AGENT_ASKING'));
     expect((await repo.flume(['tell', 'fix/idle', 'left'])).stderr).toMatch(/^AGENT_ASKING/);
@@ -91,10 +108,10 @@ describe('flume status --watch on a terminal', () => {
     await until('the view again', (text) => text.includes("back from fix/idle's pane"));
 
     // Resize: every row cut to the new width, and no old frame in the scrollback above the new one.
-    tmux('resize-window', '-t', pane!, '-x', '60', '-y', '20');
+    tmux('resize-window', '-t', pane, '-x', '60', '-y', '20');
     const narrow = await until('the narrower view', (text) => text.split('\n').some((line) => line.includes('fix/busy-parser') && line.endsWith('…') && Array.from(line).length === 60));
     expect(noWiderThan(narrow, 60)).toEqual([]);
-    const history = tmux('capture-pane', '-p', '-J', '-S', '-', '-t', pane!);
+    const history = tmux('capture-pane', '-p', '-J', '-S', '-', '-t', pane);
     expect(history.match(/flume: 2 places/g)).toHaveLength(1);
 
     // One bell so far, for the one new wait.
@@ -121,10 +138,7 @@ describe('flume status --watch on a terminal', () => {
 
     // q: the view ends, exit 0, the terminal's main screen back.
     keys('q');
-    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
-    // tmux records the exit status once it has reaped the program, which can come a little later.
-    const ended = await waitFor(() => ((text) => (/^\d/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
-    expect(ended).toBe('0 0');
+    expect(await ended()).toBe('0 0');
   }, 90_000);
 
   it('retries, goes on and force-stops as the CLI does, asks before S, and ends on Ctrl-C with the terminal given back', async () => {
@@ -133,19 +147,8 @@ describe('flume status --watch on a terminal', () => {
     const id = 'fix/keys';
     const launched = await repo.flume(['launch', '--kind', 'fix', '--name', 'keys', '--brief', 'Fix the keys.', '--no-watch']);
     expect(launched.code, launched.stderr).toBe(0);
-    const dir = tempDir('flume-view-');
-    viewSocket = join(dir, 'sock');
-    const tmux = (...args: string[]) => execFileSync('tmux', ['-S', viewSocket!, ...args], { encoding: 'utf8' });
-    const host = tmuxHost({ socket: viewSocket });
-    const { pane } = await host.open({ title: 'view', cwd: repo.repo, argv: [process.execPath, FLUME_BIN, 'status', '--watch'], env: { ...repo.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' } });
-    tmux('resize-window', '-t', pane!, '-x', '100', '-y', '24');
-    let last = '';
     // Generous waits: this file runs beside three others on a loaded machine.
-    const until = (what: string, test: (text: string) => boolean, timeoutMs = 30_000) =>
-      waitFor(async () => ((text) => (test((last = text)) ? text : undefined))((await host.capture(pane!)) ?? ''), what, timeoutMs).catch((error: Error) => {
-        throw new Error(`${error.message}; the screen:\n${last}`);
-      });
-    const keys = (...k: string[]) => tmux('send-keys', '-t', pane!, ...k);
+    const { pane, tmux, until, keys, ended } = await openView(repo, 100, 24, 30_000);
     const attempt = async () => (await repo.place(id)).stage.attempt as number;
 
     await until('the working agent', (text) => new RegExp(`${id}\\s+active\\s+1/2 code working`).test(text) && text.includes(`── ${id} `));
@@ -157,7 +160,7 @@ describe('flume status --watch on a terminal', () => {
     // g and a note: a fix's stage ends on a commit, so there is no round to go on with, as the CLI says.
     keys('g');
     await until('the note asked for', (text) => text.includes(`go on, a note (Enter: none) ${id}:`));
-    tmux('send-keys', '-t', pane!, '-l', 'look again');
+    tmux('send-keys', '-t', pane, '-l', 'look again');
     keys('Enter');
     await until('the go-on refused', (text) => text.includes('CANNOT_GO_ON'));
     expect((await repo.flume(['go-on', id, '--note', 'look again'])).stderr).toMatch(/^CANNOT_GO_ON/);
@@ -179,8 +182,6 @@ describe('flume status --watch on a terminal', () => {
 
     // Ctrl-C: the view ends as q ends it, exit 0, the terminal's main screen back.
     keys('C-c');
-    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
-    const ended = await waitFor(() => ((text) => (/^\d/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
-    expect(ended).toBe('0 0');
+    expect(await ended()).toBe('0 0');
   }, 240_000);
 });
