@@ -75,7 +75,7 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
     expect(stopped.code, stopped.stderr).toBe(0);
     expect((await repo.place('fix/in-herdr')).stage.agent.state).toBe('exited');
     expect(herdr.callsOf('pane', 'get').length + herdr.callsOf('pane', 'process-info').length).toBeGreaterThan(0);
-  });
+  }, 300_000); // a launch, a tell, two popups and a stop, each through a node per herdr command: 120 s ran out in CI beside the 200 tidy histories
 
   it("launches from the plugin's launch popup, in the focused pane's repository, named from the brief", async () => {
     const { repo, herdr } = setUp(true, { onPrompt: [{ actions: [{ say: 'Done.' }] }] });
