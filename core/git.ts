@@ -4,11 +4,12 @@
  * costs a fixed number of git processes however many places it holds: that is what keeps status cheap.
  */
 import type { SimpleGit } from 'simple-git';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { FlumeError } from './errors.js';
 import { run, runBytes } from './exec.js';
-import { emptyCommits, EMPTY_PATCH, judgeLanding, parseLog } from './landing.js';
+import { emptyCommits, EMPTY_PATCH, judgeLanding, parseLog, reaches } from './landing.js';
 
 /** A worktree as `git worktree list --porcelain` gives it. */
 export interface Worktree {
@@ -257,6 +258,24 @@ export async function readRepository(root: string): Promise<RepositoryReading> {
 const CHERRY_DIFF = ['-p', '--root', '--no-renames', '-U3', '--no-color', '--no-ext-diff', '--no-textconv', '--submodule=short'];
 
 /**
+ * How a branch stands against its target, judged two ways, both of which must find nothing for the
+ * branch to hold nothing beyond its target: by patch (`patches`: its commits whose patch the target
+ * lacks, as `git cherry` counts them, merges aside) and, when no patch is missing, by content
+ * (`content`: what merging the branch into the target would add or change, as
+ * `git merge-tree --write-tree` merges them). A merge commit that carries work of its own (how an
+ * agent settles a conflict with its target) or a patch the target took and reverted is seen only
+ * by content.
+ */
+export interface LandingJudgement {
+  patches: number;
+  /** Undefined when merging adds nothing (the merge yields the target's own tree). */
+  content?: { paths: string[]; conflict: boolean };
+  /** The two heads it was judged at (refs can move while it runs). */
+  branchHead: string;
+  targetHead: string;
+}
+
+/**
  * For each branch, how many of its patches its target lacks, judged as `git cherry <target> <branch>`
  * judges it (patch ids, merges ignored), for all branches at once in a fixed number of processes.
  */
@@ -266,7 +285,61 @@ export async function unlandedCounts(root: string, pairs: Array<{ branch: string
 
 /** As `unlandedCounts`, with the two heads each count was judged at (refs can move while it runs). */
 export async function unlandedAt(root: string, pairs: Array<{ branch: string; target: string }>): Promise<Map<string, { count: number; branchHead: string; targetHead: string }>> {
-  const result = new Map<string, { count: number; branchHead: string; targetHead: string }>();
+  const judged = await judgeByPatch(root, pairs);
+  return new Map([...judged].map(([branch, at]) => [branch, { count: at.patches, branchHead: at.branchHead, targetHead: at.targetHead }]));
+}
+
+/**
+ * Each branch judged by patch and, where no patch is missing, by content (`LandingJudgement`): the
+ * patch pass costs a fixed number of processes for all branches; the content pass one merge a
+ * branch that passed it. The merges write their trees into a temporary object folder, removed after:
+ * judging leaves nothing in the repository's own store.
+ */
+export async function judgeLandings(root: string, pairs: Array<{ branch: string; target: string }>): Promise<Map<string, LandingJudgement>> {
+  const judged = await judgeByPatch(root, pairs);
+  const candidates = [...judged.values()].filter((at) => at.patches === 0 && !at.contained);
+  if (candidates.length === 0) return judged;
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const objects = join(await commonDirOf(root), 'objects');
+  const scratch = await mkdtemp(join(tmpdir(), 'flume-merge-'));
+  // The merges see every object of the repository and write only into the scratch folder.
+  const env = { GIT_OBJECT_DIRECTORY: scratch, GIT_ALTERNATE_OBJECT_DIRECTORIES: objects };
+  try {
+    for (let i = 0; i < candidates.length; i += 4) {
+      await Promise.all(candidates.slice(i, i + 4).map(async (at) => {
+        at.content = await mergeAdds(root, at, env);
+      }));
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  return judged;
+}
+
+/** What merging the branch into its target adds (the paths that differ from the target's tree), or undefined when nothing. */
+async function mergeAdds(root: string, at: PatchJudgement, env: Record<string, string>): Promise<LandingJudgement['content']> {
+  const merged = await run('git', ['merge-tree', '--write-tree', '--no-messages', '--name-only', at.targetHead, at.branchHead], { cwd: root, env });
+  const lines = merged.stdout.split('\n').filter(Boolean);
+  if (merged.exitCode === 1 && lines.length > 0) return { paths: [...new Set(lines.slice(1))], conflict: true };
+  if (merged.exitCode !== 0 || !lines[0]) {
+    throw new FlumeError('GIT_FAILED', `git merge-tree failed: ${firstLine(merged.stderr)}`, {
+      fix: 'flume judges a branch by content with git merge-tree --write-tree (git 2.38 or later): `flume doctor` checks git.',
+      details: { args: ['merge-tree', '--write-tree', at.targetHead, at.branchHead], message: merged.stderr },
+    });
+  }
+  if (lines[0] === at.targetTree) return undefined;
+  const diff = await run('git', ['diff-tree', '-r', '-z', '--name-only', '--no-renames', at.targetTree, lines[0]], { cwd: root, env });
+  if (diff.exitCode !== 0) throw new FlumeError('GIT_FAILED', `git diff-tree failed: ${firstLine(diff.stderr)}`, { details: { message: diff.stderr } });
+  return { paths: diff.stdout.split('\0').filter(Boolean), conflict: false };
+}
+
+/** A pair judged by patch alone, with what the content pass needs: the target's tree, and whether the target contains the branch. */
+type PatchJudgement = LandingJudgement & { targetTree: string; contained: boolean };
+
+/** Every pair judged by patch alone (`content` not yet judged). */
+async function judgeByPatch(root: string, pairs: Array<{ branch: string; target: string }>): Promise<Map<string, PatchJudgement>> {
+  const result = new Map<string, PatchJudgement>();
   if (pairs.length === 0) return result;
   const tips = [...new Set(pairs.flatMap((pair) => [pair.branch, pair.target]))].map((name) => `refs/heads/${name}`);
   const bases = (await run('git', ['merge-base', '--octopus', ...tips], { cwd: root })).stdout.trim();
@@ -281,11 +354,15 @@ export async function unlandedAt(root: string, pairs: Array<{ branch: string; ta
   }
   for (const commit of emptyCommits(patchText)) if (!ids.has(commit)) ids.set(commit, EMPTY_PATCH);
   const heads = await readHeads(root, tips);
+  const graph = parseLog(logText);
   for (const pair of pairs) {
     const branchHead = heads.get(`refs/heads/${pair.branch}`);
-    const targetHead = heads.get(`refs/heads/${pair.target}`);
-    if (!branchHead || !targetHead) continue;
-    result.set(pair.branch, { count: judgeLanding(parseLog(logText), ids, branchHead, targetHead), branchHead, targetHead });
+    const target = heads.get(`refs/heads/${pair.target}`);
+    if (!branchHead || !target) continue;
+    const patches = judgeLanding(graph, ids, branchHead.commit, target.commit);
+    // A branch its target contains adds nothing by merging: no content to judge.
+    const contained = !graph.has(branchHead.commit) || reaches(graph, target.commit, branchHead.commit);
+    result.set(pair.branch, { patches, branchHead: branchHead.commit, targetHead: target.commit, targetTree: target.tree, contained });
   }
   return result;
 }
@@ -451,6 +528,63 @@ export async function worktreeChanges(path: string, options: { nested?: boolean 
   return { modified, untracked, nested: [...nested] };
 }
 
+/** A tracked file whose edit `git status` does not show: a bit of `git update-index` hides it. */
+export interface HiddenEdit {
+  file: string;
+  bit: 'skip-worktree' | 'assume-unchanged';
+}
+
+/**
+ * The tracked files of a worktree that carry the skip-worktree or assume-unchanged bit and whose
+ * content differs from the index: edits `git status` (and `git worktree remove`) never see. A file
+ * such a bit marks that is not in the folder (a sparse checkout leaves them so) holds nothing.
+ * The content is hashed as git would add it (through the repository's filters).
+ */
+export async function hiddenEdits(path: string): Promise<HiddenEdit[]> {
+  const listed = await raw(path, ['ls-files', '-v', '-s', '-z']);
+  const flagged: Array<HiddenEdit & { mode: string; oid: string }> = [];
+  for (const entry of listed.split('\0')) {
+    const match = /^(\S) (\d{6}) ([0-9a-f]+) \d\t(.*)$/s.exec(entry);
+    if (!match) continue;
+    const [, tag, mode, oid, file] = match;
+    const skip = tag === 'S' || tag === 's';
+    const assumed = tag !== tag.toUpperCase();
+    if ((!skip && !assumed) || mode === '160000') continue;
+    flagged.push({ file, bit: skip ? 'skip-worktree' : 'assume-unchanged', mode, oid });
+  }
+  const { lstat, readlink } = await import('node:fs/promises');
+  const changed: HiddenEdit[] = [];
+  const regular: typeof flagged = [];
+  for (const entry of flagged) {
+    const file = resolve(path, entry.file);
+    const stat = await lstat(file).catch(() => undefined);
+    if (!stat) continue;
+    if (entry.mode === '120000' || stat.isSymbolicLink()) {
+      // A link's content is the name it points at, hashed here as git hashes a blob.
+      const same = entry.mode === '120000' && stat.isSymbolicLink() && blobId(Buffer.from(await readlink(file)), entry.oid.length) === entry.oid;
+      if (!same) changed.push({ file: entry.file, bit: entry.bit });
+    } else if (entry.file.includes('\n')) changed.push({ file: entry.file, bit: entry.bit }); // hashed by name a line: kept unread
+    else if (stat.isFile()) regular.push(entry);
+  }
+  if (regular.length) {
+    const hashed = await run('git', ['hash-object', '--stdin-paths'], { cwd: path, input: regular.map((entry) => entry.file).join('\n') + '\n' });
+    if (hashed.exitCode !== 0) throw new FlumeError('GIT_FAILED', `git hash-object failed: ${firstLine(hashed.stderr)}`, { details: { message: hashed.stderr } });
+    const ids = hashed.stdout.split('\n');
+    regular.forEach((entry, i) => {
+      if (ids[i] !== entry.oid) changed.push({ file: entry.file, bit: entry.bit });
+    });
+  }
+  return changed.sort((a, b) => a.file.localeCompare(b.file));
+}
+
+/** The object id git gives a blob of `content` (SHA-1, or SHA-256 for a 64-digit id). */
+function blobId(content: Buffer, digits: number): string {
+  const hash = createHash(digits === 64 ? 'sha256' : 'sha1');
+  hash.update(`blob ${content.length}\0`);
+  hash.update(content);
+  return hash.digest('hex');
+}
+
 /** What the worktree at `path` holds against `base`, committed or not, as `git diff --stat` words it. */
 export async function diffStat(path: string, base: string, width = 80): Promise<string> {
   return raw(path, ['diff', `--stat=${Math.max(20, width)}`, base, '--'], 0);
@@ -574,9 +708,13 @@ function nestedRepository(root: string, file: string): string | undefined {
   return undefined;
 }
 
-async function readHeads(root: string, refs: string[]): Promise<Map<string, string>> {
-  const out = await raw(root, ['for-each-ref', '--format=%(refname) %(objectname)', ...refs]);
-  return new Map(out.split('\n').filter(Boolean).map((line) => line.split(' ') as [string, string]));
+/** Each ref's commit and that commit's tree. */
+async function readHeads(root: string, refs: string[]): Promise<Map<string, { commit: string; tree: string }>> {
+  const out = await raw(root, ['for-each-ref', '--format=%(refname) %(objectname) %(tree)', ...refs]);
+  return new Map(out.split('\n').filter(Boolean).map((line) => {
+    const [ref, commit, tree] = line.split(' ');
+    return [ref, { commit, tree }];
+  }));
 }
 
 function firstLine(text: string): string {

@@ -79,6 +79,13 @@ export interface DeliverableRequest {
   workingFileWritten(path: string): Promise<string | undefined>;
   /** Landing: the branch's patches missing from its target, from the reading's one `git cherry` pass. */
   unlanded(): Promise<number | undefined>;
+  /**
+   * Landing judged by patch and by content: `patches` as `unlanded()`, and, when no patch is missing,
+   * `content` naming what merging the branch into its target would add or change (a merge commit's
+   * own work, a patch the target reverted), absent when the merge adds nothing. The branch holds
+   * nothing beyond its target only when both find nothing. Undefined when git cannot tell.
+   */
+  landing(): Promise<{ patches: number; content?: { paths: string[]; conflict: boolean } } | undefined>;
   /** The committer time (ISO) of `head`. */
   headTime: string;
   /**

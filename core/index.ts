@@ -23,6 +23,7 @@ export { isRepositoryTrusted } from './config/trust.js';
 export { withLock } from './state/lock.js';
 export { toMs } from './duration.js';
 export { schemaCheck, type SchemaCheck } from './json-schema.js';
+export { contentWords } from './landing.js';
 export type {
   AgentHandle,
   AgentReading,

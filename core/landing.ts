@@ -1,7 +1,8 @@
 /**
- * Judges landing as `git cherry` does, for many branches from one log of the repository: a branch's
- * commit has landed when a commit with the same patch id is on the target's side since the two
- * parted. Merges are ignored, as `git cherry` ignores them. Pure: git.ts feeds it.
+ * Judges landing by patch as `git cherry` does, for many branches from one log of the repository: a
+ * branch's commit has landed when a commit with the same patch id is on the target's side since the
+ * two parted. Merges are ignored, as `git cherry` ignores them: what a merge carries is judged by
+ * content (git.ts, `judgeLandings`). Pure: git.ts feeds it.
  */
 
 /** Commit → parents, from `git log --format='%H %P'`. */
@@ -67,6 +68,11 @@ function isMerge(graph: CommitGraph, commit: string): boolean {
   return (graph.get(commit)?.length ?? 0) > 1;
 }
 
+/** True when `commit` is `head` or one of its ancestors within the graph. */
+export function reaches(graph: CommitGraph, head: string, commit: string): boolean {
+  return reachable(graph, head).has(commit);
+}
+
 function reachable(graph: CommitGraph, head: string): Set<string> {
   const seen = new Set<string>();
   const stack = [head];
@@ -77,4 +83,11 @@ function reachable(graph: CommitGraph, head: string): Set<string> {
     stack.push(...graph.get(commit)!);
   }
   return seen;
+}
+
+/** What merging a branch into its target would do, in a few words: `merging it into main adds or changes b.txt`. */
+export function contentWords(target: string, content: { paths: string[]; conflict: boolean }): string {
+  const paths = content.paths.length > 3 ? `${content.paths.slice(0, 3).join(', ')} and ${content.paths.length - 3} more` : content.paths.join(', ');
+  if (content.conflict) return `merging it into ${target} conflicts${paths ? ` in ${paths}` : ''}`;
+  return `merging it into ${target} adds or changes ${paths || 'files'}`;
 }

@@ -6,17 +6,20 @@
  * `readDeliverable.for('landing')` at `stage: -10`, so it runs first, and returns undefined where
  * sluice is not installed, so the bail hook falls through to git here.
  */
-import { defineDeliverable, definePlugin, type DeliverableReading, type DeliverableRequest, type FlumePlugin } from '../core/index.js';
+import { contentWords, defineDeliverable, definePlugin, type DeliverableReading, type DeliverableRequest, type FlumePlugin } from '../core/index.js';
 
 const NAME = 'flume:deliverable:landing';
 
 /**
- * Reads a submission: present when every patch of the place's branch is on its target
- * (`request.unlanded()`, judged as `git cherry <target> <branch>` judges, in the reading's one
- * batched pass: a patch that reached the target rebased or cherry-picked counts, a squash of
- * several does not, and the branch waits for sluice's record or the operator). Absent with
- * `N patches not on <target>` otherwise. When git cannot tell (a branch or target gone), absent
- * with `facts.unknown`: flume moves on only on a landing it read.
+ * Reads a submission: present when the place's branch holds nothing its target lacks, judged by
+ * patch and by content (`request.landing()`, in the reading's one batched pass): every patch is on
+ * the target (as `git cherry <target> <branch>` judges: a patch that reached the target rebased or
+ * cherry-picked counts, a squash of several does not, and the branch waits for sluice's record or
+ * the operator), and merging the branch into the target adds nothing (a merge commit that carries
+ * work of its own, or a patch the target reverted, is work). Absent with `N patches not on
+ * <target>` or what the merge would add otherwise; `facts.by` names the evidence that decided
+ * (`patch`, `content`, or `patch-and-content` for a landing both agree on). When git cannot tell (a
+ * branch or target gone), absent with `facts.unknown`: flume moves on only on a landing it read.
  */
 export function landingDeliverable(): FlumePlugin {
   return definePlugin({
@@ -34,8 +37,10 @@ export function landingDeliverable(): FlumePlugin {
 /** The landing as git judges it (above); the sluice reader answers with it where sluice holds no record of the branch. */
 export async function gitLanding(request: DeliverableRequest): Promise<DeliverableReading> {
   const target = request.place.target;
-  const unlanded = await request.unlanded();
-  if (unlanded === undefined) return { present: false, what: `landing on ${target} unknown`, facts: { target, unknown: true } };
-  if (unlanded === 0) return { present: true, what: `landed on ${target}`, facts: { target, unlanded } };
-  return { present: false, what: `${unlanded} ${unlanded === 1 ? 'patch' : 'patches'} not on ${target}`, facts: { target, unlanded } };
+  const judged = await request.landing();
+  if (judged === undefined) return { present: false, what: `landing on ${target} unknown`, facts: { target, unknown: true } };
+  const unlanded = judged.patches;
+  if (unlanded > 0) return { present: false, what: `${unlanded} ${unlanded === 1 ? 'patch' : 'patches'} not on ${target}`, facts: { target, unlanded, by: 'patch' } };
+  if (judged.content) return { present: false, what: contentWords(target, judged.content), facts: { target, unlanded, by: 'content', paths: judged.content.paths } };
+  return { present: true, what: `landed on ${target}`, facts: { target, unlanded, by: 'patch-and-content' } };
 }

@@ -70,7 +70,7 @@ async function readSluice(request: DeliverableRequest): Promise<DeliverableReadi
 function judge(record: SluiceRecord, request: DeliverableRequest): Omit<DeliverableReading, 'readFrom'> {
   const { place, head } = request;
   const short = (sha: string) => sha.slice(0, 7);
-  const facts = { sluice: record.state, target: record.target, head: record.head, ...(record.landed ? { commit: record.landed.commit } : {}) };
+  const facts = { by: 'sluice', sluice: record.state, target: record.target, head: record.head, ...(record.landed ? { commit: record.landed.commit } : {}) };
   if (record.target !== place.target) {
     return { present: false, what: `sluice: ${record.state} on ${record.target}`, facts, problem: `sluice's record is for ${record.target}, but the place's work lands on ${place.target}: submit it to ${place.target}` };
   }

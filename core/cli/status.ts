@@ -74,9 +74,17 @@ export function describePlace(p: PlaceStatus): string {
   }
   if (p.usage && (p.usage.stages.length > 1 || !p.stage)) lines.push(`  place cost: ${describeUsage(p.usage)} over ${p.usage.stages.length} stage ${p.usage.stages.length === 1 ? 'run' : 'runs'}${p.usage.complete ? '' : ' (some unknown)'}`);
   if (p.ready.state === 'failed') lines.push(`  ready: failed at ${p.ready.failed?.step} (exit ${p.ready.failed?.exitCode}): ${p.ready.failed?.tail.split('\n').slice(-2).join(' / ')}`);
-  lines.push(`  landing: ${p.landing.state}${p.landing.missing ? ` (${p.landing.missing} ${p.landing.missing === 1 ? 'patch' : 'patches'} not on ${p.target})` : ''}`);
+  lines.push(`  landing: ${p.landing.state}${landingWords(p)}`);
   if (p.dropped) lines.push(`  dropped ${p.dropped.at}${p.dropped.reason ? `: ${p.dropped.reason}` : ''}`);
   if (p.kept) lines.push(`  kept: ${p.kept.reason}`);
   for (const problem of p.problems) lines.push(`  problem: ${problem}`);
   return lines.join('\n') + '\n';
+}
+
+/** Why a place's landing reads as it does, where more than its state says it: the patches missing, or the evidence and its words. */
+function landingWords(p: PlaceStatus): string {
+  const { by, missing, what } = p.landing;
+  if (missing) return ` (${missing} ${missing === 1 ? 'patch' : 'patches'} not on ${p.target})`;
+  if ((by === 'content' || by === 'sluice') && what) return ` (by ${by}: ${what})`;
+  return '';
 }

@@ -26,9 +26,12 @@ export interface DoctorReport {
   checks: Array<DoctorCheck & { by: string }>;
 }
 
-/** The oldest node and git flume is built for (package.json's engines; git for worktree and ref commands it uses). */
+/**
+ * The oldest node and git flume is built for (package.json's engines; git 2.38 for
+ * `merge-tree --write-tree`, which judges a branch's landing by content).
+ */
 const NODE_MIN = [20, 19, 0];
-const GIT_MIN = [2, 31, 0];
+const GIT_MIN = [2, 38, 0];
 
 /** Runs every check for the repository at `repo` (or the current folder's, if it is one). */
 export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { repo?: string } = {}): Promise<DoctorReport> {

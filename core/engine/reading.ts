@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { DeliverableRequest } from '../hooks.js';
-import { commonDirOf, readObjects, readRepository, readRepositoryKept, treeNames, unlandedAt, type Branch, type RepositoryReading, type Worktree } from '../git.js';
+import { commonDirOf, judgeLandings, readObjects, readRepository, readRepositoryKept, treeNames, type Branch, type LandingJudgement, type RepositoryReading, type Worktree } from '../git.js';
 import type { PlaceRecord, StageDef } from '../types.js';
 
 /** What one reading says of one place. */
@@ -30,6 +30,8 @@ export interface Reading {
   places: PlaceReading[];
   /** How many of a place's patches its target lacks (`git cherry`), for every place at once; undefined when unreadable. */
   unlanded(record: PlaceRecord): Promise<number | undefined>;
+  /** A place's branch judged by patch and by content against its target, for every place at once; undefined when unreadable. */
+  landing(record: PlaceRecord): Promise<GitLanding | undefined>;
   /** A file or folder listing at a commit, batched with every other asked in the same tick. */
   object(rev: string, path: string): Promise<{ type: string; content: Buffer } | undefined>;
 }
@@ -48,45 +50,50 @@ export async function readPlaces(root: string, records: PlaceRecord[], options: 
     worktree: repository.worktrees.find((w) => resolve(w.path) === record.path),
     branch: repository.branches.get(record.branch),
   }));
-  let landing: Promise<Map<string, number>> | undefined;
-  const unlanded = async (record: PlaceRecord) => {
-    landing ??= landings(root, repository, places);
-    return (await landing).get(record.branch);
+  let judged: Promise<Map<string, GitLanding>> | undefined;
+  const landing = async (record: PlaceRecord) => {
+    judged ??= landings(root, repository, places);
+    return (await judged).get(record.branch);
   };
-  return { root, commonDir, generatedAt: new Date().toISOString(), repository, places, unlanded, object: batchLoader(root) };
+  const unlanded = async (record: PlaceRecord) => (await landing(record))?.patches;
+  return { root, commonDir, generatedAt: new Date().toISOString(), repository, places, unlanded, landing, object: batchLoader(root) };
 }
 
+/** A branch judged by patch and by content (`LandingJudgement` in git.ts), without the heads. */
+export type GitLanding = Pick<LandingJudgement, 'patches' | 'content'>;
+
 /**
- * How many patches each place's branch has that its target lacks, at the reading's heads. A count is
- * a function of the two commits alone, so counts are kept by commit pair for the life of the process
- * (the supervisor asks pass after pass): only a pair not seen before costs git processes.
+ * Each place's branch judged against its target at the reading's heads. A judgement is a function of
+ * the two commits alone, so it is kept by commit pair for the life of the process (the supervisor
+ * asks pass after pass): only a pair not seen before costs git processes.
  */
-async function landings(root: string, repository: RepositoryReading, places: PlaceReading[]): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
+async function landings(root: string, repository: RepositoryReading, places: PlaceReading[]): Promise<Map<string, GitLanding>> {
+  const judged = new Map<string, GitLanding>();
   const missing: Array<{ branch: string; target: string; key: string }> = [];
   for (const place of places) {
     const target = repository.branches.get(place.record.target);
     if (!place.branch || !target) continue;
     const key = `${root}\0${place.branch.head}\0${target.head}`;
     const known = LANDINGS.get(key);
-    if (known !== undefined) counts.set(place.record.branch, known);
+    if (known !== undefined) judged.set(place.record.branch, known);
     else missing.push({ branch: place.record.branch, target: place.record.target, key });
   }
-  if (missing.length === 0) return counts;
-  const found = await unlandedAt(root, missing).catch(() => undefined);
+  if (missing.length === 0) return judged;
+  const found = await judgeLandings(root, missing).catch(() => undefined);
   if (LANDINGS.size > 1000) LANDINGS.clear();
   for (const pair of missing) {
     const at = found?.get(pair.branch);
     if (!at) continue;
-    counts.set(pair.branch, at.count);
+    const landing: GitLanding = { patches: at.patches, ...(at.content ? { content: at.content } : {}) };
+    judged.set(pair.branch, landing);
     // Kept only when judged at the reading's own heads (a ref may have moved meanwhile).
-    if (pair.key === `${root}\0${at.branchHead}\0${at.targetHead}`) LANDINGS.set(pair.key, at.count);
+    if (pair.key === `${root}\0${at.branchHead}\0${at.targetHead}`) LANDINGS.set(pair.key, landing);
   }
-  return counts;
+  return judged;
 }
 
-/** Unlanded counts by repository, branch head and target head. */
-const LANDINGS = new Map<string, number>();
+/** Landing judgements by repository, branch head and target head. */
+const LANDINGS = new Map<string, GitLanding>();
 
 /** The request a deliverable reader gets for one place, read at the branch head taken in the reading. */
 export function deliverableRequest(reading: Reading, place: PlaceReading, stage: StageDef, options: { type: string; [key: string]: unknown }): DeliverableRequest | undefined {
@@ -116,6 +123,7 @@ export function deliverableRequest(reading: Reading, place: PlaceReading, stage:
       return stat(join(place.record.path, path)).then((s) => s.mtime.toISOString(), () => undefined);
     },
     unlanded: () => reading.unlanded(place.record),
+    landing: () => reading.landing(place.record),
   };
 }
 

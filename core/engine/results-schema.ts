@@ -73,7 +73,11 @@ export const tidySchema = published('tidy', 'flume tidy --json', {
           branchOutcome: {
             type: 'object',
             required: ['deleted'],
-            properties: { deleted: { type: 'boolean' }, missing: { type: 'integer', minimum: 0, description: 'Patches of the kept branch its target lacks.' } },
+            properties: {
+              deleted: { type: 'boolean' },
+              missing: { type: 'integer', minimum: 0, description: 'Patches of the kept branch its target lacks.' },
+              by: { enum: ['patch', 'content'], description: 'The evidence that kept the branch: a patch its target lacks, or content (merging it into its target would add or change something, though every patch is there).' },
+            },
             additionalProperties: false,
           },
         },

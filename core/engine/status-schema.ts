@@ -124,7 +124,15 @@ export const placeSchema = {
     landing: {
       type: 'object',
       required: ['state'],
-      properties: { state: { enum: ['landed', 'not-landed', 'no-commits', 'unknown'] }, missing: { type: 'integer', minimum: 0 } },
+      properties: {
+        state: { enum: ['landed', 'not-landed', 'no-commits', 'unknown'] },
+        missing: { type: 'integer', minimum: 0, description: 'The branch\'s patches its target lacks, as git cherry counts them.' },
+        by: {
+          enum: ['patch', 'content', 'patch-and-content', 'sluice'],
+          description: 'The evidence that decided: patch (a patch the target lacks), content (merging the branch into its target would add or change something, as a merge commit carrying work of its own does), patch-and-content (git found nothing either way: landed), sluice (its record of the branch).',
+        },
+        what: { type: 'string', description: 'The landing reader\'s words, e.g. "1 patch not on main", "merging it into main adds or changes b.txt".' },
+      },
       additionalProperties: false,
     },
     dropped: { type: 'object', required: ['at'], properties: { at: { type: 'string' }, reason: { type: 'string' } }, additionalProperties: false },

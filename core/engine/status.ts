@@ -14,6 +14,7 @@ import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { readAgents, stageView, type AgentReadings, type StageView } from './stage-view.js';
 import { supervisorState } from './supervisor-state.js';
 import { agentUsage, budgetOf, sumUsage, usageView, type UsageView } from './usage.js';
+import { landingOf, type Landing } from './over.js';
 
 /** One place as status reports it. The shape is published as status.schema.json. */
 export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 'repo' | 'path' | 'branch' | 'target' | 'base' | 'brief' | 'createdAt'> {
@@ -23,7 +24,7 @@ export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 
   ready: PlaceRecord['ready'];
   stages: string[];
   stage: StageView | null;
-  landing: { state: 'landed' | 'not-landed' | 'no-commits' | 'unknown'; missing?: number };
+  landing: Landing;
   dropped?: PlaceRecord['dropped'];
   kept?: PlaceRecord['kept'];
   /** Launched with --no-start: no stage starts until `flume stage` or `flume retry`. */
@@ -147,7 +148,8 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
   if (tidying && !live) problems.push('its tidying was interrupted; the next flume tidy finishes it');
   if (record.phase !== 'gone' && record.phase !== 'making' && !worktree && !live) problems.push(`its worktree ${record.path} is gone`);
   if (!branch && record.phase !== 'making' && !live) problems.push(`its branch ${record.branch} is gone`);
-  const landing = await landingOf(reading, place);
+  // A reader that cannot read (a lander's record that is not valid) leaves the landing unknown, in its words.
+  const landing: Landing = await landingOf(repository.flume, reading, place).catch((error: unknown) => ({ state: 'unknown', what: error instanceof Error ? error.message.split('\n')[0] : String(error) }));
   const flume = repository.flume;
   const handle = record.stage?.agent;
   const current = handle && kind ? await agentUsage(flume, repository.info.commonDir, handle).catch(() => undefined) : undefined;
@@ -203,14 +205,6 @@ async function underWay(repository: Repository, record: PlaceRecord): Promise<bo
   if ((await lockHolder(placeLockFile(commonDir, key)))?.alive) return true;
   const now = await readRecord(commonDir, key).catch(() => undefined);
   return !now || now.phase !== record.phase || Boolean(now.kept) !== Boolean(record.kept);
-}
-
-async function landingOf(reading: Reading, place: PlaceReading): Promise<PlaceStatus['landing']> {
-  if (!place.branch) return { state: 'unknown' };
-  if (place.branch.head === place.record.base) return { state: 'no-commits' };
-  const missing = await reading.unlanded(place.record);
-  if (missing === undefined) return { state: 'unknown' };
-  return missing === 0 ? { state: 'landed', missing } : { state: 'not-landed', missing };
 }
 
 function stateOf(record: PlaceRecord, landing: PlaceStatus['landing']['state'], present: boolean): PlaceStatus['state'] {

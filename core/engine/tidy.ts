@@ -1,7 +1,8 @@
 /**
  * Tidying (DESIGN.md "Tidy"): removes only places flume made whose work is over, through the
- * repository's own worktree tool, then judges the branch with `git cherry` and keeps it when the
- * target lacks any of its patches. When anything cannot be read, nothing is removed.
+ * repository's own worktree tool, then judges the branch by patch (`git cherry`) and by content
+ * (`git merge-tree`) and keeps it when its target lacks any of its patches or merging it would add
+ * anything. When anything cannot be read, nothing is removed.
  */
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -10,7 +11,7 @@ import { crashPoint } from '../crash.js';
 import { FlumeError } from '../errors.js';
 import { runStep } from '../exec.js';
 import type { Repository } from '../context.js';
-import { cherry, commitsRemotesLack, deleteBranch, populatedSubmodules, readRepository, removeWorktree, stashEntries, worktreeChanges } from '../git.js';
+import { commitsRemotesLack, deleteBranch, hiddenEdits, populatedSubmodules, readRepository, removeWorktree, stashEntries, worktreeChanges } from '../git.js';
 import { placeKey, placePath, PLACES_DIR } from '../place.js';
 import { appendEvent, keyOf, readRecord, readRecords, removeRecord, withPlaceLock, writeRecord } from '../state/store.js';
 import { forgetRepository } from '../state/host.js';
@@ -18,6 +19,7 @@ import type { PlaceRecord } from '../types.js';
 import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { recoverPlace } from './recover.js';
 import { agentRunning, workOver } from './over.js';
+import { contentWords } from '../landing.js';
 
 /** What tidying did with one place. */
 export interface TidyOutcome {
@@ -27,8 +29,8 @@ export interface TidyOutcome {
   /** removed: worktree gone; kept: a safety rule kept it; skipped: its work is not over; would-remove: dry run. */
   action: 'removed' | 'kept' | 'skipped' | 'would-remove';
   reason?: string;
-  /** After removal: whether the branch was deleted or kept (with the count of patches its target lacks). */
-  branchOutcome?: { deleted: boolean; missing?: number };
+  /** After removal: whether the branch was deleted or kept (with the count of patches its target lacks, and the evidence that kept it). */
+  branchOutcome?: { deleted: boolean; missing?: number; by?: 'patch' | 'content' };
 }
 
 /** Tidies every place of the repository whose work is over, or only `only` (a place key). */
@@ -135,6 +137,12 @@ async function reasonToKeep(repository: Repository, place: PlaceReading, reading
     if (submodules.length) return await submoduleReason(record.path, submodules);
     if (changes.modified.length) return `it has modified files (${sample(changes.modified)}): commit or stash them`;
     if (changes.untracked.length) return `it has untracked files (${sample(changes.untracked)}): commit, ignore or remove them`;
+    const hidden = await hiddenEdits(record.path);
+    if (hidden.length) {
+      const named = sample(hidden.map((edit) => `${edit.file} (${edit.bit})`));
+      const first = hidden[0];
+      return `it has edits git status does not show (${named}): clear the bit (git update-index --no-${first.bit} -- ${first.file} in the place), then commit or restore them`;
+    }
   }
   const stash = (await stashEntries(info.root)).find((entry) => stashedOn(entry.subject, record.branch));
   if (stash) return `a stash was made in it (${stash.ref}: ${stash.subject}): apply or drop it (git stash list shows it)`;
@@ -177,13 +185,25 @@ async function finishBranch(repository: Repository, record: PlaceRecord, dryRun:
     if (!dryRun) await removeRecord(info.commonDir, key);
     return { ...base, action: 'removed', branchOutcome: { deleted: true } };
   }
-  const commits = await cherry(info.root, record.target, record.branch);
+  // Judged by git alone, by patch and by content, whatever a lander's record says of the place: a
+  // branch goes only when it holds nothing its target lacks.
+  const judged = await now.landing(record);
   crashPoint('tidy:branch-judged');
-  const missing = commits.filter((c) => c.sign === '+').length;
+  if (!judged) {
+    const reason = `the branch ${record.branch} cannot be judged against ${record.target} (is ${record.target} still a branch?): kept`;
+    if (!dryRun) await markKept(repository, record, reason, true);
+    return { ...base, action: 'removed', reason, branchOutcome: { deleted: false } };
+  }
+  const missing = judged.patches;
   if (missing > 0) {
     const reason = `the branch ${record.branch} holds ${missing} commit${missing === 1 ? '' : 's'} whose patch ${record.target} lacks: kept`;
     if (!dryRun) await markKept(repository, record, reason, true);
-    return { ...base, action: 'removed', reason, branchOutcome: { deleted: false, missing } };
+    return { ...base, action: 'removed', reason, branchOutcome: { deleted: false, missing, by: 'patch' } };
+  }
+  if (judged.content) {
+    const reason = `the branch ${record.branch} holds work ${record.target} lacks, though every patch of it is there: ${contentWords(record.target, judged.content)} (a merge commit's own changes, or a patch ${record.target} reverted): kept`;
+    if (!dryRun) await markKept(repository, record, reason, true);
+    return { ...base, action: 'removed', reason, branchOutcome: { deleted: false, missing, by: 'content' } };
   }
   // A worktree still on the branch (one made by hand, elsewhere) is not flume's to pull it from under.
   const holder = now.repository.worktrees.find((w) => w.branch === record.branch);

@@ -8,7 +8,7 @@ import { mkdtemp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { run } from '../../core/exec.js';
-import { addWorktree, commonDirOf, createBranch, excludePath, readObjects, resolveRevision, treeNames, unlandedCounts } from '../../core/git.js';
+import { addWorktree, commonDirOf, createBranch, excludePath, readObjects, resolveRevision, treeNames, judgeLandings, unlandedCounts } from '../../core/git.js';
 import type { DeliverableRequest } from '../../core/hooks.js';
 import type { PlaceRecord, StageDef } from '../../core/types.js';
 
@@ -111,6 +111,14 @@ export async function deliverableRequest(
     unlanded: () =>
       unlandedCounts(root, [{ branch: place.branch, target: place.target }]).then(
         (counts) => counts.get(place.branch),
+        () => undefined,
+      ),
+    landing: () =>
+      judgeLandings(root, [{ branch: place.branch, target: place.target }]).then(
+        (judged) => {
+          const at = judged.get(place.branch);
+          return at && { patches: at.patches, ...(at.content ? { content: at.content } : {}) };
+        },
         () => undefined,
       ),
   };

@@ -59,7 +59,7 @@ describe('landing', () => {
     const place = await makePlace(repo, 'fix', 'unlanded');
     await repo.commit(place.path, { 'one.txt': 'one\n' }, 'one');
     let reading = await read(await deliverableRequest(place, { type: 'landing' }));
-    expect(reading).toEqual({ present: false, what: '1 patch not on main', facts: { target: 'main', unlanded: 1 } });
+    expect(reading).toEqual({ present: false, what: '1 patch not on main', facts: { target: 'main', unlanded: 1, by: 'patch' } });
     await repo.commit(place.path, { 'two.txt': 'two\n' }, 'two');
     reading = await read(await deliverableRequest(place, { type: 'landing' }));
     expect(reading).toMatchObject({ present: false, what: '2 patches not on main' });
@@ -74,7 +74,7 @@ describe('landing', () => {
     expect(await read(await deliverableRequest(place, { type: 'landing' }))).toMatchObject({ present: false, what: '1 patch not on main' });
     await repo.git(['cherry-pick', two]);
     const reading = await read(await deliverableRequest(place, { type: 'landing' }));
-    expect(reading).toEqual({ present: true, what: 'landed on main', facts: { target: 'main', unlanded: 0 } });
+    expect(reading).toEqual({ present: true, what: 'landed on main', facts: { target: 'main', unlanded: 0, by: 'patch-and-content' } });
     expect(await repo.git(['rev-parse', 'main'])).not.toBe(two);
   });
 

@@ -47,9 +47,9 @@ describe('with sluice absent', () => {
   it('is git\'s judgement, untouched: the sluice reader answers nothing', async () => {
     const place = await makePlace(repo, 'fix', 'no-sluice');
     await repo.commit(place.path, { 'a.txt': 'a\n' }, 'a');
-    expect(await landing(place)).toEqual({ present: false, what: '1 patch not on main', facts: { target: 'main', unlanded: 1 } });
+    expect(await landing(place)).toEqual({ present: false, what: '1 patch not on main', facts: { target: 'main', unlanded: 1, by: 'patch' } });
     await repo.git(['merge', '--quiet', '--no-ff', '-m', 'by hand', place.branch]);
-    expect(await landing(place)).toEqual({ present: true, what: 'landed on main', facts: { target: 'main', unlanded: 0 } });
+    expect(await landing(place)).toEqual({ present: true, what: 'landed on main', facts: { target: 'main', unlanded: 0, by: 'patch-and-content' } });
   });
 });
 
@@ -60,7 +60,7 @@ describe('with sluice installed', () => {
     const place = await makePlace(repo, 'fix', 'unsubmitted');
     await repo.commit(place.path, { 'b.txt': 'b\n' }, 'b');
     const file = sluiceRecordPath(join(repo.root, '.git'), place.branch);
-    expect(await landing(place)).toEqual({ present: false, what: '1 patch not on main', facts: { target: 'main', unlanded: 1, sluice: 'no record' }, readFrom: [file] });
+    expect(await landing(place)).toEqual({ present: false, what: '1 patch not on main', facts: { target: 'main', unlanded: 1, by: 'patch', sluice: 'no record' }, readFrom: [file] });
   });
 
   it('queued, then checking: not landed yet; landed: present, naming the target\'s commit', async () => {
