@@ -6,18 +6,19 @@
  * a secret's value: a variable whose name says it is a secret (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`,
  * `…_SECRET`, `…_PASSWORD`) is written as a reference, `NAME="$NAME"`, for the operator's shell to fill.
  */
-import { definePaneHost, definePlugin, FlumeError, SECRET_NAME } from '../core/index.js';
+import { definePaneHost, definePlugin, FlumeError, SECRET_NAME, SHELL_NAME } from '../core/index.js';
 
 export { SECRET_NAME };
 
 /**
  * `env [-u NAME]… [NAME=value]… argv`: the variables of `env` that differ from `base` (the caller's,
- * which the operator's shell supplies) and the unset ones, secrets written as references.
+ * which the operator's shell supplies), secrets written as references, and every variable of `base`
+ * the agent must not get (git's local variables, the driver's session variables) unset.
  */
-export function printedCommand(env: Record<string, string>, argv: string[], options: { unset?: string[]; base?: NodeJS.ProcessEnv } = {}): string[] {
+export function printedCommand(env: Record<string, string>, argv: string[], options: { base?: NodeJS.ProcessEnv } = {}): string[] {
   const base = options.base ?? process.env;
   const words: string[] = [];
-  for (const name of options.unset ?? []) if (base[name] !== undefined && env[name] === undefined) words.push('-u', name);
+  for (const [name, value] of Object.entries(base)) if (value !== undefined && env[name] === undefined && SHELL_NAME.test(name)) words.push('-u', name);
   for (const [name, value] of Object.entries(env)) {
     if (base[name] === value) continue;
     words.push(SECRET_NAME.test(name) ? `${name}="$${name}"` : `${name}=${value}`);

@@ -121,6 +121,14 @@ export interface AgentDriver {
    * checks the config against it when the repository opens, naming the field and the driver.
    */
   optionsSchema?: Record<string, unknown>;
+  /**
+   * Optional: the variables a session of this program hands the programs it starts, bound to that
+   * session (its id, its pid, its inbox socket and the token to it). flume leaves them out of the
+   * agent's environment (`StartRequest.env`), so an agent started from inside another session is
+   * neither taken for its child nor handed its credentials. A name ending in `*` stands for every
+   * name with that prefix.
+   */
+  sessionVariables?: readonly string[];
   /** Starts the agent for a stage on the given host and returns at once with its handle. */
   start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
   /**

@@ -12,6 +12,7 @@ import { badReturn, driverReturnCheck } from './hook-returns.js';
 import type { AgentDriver, DoctorCheck, PaneHost, UsageRead } from './agent.js';
 import type { Flume } from './plugin.js';
 import type { AgentHandle, AgentReading, PromptState } from './types.js';
+import { agentBaseEnvironment } from './environment.js';
 
 /** A registered driver as the core reaches it: the same methods, each named and checked. */
 export interface ReachedDriver {
@@ -60,6 +61,9 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
     if (answer instanceof Promise) return answer.then(judged, (error) => Promise.reject(inPlugin(error, plugin, name))) as T;
     return judged(answer);
   };
+  // The agent's environment is the core's to decide (core/environment.ts): the driver gets it made.
+  const withEnvironment = (request: StartRequest): StartRequest => ({ ...request, env: agentBaseEnvironment(sessionVariables) });
+  const sessionVariables = Array.isArray(driver.sessionVariables) ? driver.sessionVariables.filter((name): name is string => typeof name === 'string' && name !== '') : [];
   const own = (method: keyof AgentDriver) => {
     if (typeof driver[method] !== 'function') throw missing(plugin, key, method);
   };
@@ -70,7 +74,7 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
     hasPlan: typeof driver.plan === 'function',
     hasUsage: typeof driver.usage === 'function',
     async start(request, host) {
-      const handle = await callHook(`startAgent(${key})`, flume.hooks.startAgent.for(key), request, host);
+      const handle = await callHook(`startAgent(${key})`, flume.hooks.startAgent.for(key), withEnvironment(request), host);
       if (!handle) {
         throw new FlumeError('AGENT_START_FAILED', `[${plugin}] The agent "${key}" did not start: no tap of startAgent(${key}) answered.`, {
           fix: `Check the plugin "${plugin}": its driver's start must return the agent's handle.`,
@@ -81,7 +85,7 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
       return handle;
     },
     async plan(request, host) {
-      return (await callHook(`planAgent(${key})`, flume.hooks.planAgent.for(key), request, host)) ?? undefined;
+      return (await callHook(`planAgent(${key})`, flume.hooks.planAgent.for(key), withEnvironment(request), host)) ?? undefined;
     },
     async confirm(request) {
       return (await callHook(`confirmPrompt(${key})`, flume.hooks.confirmPrompt.for(key), request)) ?? 'unknown';

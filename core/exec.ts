@@ -10,10 +10,14 @@
  * starts on the user's behalf (a repository's readying steps, a worktree tool, the supervisor): they
  * go through execa, loaded when first needed, for its kill-after-grace on a time limit and its
  * clean-up of a step when flume itself exits.
+ *
+ * Every way in starts from the caller's environment less git's local variables (core/environment.ts):
+ * a caller inside a git hook must not point flume's git, or anything flume starts, at its repository.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { withoutGitLocal } from './environment.js';
 
 /** What a finished program left. */
 export interface RunResult {
@@ -30,7 +34,10 @@ export interface RunResult {
 /** How to run a program. */
 export interface RunOptions {
   cwd?: string;
-  /** The environment; with `clean`, the program gets exactly this and nothing of flume's own. A variable set to undefined is removed. */
+  /**
+   * Added to the caller's environment (less git's local variables); with `clean`, the program gets
+   * exactly this and nothing of flume's own. A variable set to undefined is removed.
+   */
   env?: Record<string, string | undefined>;
   clean?: boolean;
   input?: string;
@@ -71,7 +78,7 @@ interface Spawned {
 function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<Spawned> {
   return new Promise((resolve) => {
     const done: Spawned = { exitCode: null, stdout: [], stderr: [], all: [], timedOut: false };
-    const env = options.clean ? withoutUnset(options.env ?? {}) : options.env ? withoutUnset({ ...process.env, ...options.env }) : undefined;
+    const env = environment(options);
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
     const finish = () => {
@@ -113,6 +120,11 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
   });
 }
 
+/** A program's whole environment: `env` alone with `clean`, else the caller's less git's local variables, then `env`. */
+function environment(options: { env?: Record<string, string | undefined>; clean?: boolean }): Record<string, string> {
+  return withoutUnset(options.clean ? (options.env ?? {}) : { ...withoutGitLocal(process.env), ...options.env });
+}
+
 /** The environment without the variables set to undefined (removed, as the caller asked). */
 function withoutUnset(env: Record<string, string | undefined>): Record<string, string> {
   const kept: Record<string, string> = {};
@@ -129,8 +141,8 @@ export async function runStep(file: string, args: string[], options: RunOptions 
   const { execa } = await import('execa');
   const result = await execa(file, args, {
     cwd: options.cwd,
-    env: options.env,
-    extendEnv: !options.clean,
+    env: environment(options),
+    extendEnv: false,
     input: options.input,
     timeout: options.timeoutMs,
     killSignal: options.killSignal,
@@ -161,7 +173,8 @@ export async function spawnDetached(file: string, args: string[], options: { cwd
   try {
     const subprocess = execa(file, args, {
       cwd: options.cwd,
-      env: options.env,
+      env: environment(options),
+      extendEnv: false,
       detached: true,
       stdin: 'ignore',
       stdout: out as 'ignore',
@@ -183,9 +196,8 @@ export async function spawnDetached(file: string, args: string[], options: { cwd
  */
 export function runAttached(file: string, args: string[], options: { env?: Record<string, string | undefined> } = {}): Promise<number | null> {
   return new Promise((resolve) => {
-    const env = options.env ? withoutUnset({ ...process.env, ...options.env }) : undefined;
     try {
-      const child = spawn(file, args, { env, stdio: 'inherit' });
+      const child = spawn(file, args, { env: environment(options), stdio: 'inherit' });
       child.on('error', () => resolve(null));
       child.on('close', (code) => resolve(code));
     } catch {

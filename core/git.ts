@@ -9,6 +9,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { FlumeError } from './errors.js';
 import { run, runBytes } from './exec.js';
+import { withoutGitLocal } from './environment.js';
 import { emptyCommits, EMPTY_PATCH, judgeLanding, parseLog, reaches } from './landing.js';
 
 /** A worktree as `git worktree list --porcelain` gives it. */
@@ -51,11 +52,28 @@ export interface RepositoryReading {
 let simpleGitModule: ReturnType<typeof loadSimpleGit> | undefined;
 const loadSimpleGit = () => import('simple-git');
 
-/** simple-git for `cwd`, the module loaded on first use (a command that reads no repository never pays for it). */
+/**
+ * simple-git for `cwd`, the module loaded on first use (a command that reads no repository never pays
+ * for it). Its git gets the caller's environment less git's local variables, as everything flume runs
+ * (core/exec.ts). simple-git refuses an environment it is handed that holds EDITOR, PAGER, GIT_SSH and
+ * the like; those are the caller's own, which git gets all the same, so they are let through.
+ */
 async function git(cwd: string): Promise<SimpleGit> {
   const { simpleGit } = await (simpleGitModule ??= loadSimpleGit());
-  return simpleGit({ baseDir: cwd, trimmed: false, maxConcurrentProcesses: 6 });
+  return simpleGit({ baseDir: cwd, trimmed: false, maxConcurrentProcesses: 6, unsafe: CALLERS_OWN }).env(withoutGitLocal(process.env));
 }
+
+/** The kinds of variable simple-git checks in an environment it is handed, all the caller's own here. */
+const CALLERS_OWN = {
+  allowUnsafeEditor: true,
+  allowUnsafeAskPass: true,
+  allowUnsafeConfigPaths: true,
+  allowUnsafeDiffExternal: true,
+  allowUnsafePager: true,
+  allowUnsafeGitProxy: true,
+  allowUnsafeTemplateDir: true,
+  allowUnsafeSshCommand: true,
+};
 
 /**
  * git's own race: while another git adds or removes a worktree, its admin folder is half written, and

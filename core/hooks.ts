@@ -30,6 +30,12 @@ export interface StartRequest {
   prompt: string;
   /** The key of the pane host it starts on; the host itself is handed to the driver beside the request. */
   host: string;
+  /**
+   * The agent's environment before the driver adds its own and the config's: the caller's, less git's
+   * local variables and the driver's `sessionVariables`, with a UTF-8 locale where the caller has none
+   * (core/environment.ts). flume always sets it; a driver builds on it, never on `process.env`.
+   */
+  env?: Record<string, string>;
 }
 
 /**

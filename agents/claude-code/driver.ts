@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { canType, defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
+import { agentBaseEnvironment, canType, defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -31,8 +31,40 @@ export interface ClaudeCodeOptions {
   configDir?: string;
 }
 
-/** Variables that would make claude a child of another session, which silently loses its transcript. */
-const CHILD_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_CHILD_SESSION', 'CLAUDE_CODE_ENTRYPOINT'];
+/**
+ * What a Claude Code session hands the programs it starts (its Bash tool, its MCP servers), each bound
+ * to that session: the markers that make claude a child of it (which silently loses the child's
+ * transcript), its id and pid, its inbox socket and the token to it, its notes folder, its IDE's SSE
+ * port, its remote and bridge session ids. Claude Code's settings a user sets on purpose
+ * (CLAUDE_CONFIG_DIR, CLAUDE_CODE_USE_BEDROCK, CLAUDE_CODE_DISABLE_*, CLAUDE_CODE_OAUTH_TOKEN, …) are
+ * none of these and pass.
+ */
+export const CLAUDE_SESSION_VARIABLES: readonly string[] = [
+  'CLAUDECODE',
+  'CLAUDE_PID',
+  'CLAUDE_EFFORT',
+  'AI_AGENT',
+  'CLAUDE_SESSION_ID',
+  'CLAUDE_CODE_ENTRYPOINT',
+  'CLAUDE_CODE_EXECPATH',
+  'CLAUDE_CODE_CHILD_*',
+  'CLAUDE_CODE_MESSAGING_*',
+  'CLAUDE_CODE_SSE_*',
+  'CLAUDE_CODE_SESSION_ID',
+  'CLAUDE_CODE_SESSION_ATTENDED',
+  'CLAUDE_CODE_SESSION_ACCESS_TOKEN',
+  'CLAUDE_CODE_SESSION_KIND',
+  'CLAUDE_CODE_SESSION_NAME',
+  'CLAUDE_CODE_SESSION_ORIGIN',
+  'CLAUDE_CODE_SESSION_CREATED_AT_MS',
+  'CLAUDE_CODE_SESSION_BEGAN_AS_COPY',
+  'CLAUDE_CODE_HOST_SESSION_ID',
+  'CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS',
+  'CLAUDE_CODE_CLOUD_SESSION_ID',
+  'CLAUDE_CODE_REMOTE_SESSION_*',
+  'CLAUDE_CODE_BRIDGE_SESSION_ID',
+  'CLAUDE_CODE_BRIDGE_CHILD_*',
+];
 
 const POLL_MS = 100;
 /** The longest wait for the footer's second render once the box is drawn (70–200 ms in 2.1.332, more on a loaded machine). */
@@ -57,8 +89,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
   };
 
   /** The agent's environment, program and config folder; refuses a program that cannot start on a pane. */
-  const prepare = async (host: PaneHost) => {
-    const env = agentEnvironment(options);
+  const prepare = async (request: StartRequest, host: PaneHost) => {
+    const env = agentEnvironment(options, request.env);
     // A pane whose program cannot start dies at once, and the dead pane keeps its host alive: find
     // the program first (the printed host's command runs in the operator's own shell).
     if (host.key !== 'printed') await requireProgram(options.binary ?? 'claude', env);
@@ -82,15 +114,16 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
 
   const driver: AgentDriver = {
     key,
+    sessionVariables: CLAUDE_SESSION_VARIABLES,
     checks: () => claudeCodeChecks(options),
     async start(request, host) {
-      const { env, binary, configDir } = await prepare(host);
+      const { env, binary, configDir } = await prepare(request, host);
       // Claude Code's folder trust follows the user's own decision (`flume trust`): never taken for them.
       const trusted = await isRepositoryTrusted(request.place.repo);
       // The version picks the patterns every later reading of this agent uses; asked once per program.
       const [version] = await Promise.all([
         programVersion(binary, env),
-        preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) }),
+        preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], root: request.place.repo, apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) }),
       ]);
       const argv = argvFor(request, host, binary, version);
       const { sessionId, stage } = request;
@@ -104,7 +137,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         ...(opened.pid ? { pid: opened.pid } : {}),
         ...(opened.identity ? { paneIdentity: opened.identity } : {}),
         transcriptPath: transcriptPath(configDir, request.place.path, sessionId),
-        command: !canType(host) ? printedCommand(env, argv, { unset: CHILD_VARIABLES }) : argv,
+        command: !canType(host) ? printedCommand(env, argv) : argv,
         cwd: request.place.path,
         startedAt: new Date().toISOString(),
         data: { configDir },
@@ -114,10 +147,10 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     async plan(request, host) {
       // What start does but its writes (the config folder's pre-seed) and the pane: the same checks,
       // the same argv, so what a dry run shows cannot drift from what a launch runs.
-      const { env, binary } = await prepare(host);
+      const { env, binary } = await prepare(request, host);
       const version = await programVersion(binary, env);
       const argv = argvFor(request, host, binary, version);
-      return { command: printedCommand(env, argv, { unset: CHILD_VARIABLES }), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
+      return { command: printedCommand(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
     },
 
     async waitForInput(handle, timeoutMs) {
@@ -315,10 +348,13 @@ export async function requireProgram(program: string, env: Record<string, string
   });
 }
 
-/** The agent's environment: the caller's, child-session variables unset, persistence forced, the config's added. */
+/**
+ * The agent's environment: the caller's (`base`), less git's local variables and Claude Code's session
+ * variables, with a UTF-8 locale where it has none (core/environment.ts), persistence forced, the
+ * config's added.
+ */
 export function agentEnvironment(options: ClaudeCodeOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(base)) if (value !== undefined && !CHILD_VARIABLES.includes(name)) env[name] = value;
+  const env = agentBaseEnvironment(CLAUDE_SESSION_VARIABLES, base);
   env.CLAUDE_CODE_FORCE_SESSION_PERSISTENCE = '1';
   if (options.configDir) env.CLAUDE_CONFIG_DIR = options.configDir;
   Object.assign(env, options.env ?? {});

@@ -6,12 +6,15 @@
  * The file can hold an API key or an OAuth account: the merged copy keeps the file's mode and owner
  * (the temp file is made with its mode before a byte is written, and given its owner when flume runs
  * as root), and a file flume creates is 600.
+ *
+ * Each folder-trust key flume sets (one that was not there) is recorded for the repository, and
+ * `flume trust --revoke` takes exactly those back (core/state/trust-grants.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { withLock } from '../../core/index.js';
+import { programFileLock, recordTrustGrants, withLock } from '../../core/index.js';
 
 /** What to seed. */
 export interface PreseedOptions {
@@ -21,6 +24,8 @@ export interface PreseedOptions {
   apiKey?: string;
   /** True when CLAUDE_CONFIG_DIR is set: the file is `<configDir>/.claude.json`, else `~/.claude.json`. */
   explicit: boolean;
+  /** The repository whose trust `trust` follows: each folder's key flume sets is recorded for it, for `flume trust --revoke`. */
+  root?: string;
 }
 
 /** The config file Claude Code reads for these keys. */
@@ -33,7 +38,7 @@ export async function preseed(configDir: string, options: PreseedOptions): Promi
   const file = claudeJsonPath(configDir, options.explicit);
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   // Launches at once each merge their keys: one at a time, or one's write loses another's.
-  await withLock(`${file}.flume.lock`, () => merge(file, options), { what: `Claude Code's config ${file}` });
+  await withLock(programFileLock(file), () => merge(file, options), { what: `Claude Code's config ${file}` });
 }
 
 async function merge(file: string, options: PreseedOptions): Promise<void> {
@@ -53,8 +58,11 @@ async function merge(file: string, options: PreseedOptions): Promise<void> {
   const seen = JSON.stringify(config);
   config.hasCompletedOnboarding = true;
   const projects = (config.projects ??= {}) as Record<string, Record<string, unknown>>;
+  // Only a key flume sets is flume's to take back: one the user's own answer set stays theirs.
+  const granted: string[] = [];
   for (const folder of options.trust) {
     const project = (projects[folder] ??= {});
+    if (project.hasTrustDialogAccepted !== true) granted.push(folder);
     project.hasTrustDialogAccepted = true;
   }
   if (options.apiKey) {
@@ -66,6 +74,7 @@ async function merge(file: string, options: PreseedOptions): Promise<void> {
   if (JSON.stringify(config) === seen) return;
   await mkdir(dirname(file), { recursive: true });
   await replaceFile(file, JSON.stringify(config, null, 2), before);
+  if (options.root) await recordTrustGrants(granted.map((folder) => ({ root: options.root!, file, path: ['projects', folder, 'hasTrustDialogAccepted'] })));
 }
 
 /** Writes `text` over `file` through a temp file and a rename, keeping the old file's mode and owner. */

@@ -13,7 +13,7 @@ import {
   lookAtPane,
   ownsPane,
   processExists,
-  SECRET_NAME,
+  agentBaseEnvironment,
   signalQuietly,
 
   which,
@@ -29,6 +29,7 @@ import { findRollout, promptState, readRollout, readUsage } from './rollout.js';
 import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { codexChecks, codexVersion } from './checks.js';
 import type { CodexOptions } from './options.js';
+import { printedCommand } from '../printed.js';
 
 const POLL_MS = 100;
 /** After the input line first shows, keys typed at once can be lost while the TUI finishes starting. */
@@ -49,7 +50,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
   const rolloutOf = async (handle: AgentHandle): Promise<string | undefined> => handle.transcriptPath ?? findRollout(homeOf(handle), handle.cwd, handle.startedAt);
 
   const prepare = (request: StartRequest, host: PaneHost) => {
-    const env = codexEnvironment(options);
+    const env = codexEnvironment(options, request.env);
     const binary = options.binary ?? 'codex';
     if (host.key !== 'printed') requireProgram(binary, env);
     const home = agentHome(request.sessionId);
@@ -68,6 +69,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
 
   const driver: AgentDriver = {
     key,
+    sessionVariables: CODEX_SESSION_VARIABLES,
     checks: () => codexChecks(options),
 
     async start(request, host) {
@@ -84,7 +86,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
         ...(opened.pane ? { pane: opened.pane } : {}),
         ...(opened.pid ? { pid: opened.pid } : {}),
         ...(opened.identity ? { paneIdentity: opened.identity } : {}),
-        command: host.key === 'printed' ? commandLine(env, argv) : argv,
+        command: host.key === 'printed' ? printedCommand(env, argv) : argv,
         cwd: request.place.path,
         startedAt: new Date().toISOString(),
         data: { codexHome: home },
@@ -94,7 +96,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
     async plan(request, host) {
       const { env, binary, argv } = prepare(request, host);
       const version = await codexVersion(binary, env);
-      return { command: commandLine(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
+      return { command: printedCommand(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
     },
 
     async waitForInput(handle, timeoutMs) {
@@ -249,10 +251,18 @@ function commandOf(call: { name: string; arguments: string }): string {
   return call.name;
 }
 
-/** The agent's environment: the caller's, the config's added. */
+/**
+ * What a Codex session hands the commands it runs, bound to that session: its thread and session ids,
+ * the marks of its sandbox and of its own command runner. CODEX_HOME is the driver's to set.
+ */
+export const CODEX_SESSION_VARIABLES: readonly string[] = ['CODEX_THREAD_ID', 'CODEX_SESSION_ID', 'CODEX_SANDBOX', 'CODEX_SANDBOX_NETWORK_DISABLED', 'CODEX_CI'];
+
+/**
+ * The agent's environment: the caller's (`base`), less git's local variables and Codex's session
+ * variables, with a UTF-8 locale where it has none (core/environment.ts), the config's added.
+ */
 export function codexEnvironment(options: CodexOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(base)) if (value !== undefined) env[name] = value;
+  const env = agentBaseEnvironment(CODEX_SESSION_VARIABLES, base);
   Object.assign(env, options.env ?? {});
   env.TERM ??= 'xterm-256color';
   return env;
@@ -266,16 +276,6 @@ export function requireProgram(program: string, env: Record<string, string>): st
     fix: `Install the Codex CLI (npm install -g @openai/codex) so ${program} is on PATH, or name its program in the config (agents.codex.binary); then flume retry the place.`,
     details: { program },
   });
-}
-
-/** `env NAME=value… argv`: the variables that differ from the caller's, secrets as `NAME="$NAME"` references. */
-function commandLine(env: Record<string, string>, argv: string[]): string[] {
-  const words: string[] = [];
-  for (const [name, value] of Object.entries(env)) {
-    if (process.env[name] === value) continue;
-    words.push(SECRET_NAME.test(name) ? `${name}="$${name}"` : `${name}=${value}`);
-  }
-  return ['env', ...words, ...argv];
 }
 
 /** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */

@@ -9,6 +9,8 @@
  *   the argv of the client that started it for its whole life, readable by every user in `ps`. The
  *   script deletes itself as the pane starts; `open` waits for that. tmux adds nothing, so the
  *   caller passes TERM.
+ * - Every client runs with `-u` and a UTF-8 character type where the caller has none: in a C or
+ *   POSIX locale tmux prints a format's TABs as `_`, and a pane would read as dead.
  * - `remain-on-exit` is on, so a crashed agent's last screen can still be captured; `alive` reads
  *   `#{pane_dead}` and the pane's pid, so such a pane is not alive.
  * - Each pane is marked at open with a pane option `@flume-pane <uuid>`, its identity: tmux numbers
@@ -44,6 +46,7 @@ import {
   type PaneLook,
   type PaneState,
   type RunResult,
+  utf8LocaleFor,
 } from '../../core/index.js';
 
 /** Where the host's tmux server lives. */
@@ -345,8 +348,11 @@ function tmuxRun(socket: string, commands: string[][], input?: string): Promise<
   // tmux reads an argument ending in ';' as a separator; `\;` at its end is a literal ';'.
   const escape = (arg: string) => (arg.endsWith(';') ? `${arg.slice(0, -1)}\\;` : arg);
   const args = commands.flatMap((command, index) => [...(index > 0 ? [';'] : []), ...command.map(escape)]);
-  return run('tmux', ['-S', socket, '-f', '/dev/null', ...args], {
-    env: { TMUX: undefined, TMUX_PANE: undefined },
+  // `-u` and a UTF-8 character type where the caller has none: in a non-UTF-8 locale a client prints
+  // a format's TABs (and any other control or non-ASCII character) as `_`, and a server started by
+  // such a client gives its panes the same. What flume reads of a pane must not hang on the caller's locale.
+  return run('tmux', ['-u', '-S', socket, '-f', '/dev/null', ...args], {
+    env: { TMUX: undefined, TMUX_PANE: undefined, ...utf8LocaleFor(process.env) },
     input,
     timeoutMs: 15_000,
   });

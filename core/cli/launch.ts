@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { jsonOption, repositoryFrom, repoOption, statusPlace } from './command.js';
-import { printJson, printedLine, progress } from './output.js';
+import { printJson, printedLine, printedNote, progress } from './output.js';
 import { FlumeError, isFlumeError } from '../errors.js';
 import { askYesNo, canAsk } from './ask.js';
 import { TRUST_MEANING } from './trust.js';
@@ -74,7 +74,11 @@ export const launchCommand: Command = {
         if (named || !agent) return;
         named = true;
         say(`agent: ${agent.driver} session ${agent.sessionId}${agent.pane ? ` in pane ${agent.pane}` : ''} (${hostNote(repository.flume.hosts.get(agent.host) ?? { key: agent.host }, repository.flume.config.agent?.host)})`);
-        if (!canType(repository.flume.hosts.get(agent.host)) && agent.command) say(`run: ${printedLine(agent.command, agent.cwd)}`);
+        if (!canType(repository.flume.hosts.get(agent.host)) && agent.command) {
+          say(`run: ${printedLine(agent.command, agent.cwd)}`);
+          const note = printedNote(agent.command);
+          if (note) say(`note: ${note}`);
+        }
       };
       const onAction = (action: Action, before: PlaceRecord) => {
         if (action.type !== 'start-stage') nameAgent(before.stage?.agent);

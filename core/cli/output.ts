@@ -52,6 +52,19 @@ export function printedLine(argv: string[], cwd: string): string {
   return `cd ${shellLine([cwd])} && ${shellLine(argv)}`;
 }
 
+/**
+ * The note that goes under a printed command holding secrets as `NAME="$NAME"` references: their
+ * values are the config's (or differ from the caller's), flume never prints them, and the shell that
+ * runs the command fills each from its own variable, empty where it has none. Undefined when the
+ * command refers to none.
+ */
+export function printedNote(argv: string[]): string | undefined {
+  const names = argv.flatMap((word) => /^([A-Za-z_]\w*)="\$\1"$/.exec(word)?.[1] ?? []);
+  if (!names.length) return undefined;
+  const list = names.join(', ');
+  return `set ${list} in the shell that runs it first: ${names.length === 1 ? 'its value is' : 'their values are'} the agent's own (from the config), which flume does not print, and the command takes ${names.length === 1 ? 'it' : 'them'} from that shell (empty where it has none)`;
+}
+
 export function shellLine(argv: string[]): string {
   // `NAME="$NAME"` is how a printed command refers to a secret it must not show: the shell fills it.
   const reference = (word: string) => /^([A-Za-z_]\w*)="\$\1"$/.test(word);

@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { jsonOption, repoOption } from './command.js';
-import { printJson, printedLine, processIo } from './output.js';
+import { printJson, printedLine, printedNote, processIo } from './output.js';
 import { status, type PlaceStatus } from '../engine/status.js';
 import { findRepository } from '../git.js';
 import { describeUsage } from '../engine/usage.js';
@@ -64,6 +64,8 @@ export function describePlace(p: PlaceStatus): string {
     const agent = s.agent ? `, agent ${s.agent.driver}${s.agent.version ? ` ${s.agent.version}` : ''} ${s.agent.state}${s.agent.pane ? ` in ${s.agent.host} ${s.agent.pane}` : ` (${s.agent.host})`}` : '';
     lines.push(`  stage ${s.index + 1}/${s.of} ${s.name}: ${s.state} (prompt ${s.delivery}${progress}${agent})`);
     if (s.agent?.command) lines.push(`  run: ${printedLine(s.agent.command, p.path)}`);
+    const note = s.agent?.command && printedNote(s.agent.command);
+    if (note) lines.push(`  note: ${note}`);
     if (s.deliverableProblem) lines.push(`  deliverable: ${s.deliverableProblem}`);
     if (s.needs) lines.push(`  needs: ${s.needs}`);
     if (s.stuckSince) lines.push(`  stuck since ${s.stuckSince}`);

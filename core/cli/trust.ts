@@ -4,6 +4,7 @@ import { printJson } from './output.js';
 import { findRepository } from '../git.js';
 import { revokeTrust, trustRepository, trustState } from '../config/trust.js';
 import { forgetProbe } from '../config/guard.js';
+import { takeBackTrustGrants } from '../state/trust-grants.js';
 
 /** What trusting a repository means, in the words `flume trust` prints. */
 export const TRUST_MEANING =
@@ -21,8 +22,11 @@ export const trustCommand: Command = {
     const root = (await findRepository(String(args.repo ?? process.cwd()))).root;
     if (args.revoke) {
       const had = await revokeTrust(root);
+      // What trusting told the agents' programs (Claude Code's folder trust) goes with it.
+      const keys = await takeBackTrustGrants(root);
+      const agents = keys ? ` The folder trust flume gave its agents' programs is taken back too (${keys} ${keys === 1 ? 'entry' : 'entries'}).` : '';
       if (args.json) printJson(io, { root, revoked: had });
-      else io.stdout(had ? `${root}: trust taken back; flume will not run its config until you trust it again.\n` : `${root}: was not trusted; nothing to take back.\n`);
+      else io.stdout(had ? `${root}: trust taken back; flume will not run its config until you trust it again.${agents}\n` : keys ? `${root}: was not trusted.${agents}\n` : `${root}: was not trusted; nothing to take back.\n`);
       return;
     }
     const record = await trustRepository(root);

@@ -142,6 +142,8 @@ describe.skipIf(!hasTmux)('a launch on the printed host', () => {
     expect(command).toContain('FLUME_PLAIN=shown');
     const human = await repo.flume(['status', 'fix/printed', '--repo', repo.repo]);
     expect(human.stdout).toContain(' ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY" ');
+    // Its value is the config's, which the operator's shell lacks: the note under the command says to set it.
+    expect(human.stdout).toMatch(/^ {2}note: set ANTHROPIC_API_KEY in the shell that runs it first/m);
     for (const text of [JSON.stringify(command), human.stdout]) expect(text).not.toContain(configSecret);
     expectNoSecretLeft(repo, { ...secret, configSecret });
   });

@@ -7,7 +7,7 @@ describe('the printed command', () => {
   it('refers to a secret the caller does not have as $NAME, shows plain values, and unsets what it must', () => {
     const base = { PATH: '/bin', CLAUDECODE: '1', GITHUB_TOKEN: 'ghp_same' };
     const env = { PATH: '/bin', GITHUB_TOKEN: 'ghp_same', ANTHROPIC_API_KEY: 'sk-ant-from-config', CLAUDE_CONFIG_DIR: '/c', MY_SECRET: 's3' };
-    const command = printedCommand(env, ['claude', '--session-id', 'x'], { unset: ['CLAUDECODE'], base });
+    const command = printedCommand(env, ['claude', '--session-id', 'x'], { base });
     expect(command).toEqual(['env', '-u', 'CLAUDECODE', 'ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY"', 'CLAUDE_CONFIG_DIR=/c', 'MY_SECRET="$MY_SECRET"', 'claude', '--session-id', 'x']);
     expect(shellLine(command)).toBe('env -u CLAUDECODE ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY" CLAUDE_CONFIG_DIR=/c MY_SECRET="$MY_SECRET" claude --session-id x');
     // Only a reference to the same name stays unquoted; anything else with a $ is quoted.

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { agentBaseEnvironment, GIT_LOCAL_VARIABLES, utf8LocaleFor, withoutGitLocal } from '../../../core/environment.js';
+import { run } from '../../../core/exec.js';
+import { agentEnvironment } from '../../../agents/claude-code/driver.js';
+import { codexEnvironment } from '../../../agents/codex/driver.js';
+import { printedNote } from '../../../core/cli/output.js';
+
+describe("an agent's environment", () => {
+  it("names every local variable git lists (git rev-parse --local-env-vars)", () => {
+    const gits = execFileSync('git', ['rev-parse', '--local-env-vars'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    expect(gits.length).toBeGreaterThan(10);
+    expect(gits.filter((name) => !GIT_LOCAL_VARIABLES.includes(name))).toEqual([]);
+  });
+
+  it('reaches no program flume runs from the caller: git, a step or anything else, unless flume sets it', async () => {
+    const saved = { GIT_DIR: process.env.GIT_DIR, GIT_WORK_TREE: process.env.GIT_WORK_TREE };
+    process.env.GIT_DIR = '/nowhere/.git';
+    process.env.GIT_WORK_TREE = '/nowhere';
+    try {
+      const seen = await run('sh', ['-c', 'echo "${GIT_DIR-unset} ${GIT_WORK_TREE-unset} ${MINE-unset}"'], { env: { MINE: 'kept' } });
+      expect(seen.stdout.trim()).toBe('unset unset kept');
+      const plain = await run('sh', ['-c', 'echo "${GIT_DIR-unset}"']);
+      expect(plain.stdout.trim()).toBe('unset');
+      expect(withoutGitLocal({ GIT_DIR: 'x', GIT_AUTHOR_NAME: 'a', PATH: '/bin' })).toEqual({ GIT_AUTHOR_NAME: 'a', PATH: '/bin' });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it("is the caller's, less git's local variables and the driver's session variables, a UTF-8 locale where it has none, plus the config's", () => {
+    const caller = {
+      PATH: '/bin',
+      LANG: 'C',
+      GIT_DIR: '/o/.git',
+      GIT_INDEX_FILE: '/o/.git/index',
+      CLAUDECODE: '1',
+      CLAUDE_PID: '9',
+      CLAUDE_CODE_SESSION_ID: 's',
+      CLAUDE_CODE_MESSAGING_SOCKET: '/s',
+      CLAUDE_CODE_MESSAGING_TOKEN: 't',
+      CLAUDE_CODE_CHILD_NOTES_DIR: '/n',
+      CLAUDE_CODE_SSE_PORT: '1',
+      CLAUDE_CODE_USE_BEDROCK: '1',
+      CODEX_THREAD_ID: 'th',
+      CODEX_SANDBOX: 'seatbelt',
+    };
+    const claude = agentEnvironment({ env: { FROM_CONFIG: 'c' } }, caller);
+    expect(Object.keys(claude).sort()).toEqual(['CLAUDE_CODE_FORCE_SESSION_PERSISTENCE', 'CLAUDE_CODE_USE_BEDROCK', 'CODEX_SANDBOX', 'CODEX_THREAD_ID', 'FROM_CONFIG', 'HOME', 'LANG', 'LC_CTYPE', 'PATH']);
+    expect(claude.LC_CTYPE).toBe('C.UTF-8');
+    const codex = codexEnvironment({}, caller);
+    expect(codex).not.toHaveProperty('CODEX_THREAD_ID');
+    expect(codex).not.toHaveProperty('CODEX_SANDBOX');
+    expect(codex).not.toHaveProperty('GIT_DIR');
+    expect(codex.CLAUDE_CODE_SESSION_ID).toBe('s');
+    expect(agentBaseEnvironment(['A_*'], { A_B: '1', AB: '2', LANG: 'en_US.UTF-8' })).toEqual({ AB: '2', LANG: 'en_US.UTF-8' });
+  });
+
+  it('gets LC_ALL where the caller set a non-UTF-8 LC_ALL, LC_CTYPE where none, nothing where it is UTF-8', () => {
+    expect(utf8LocaleFor({})).toEqual({ LC_CTYPE: 'C.UTF-8' });
+    expect(utf8LocaleFor({ LANG: 'POSIX' })).toEqual({ LC_CTYPE: 'C.UTF-8' });
+    expect(utf8LocaleFor({ LC_ALL: 'C', LANG: 'en_US.UTF-8' })).toEqual({ LC_ALL: 'C.UTF-8' });
+    expect(utf8LocaleFor({ LC_CTYPE: 'en_US.utf8' })).toEqual({});
+    expect(utf8LocaleFor({ LANG: 'de_DE.UTF-8' })).toEqual({});
+  });
+});
+
+describe('the note under a printed command', () => {
+  it('names every secret the shell must supply, and is absent when there is none', () => {
+    const note = printedNote(['env', '-u', 'CLAUDECODE', 'ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY"', 'A=1', 'GH_TOKEN="$GH_TOKEN"', 'claude']);
+    expect(note).toContain('set ANTHROPIC_API_KEY, GH_TOKEN in the shell that runs it');
+    expect(printedNote(['env', 'A=1', 'claude', 'NOT="$OTHER"'])).toBeUndefined();
+  });
+});
