@@ -36,9 +36,9 @@ export async function engineDriver(root: string): Promise<Driver> {
 
 /** Drives the built CLI with a state folder of its own and `extraEnv` (a PATH holding a fake `wt`). */
 export function cliDriver(root: string, stateDir: string, extraEnv: Record<string, string> = {}): Driver {
-  const env = flumeEnv(stateDir, extraEnv);
   const call = async (args: string[]) => {
-    const result = await flume([...args, '--repo', root], { env });
+    // The environment as it is at the call (a history may set git's local variables around one).
+    const result = await flume([...args, '--repo', root], { env: flumeEnv(stateDir, extraEnv) });
     if (result.code !== 0) throw new Error(`flume ${args.join(' ')} exited ${result.code}: ${result.stderr}${result.stdout}`);
     return result.stdout;
   };

@@ -24,11 +24,11 @@ export function prng(seed: number): () => number {
 }
 
 /** What one commit in a place does. */
-export type CommitKind = 'add' | 'edit' | 'empty' | 'rename' | 'mode' | 'merge-side' | 'merge-main';
+export type CommitKind = 'add' | 'edit' | 'empty' | 'rename' | 'mode' | 'merge-side' | 'merge-main' | 'merge-main-extra' | 'merge-main-conflict';
 /** How a place's work reaches main. */
-export type Landing = 'none' | 'cherry-pick' | 'cherry-pick-keep-empty' | 'partial' | 'rebase-ff' | 'rebase-copy' | 'merge' | 'ff' | 'squash';
+export type Landing = 'none' | 'cherry-pick' | 'cherry-pick-keep-empty' | 'partial' | 'rebase-ff' | 'rebase-copy' | 'merge' | 'ff' | 'squash' | 'revert';
 /** What the place's worktree is left holding when tidy runs. */
-export type WorktreeState = 'clean' | 'modified' | 'staged' | 'untracked' | 'ignored' | 'locked' | 'other-branch' | 'moved' | 'folder-deleted';
+export type WorktreeState = 'clean' | 'modified' | 'staged' | 'untracked' | 'ignored' | 'locked' | 'other-branch' | 'moved' | 'folder-deleted' | 'skip-worktree' | 'assume-unchanged';
 /** A commit on main that has nothing to do with any place. */
 export type MainCommit = 'edit' | 'edit-renamed' | 'add' | 'empty';
 
@@ -71,11 +71,21 @@ export interface HistoryPlan {
   cli: boolean;
   /** The repository's `places/` folder is moved elsewhere and linked back before tidying. */
   placesLinked: boolean;
+  /** Tidy and status run with git's local variables (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE) naming another repository, as inside a git hook. */
+  callerGit: boolean;
 }
 
 const COMMITS: CommitKind[] = ['add', 'add', 'add', 'edit', 'edit', 'empty', 'rename', 'mode', 'merge-side', 'merge-main'];
 const LANDINGS: Landing[] = ['none', 'none', 'cherry-pick', 'cherry-pick-keep-empty', 'partial', 'rebase-ff', 'rebase-copy', 'merge', 'ff', 'squash', 'squash'];
 const STATES: WorktreeState[] = ['clean', 'clean', 'clean', 'clean', 'clean', 'ignored', 'modified', 'staged', 'untracked', 'locked', 'other-branch', 'moved', 'folder-deleted'];
+/**
+ * What the second round of edges adds, drawn from a stream of its own so the histories drawn before
+ * stay as they were beside it: merges of main that carry work of their own (an extra file, a
+ * conflict settled), a landing whose pick main reverts, edits hidden by an index bit.
+ */
+const MERGES: Array<CommitKind | undefined> = [undefined, undefined, undefined, undefined, 'merge-main-extra', 'merge-main-conflict'];
+const REVERTS = 0.08;
+const HIDDEN: Array<WorktreeState | undefined> = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, 'skip-worktree', 'assume-unchanged'];
 const MAIN: MainCommit[] = ['edit', 'edit-renamed', 'add', 'empty'];
 const EDGES: Edge[] = [
   ...Array<Edge>(7).fill('none'),
@@ -94,8 +104,9 @@ const EDGES: Edge[] = [
 ];
 
 /** Every way of landing and every worktree state a plan draws, for the coverage check. */
-export const ALL_LANDINGS = [...new Set(LANDINGS)];
-export const ALL_STATES = [...new Set(STATES)];
+export const ALL_LANDINGS: Landing[] = [...new Set(LANDINGS), 'revert'];
+export const ALL_STATES: WorktreeState[] = [...new Set(STATES), 'skip-worktree', 'assume-unchanged'];
+export const ALL_MERGES: CommitKind[] = ['merge-main-extra', 'merge-main-conflict'];
 export const ALL_EDGES = [...new Set(EDGES)].filter((edge) => edge !== 'none');
 
 /** Draws history `index` from `seed`. */
@@ -113,6 +124,14 @@ export function planHistory(seed: number, index: number, options: { cliEvery?: n
   // The edges come from a stream of their own, so a seed draws the same histories as before them.
   const edgy = prng(seed ^ 0x3d9e);
   for (const place of places) place.edge = EDGES[Math.floor(edgy() * EDGES.length)];
+  const second = prng(seed ^ 0x5a17);
+  const draw = <T>(items: readonly T[]): T => items[Math.floor(second() * items.length)];
+  for (const place of places) {
+    const merge = draw(MERGES);
+    if (merge) place.commits.push(merge);
+    if (second() < REVERTS) place.landing = 'revert';
+    place.state = draw(HIDDEN) ?? place.state;
+  }
   return {
     index,
     seed,
@@ -125,6 +144,7 @@ export function planHistory(seed: number, index: number, options: { cliEvery?: n
     handElsewhereGone: random() < 0.5,
     cli: options.cliEvery ? index % options.cliEvery === options.cliEvery - 1 : false,
     placesLinked: edgy() < 0.05,
+    callerGit: second() < 0.15,
   };
 }
 
@@ -208,6 +228,42 @@ export async function placeCommit(place: string, branch: string, i: number, k: n
     }
     case 'merge-main':
       if (!(await tryGit(place, 'merge', '-q', '--no-ff', '-m', `p${i}: merge main`, 'main'))) await git(place, 'merge', '--abort');
+      return;
+    case 'merge-main-extra': {
+      // main moves, and the place merges it with a file of its own in the merge itself.
+      const root = join(place, '..', '..');
+      write(root, `main/for-p${i}-${k}.txt`, `${tag} main for p${i} ${k}\n`);
+      await git(root, 'add', '-A');
+      await git(root, 'commit', '-q', '-m', `main: for p${i} ${k}`);
+      if (!(await tryGit(place, 'merge', '-q', '--no-ff', '--no-commit', 'main'))) return void (await git(place, 'merge', '--abort'));
+      write(place, `p${i}/merged${k}.txt`, `${tag} added in the merge by p${i}\n`);
+      await git(place, 'add', '-A');
+      return void (await git(place, 'commit', '-q', '--no-edit', '-m', `p${i}: merge main, with merged${k}`));
+    }
+    case 'merge-main-conflict': {
+      // The place and main change the same line; the place merges main and settles the conflict its own way.
+      const root = join(place, '..', '..');
+      const line = 20 * i + 3 * k + 1;
+      editLine(place, 'shared.txt', line, `p${i} side of line ${line} ${tag}`);
+      await git(place, 'commit', '-q', '-am', `p${i}: line ${line}`);
+      editLine(root, 'shared.txt', line, `main side of line ${line} ${tag}`);
+      await git(root, 'commit', '-q', '-am', `main: line ${line}`);
+      if (await tryGit(place, 'merge', '-q', '--no-ff', '-m', `p${i}: merge main`, 'main')) return;
+      if ((await git(place, 'diff', '--name-only', '--diff-filter=U')) !== 'shared.txt') return void (await git(place, 'merge', '--abort'));
+      // Each conflict taken on the place's side, then the line settled another way than either side.
+      let side: 'both' | 'ours' | 'theirs' = 'both';
+      const settled: string[] = [];
+      for (const text of readFileSync(join(place, 'shared.txt'), 'utf8').split('\n')) {
+        if (text.startsWith('<<<<<<<')) side = 'ours';
+        else if (text.startsWith('=======') && side === 'ours') side = 'theirs';
+        else if (text.startsWith('>>>>>>>') && side === 'theirs') side = 'both';
+        else if (side !== 'theirs') settled.push(text);
+      }
+      writeFileSync(join(place, 'shared.txt'), settled.join('\n'));
+      editLine(place, 'shared.txt', line, `p${i} settled line ${line} ${tag}`);
+      await git(place, 'add', 'shared.txt');
+      return void (await git(place, 'commit', '-q', '--no-edit'));
+    }
   }
 }
 
@@ -274,6 +330,13 @@ export async function land(root: string, place: string, branch: string, plan: Pl
     case 'squash':
       if (!(await tryGit(root, 'merge', '-q', '--squash', branch))) return void (await git(root, 'reset', '-q', '--hard'));
       if (!(await tryGit(root, 'commit', '-q', '-m', `squash ${branch}`))) await git(root, 'reset', '-q', '--hard');
+      return;
+    case 'revert': {
+      // Picked, then the last pick reverted on main: the patches are there, the content is not.
+      const before = await git(root, 'rev-parse', 'HEAD');
+      await pickEach(await commits(), false);
+      if ((await git(root, 'rev-parse', 'HEAD')) !== before) await tryGit(root, 'revert', '--no-edit', 'HEAD');
+    }
   }
 }
 
@@ -319,6 +382,14 @@ async function leaveUncommitted(root: string, place: string, i: number, state: E
     case 'locked':
       await git(root, 'worktree', 'lock', '--reason', 'test lock', place);
       return {};
+    case 'skip-worktree':
+    case 'assume-unchanged': {
+      // A tracked file edited, and hidden from git status by the bit.
+      const content = `${readFileSync(join(place, 'README.md'), 'utf8')}hidden ${i}\n`;
+      write(place, 'README.md', content);
+      await git(place, 'update-index', `--${state}`, 'README.md');
+      return { 'README.md': content };
+    }
     case 'other-branch':
       await git(place, 'switch', '-q', '-c', `other/p${i}`);
       write(place, `p${i}/other.txt`, `other ${i}\n`);

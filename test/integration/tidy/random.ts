@@ -40,6 +40,7 @@ import { cliDriver, engineDriver, type Driver } from './driver.js';
 import {
   ALL_EDGES,
   ALL_LANDINGS,
+  ALL_MERGES,
   ALL_STATES,
   land,
   leaveFolderEdge,
@@ -79,7 +80,7 @@ const JUDGED = ONLY === undefined && (COVER_RUN || COUNT >= 200);
 /** One history in this many runs through the built CLI instead of the engine in-process. */
 const CLI_EVERY = 50;
 /** Worktree states that keep a place whose work is over (a deleted folder cannot be read). */
-const BLOCKING = new Set(['modified', 'staged', 'untracked', 'locked', 'other-branch', 'folder-deleted']);
+const BLOCKING = new Set(['modified', 'staged', 'untracked', 'locked', 'other-branch', 'folder-deleted', 'skip-worktree', 'assume-unchanged']);
 /** Edges that keep a place whose work is over, once made (git's status does not show what they hold). */
 const KEEPING: Set<Edge> = new Set(['nested-ignored', 'nested', 'submodule', 'submodule-pushed', 'stash', 'link-place']);
 /** Worktree states whose place folder is not there to hold a folder edge (or, for `other-branch`, a stash on the place's branch). */
@@ -184,7 +185,8 @@ function checkCoverage(shard: number, tally: Tally, reached: Record<number, stri
   for (const name of found) for (const [key, n] of Object.entries(JSON.parse(readFileSync(join(run, name), 'utf8')) as Tally)) sum[key] = (sum[key] ?? 0) + n;
   const drawn = [...ALL_LANDINGS.map((l) => `landing ${l}`), ...ALL_STATES.map((s) => `state ${s}`), ...ALL_EDGES.map((e) => `edge ${e}`)];
   const edges = [...KEEPING].map((e) => `kept by edge ${e}`);
-  const keys = ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked', 'places linked', 'kept by places linked', 'lookalike beside a deleted branch', 'lookalike beside a kept branch', ...edges, ...drawn];
+  const merges = ALL_MERGES.map((m) => `commit ${m}`);
+  const keys = ['removed, branch deleted', 'removed, branch kept', 'kept', 'skipped', 'squash of several kept', 'cli histories', 'landing pairs checked', 'places linked', 'kept by places linked', 'lookalike beside a deleted branch', 'lookalike beside a kept branch', 'branch kept by content', 'caller git variables', ...edges, ...drawn, ...merges];
   console.log(`tidy histories: all ${SHARDS} shards passed; over all ${COVER_RUN ? `${COVER.length} of the cover` : COUNT}: ${Object.entries(sum).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (!COVER_RUN && SEED === DEFAULT_SEED) {
     const all: Record<number, string[]> = {};
@@ -242,6 +244,8 @@ interface Expected {
   action: 'removed' | 'kept' | 'skipped';
   branchDeleted?: boolean;
   missing: number;
+  /** Merging the branch into main would add or change something (judged by content: git merge-tree here). */
+  adds: boolean;
   /** What the kept place's reason must name (an edge that keeps it, when no worktree state does). */
   named?: string;
 }
@@ -334,19 +338,25 @@ async function runHistory(plan: HistoryPlan, tally: Tally, stateDir: string): Pr
         throw new Error(`unlandedCounts says ${branch} lacks ${counts.get(branch)} on main, git cherry says ${missing.length}`);
       }
     }
+    const adding = new Map<string, boolean>();
+    for (const branch of plus.keys()) adding.set(branch, await mergeAdds(root, 'main', branch));
     const expected = plan.places.map((place, i): Expected => {
       const record = records[i];
       const missing = plus.get(record.branch)!.length;
-      const over = place.drop || (heads.get(record.branch) !== record.base && missing === 0);
-      if (!over) return { action: 'skipped', missing };
-      if (BLOCKING.has(place.state)) return { action: 'kept', missing };
-      if (placesLinked) return { action: 'kept', missing, named: 'symlink' };
-      if (made[i] && KEEPING.has(place.edge)) return { action: 'kept', missing, named: namedBy(place.edge, i) };
+      const adds = adding.get(record.branch)!;
+      const over = place.drop || (heads.get(record.branch) !== record.base && missing === 0 && !adds);
+      if (!over) return { action: 'skipped', missing, adds };
+      if (BLOCKING.has(place.state)) return { action: 'kept', missing, adds };
+      if (placesLinked) return { action: 'kept', missing, adds, named: 'symlink' };
+      if (made[i] && KEEPING.has(place.edge)) return { action: 'kept', missing, adds, named: namedBy(place.edge, i) };
       // A branch checked out in a worktree (one made by hand elsewhere) is never deleted.
-      return { action: 'removed', branchDeleted: missing === 0 && place.state !== 'moved', missing };
+      return { action: 'removed', branchDeleted: missing === 0 && !adds && place.state !== 'moved', missing, adds };
     });
 
-    const outcomes = await driver.tidy();
+    // As inside a git hook: git's local variables name another repository, which must stay as it was.
+    const decoy = plan.callerGit ? await callerGit(elsewhere) : undefined;
+    if (decoy) count('caller git variables');
+    const outcomes = await withCallerGit(decoy, () => driver.tidy());
 
     const afterRefs = await allRefs(root);
     const after = { heads: branchHeads(afterRefs), worktrees: await worktrees(root), all: new Set((await git(root, 'rev-list', '--all')).split('\n')), refs: afterRefs };
@@ -399,6 +409,11 @@ async function runHistory(plan: HistoryPlan, tally: Tally, stateDir: string): Pr
       if (want.action === 'kept' && want.named) count(placesLinked ? 'kept by places linked' : `kept by edge ${place.edge}`);
       if (want.named && !outcome.reason?.includes(want.named)) throw new Error(`${what}: kept, but the reason does not name ${want.named}: ${outcome.reason}`);
       if (lookalikes.has(i)) count(`lookalike beside a ${want.branchDeleted ? 'deleted' : 'kept'} branch`);
+      for (const kind of place.commits) if (ALL_MERGES.includes(kind)) count(`commit ${kind}`);
+      if (want.action === 'removed' && !want.branchDeleted && want.missing === 0 && want.adds) {
+        if (outcome.branchOutcome?.by !== 'content') throw new Error(`${what}: its branch was kept, but not by content: ${JSON.stringify(outcome.branchOutcome)}`);
+        count('branch kept by content');
+      }
       // (d) a squash of several commits is not landed to git cherry: the branch is kept and named.
       const squash = squashes.get(i);
       if (squash?.squashed && squash.nonEmpty >= 2) {
@@ -407,7 +422,8 @@ async function runHistory(plan: HistoryPlan, tally: Tally, stateDir: string): Pr
       }
     }
     // (c) every place tidy left, or whose branch it kept, shows in status with why.
-    const report = await driver.status();
+    const report = await withCallerGit(decoy, () => driver.status());
+    if (decoy && (await decoySnapshot(decoy)) !== decoy.before) throw new Error(`the repository git's local variables named (${decoy.root}) changed`);
     for (const [i, record] of records.entries()) {
       const want = expected[i];
       const shown = report.places.find((p) => p.id === record.id);
@@ -422,8 +438,8 @@ async function runHistory(plan: HistoryPlan, tally: Tally, stateDir: string): Pr
         continue;
       }
       if (shown.state !== 'kept' || !shown.kept?.reason) throw new Error(`${what}: ${want.action}, yet shown as ${shown.state} with no reason`);
-      // The reason names what keeps the branch: the patches main lacks, else the worktree still on it.
-      const named = want.missing > 0 ? String(want.missing) : left[i].path;
+      // The reason names what keeps the branch: the patches main lacks, what merging it would add, else the worktree still on it.
+      const named = want.missing > 0 ? String(want.missing) : want.adds ? 'merging it into main' : left[i].path;
       if (want.action === 'removed' && (!shown.kept.branchKept || !shown.kept.reason.includes(record.branch) || !shown.kept.reason.includes(named))) {
         throw new Error(`${what}: its branch was kept but status does not name it with ${named}: ${shown.kept.reason}`);
       }
@@ -440,6 +456,57 @@ function checkOutcome(what: string, want: Expected, outcome: TidyOutcome): void 
   if (want.action !== 'removed') return;
   if (outcome.branchOutcome?.deleted !== want.branchDeleted) throw new Error(`${what}: branch ${outcome.branchOutcome?.deleted ? 'deleted' : 'kept'}, the rules say otherwise`);
   if (!want.branchDeleted && outcome.branchOutcome?.missing !== want.missing) throw new Error(`${what}: branch kept with ${outcome.branchOutcome?.missing} missing, git cherry says ${want.missing}`);
+}
+
+/** Whether merging `branch` into `target` adds or changes anything (or conflicts): git merge-tree's tree is not the target's. */
+async function mergeAdds(root: string, target: string, branch: string): Promise<boolean> {
+  const targetTree = await git(root, 'rev-parse', `refs/heads/${target}^{tree}`);
+  try {
+    return (await git(root, 'merge-tree', '--write-tree', `refs/heads/${target}`, `refs/heads/${branch}`)).split('\n')[0] !== targetTree;
+  } catch {
+    return true; // a conflict: merging it would change something
+  }
+}
+
+/** A repository for git's local variables to name, and its files and refs as they stand. */
+async function callerGit(elsewhere: string): Promise<{ root: string; before: string }> {
+  const root = join(elsewhere, 'caller');
+  mkdirSync(root);
+  await git(root, 'init', '-q', '-b', 'main');
+  writeFileSync(join(root, 'caller.txt'), 'the caller\'s own repository\n');
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'caller');
+  return { root, before: await decoySnapshot({ root }) };
+}
+
+/** Every file of the repository, its git folder included, by path and content. */
+async function decoySnapshot(decoy: { root: string }): Promise<string> {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else files.push(`${path}\0${readFileSync(path).toString('base64')}`);
+    }
+  };
+  walk(decoy.root);
+  return files.join('\n');
+}
+
+/** Runs `act` with git's local variables naming the decoy repository, in this process (the engine) and in any flume it starts (the CLI). */
+async function withCallerGit<T>(decoy: { root: string } | undefined, act: () => Promise<T>): Promise<T> {
+  if (!decoy) return act();
+  const names = { GIT_DIR: join(decoy.root, '.git'), GIT_WORK_TREE: decoy.root, GIT_INDEX_FILE: join(decoy.root, '.git', 'index') };
+  const saved = Object.fromEntries(Object.keys(names).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, names);
+  try {
+    return await act();
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
 }
 
 /** The branch's commits not on main that change something (merges aside). */
