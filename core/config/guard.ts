@@ -6,7 +6,6 @@
  * once, not after another wait. A hung config is probed again when it, or its trust, changes, when
  * the limit was raised, and two minutes after it was found hung.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,9 +100,8 @@ function loading(root: string, found: FoundConfig): never {
  */
 async function probeInBackground(root: string, found: FoundConfig, cached: ProbeRecord | undefined, waitMs: number): Promise<ProbeRecord | undefined> {
   if (!(cached && cached.outcome === 'loading' && stillHolds(cached, found))) {
-    const child = spawn(process.execPath, [backgroundScript(), root, found.file, found.digest], { cwd: root, detached: true, stdio: 'ignore' });
-    child.on('error', () => undefined);
-    child.unref();
+    const { startDetached } = await import('../exec.js');
+    startDetached(process.execPath, [backgroundScript(), root, found.file, found.digest], { cwd: root });
   }
   const until = Date.now() + waitMs;
   for (;;) {
