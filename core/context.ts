@@ -31,11 +31,16 @@ export async function openRepository(dir: string, preset: FlumePlugin[], logger?
   return openRepositoryAt(await findRepository(dir), preset, logger);
 }
 
-/** As `openRepository`, for a repository already found (status has found it: no second git process). */
-export async function openRepositoryAt(info: RepositoryInfo, preset: FlumePlugin[], logger?: Logger): Promise<Repository> {
+/**
+ * As `openRepository`, for a repository already found (status has found it: no second git process).
+ * With `configWaitMs`, a config whose probe has not answered by then is refused with CONFIG_LOADING
+ * and goes on being probed in the background.
+ */
+export async function openRepositoryAt(info: RepositoryInfo, preset: FlumePlugin[], logger?: Logger, options: { configWaitMs?: number } = {}): Promise<Repository> {
   const { requireTrust } = await import('./config/trust.js');
+  // One read of the config: trust checks its digest, and the probe and the load run that very text.
   const found = await requireTrust(info.root);
-  if (found) await (await import('./config/guard.js')).guardConfig(info.root, found);
+  if (found) await (await import('./config/guard.js')).guardConfig(info.root, found, { waitMs: options.configWaitMs });
   const { loadConfig } = await import('./config/load.js');
   const loaded = await loadConfig(info.root, found);
   const flume = await createFlume({ plugins: [...preset, ...loaded.plugins], config: loaded.config, root: info.root, logger });

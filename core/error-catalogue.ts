@@ -23,6 +23,7 @@ export const ERROR_CATALOGUE = {
   BAD_NAME: entry('The name {name} is not a valid place or branch name.', 'Choose lowercase words joined by single "-" (at most 64 characters).'),
   BAD_CONFIG: entry('{file} has {count} problems: {problems}.', 'Correct each path named in the config; flume.schema.json describes every key.'),
   UNTRUSTED_CONFIG: entry('{file} is not trusted (or changed since it was); flume will not run it.', 'Read the config, and if you trust it run: flume trust --repo {root}.'),
+  CONFIG_LOADING: entry('{file} is still loading: flume probes it in the background and runs none of it here until it has loaded.', 'Run `flume status` again in a few seconds; it then reports how the config loaded.'),
   CONFIG_HUNG: entry('{file} did not finish loading within {seconds} s; flume skips this repository.', 'Make the config finish loading; flume tries it again once the file changes.'),
   BAD_RECORD: entry('{file} is not a record {reader} can read: {problems}.', 'The tool that writes it wrote what its schema does not allow: have it write the record again, or move the file aside.'),
   BAD_STATE: entry("flume's state file {file} cannot be read.", 'Move it aside; flume writes it anew.'),

@@ -9,7 +9,8 @@
  * measured), and every `flume status` would pay it. `runStep` and `spawnDetached` are for what flume
  * starts on the user's behalf (a repository's readying steps, a worktree tool, the supervisor): they
  * go through execa, loaded when first needed, for its kill-after-grace on a time limit and its
- * clean-up of a step when flume itself exits.
+ * clean-up of a step when flume itself exits. `startDetached` leaves one of flume's own programs
+ * running after it, on node's child_process too.
  *
  * Every way in starts from the caller's environment less git's local variables (core/environment.ts):
  * a caller inside a git hook must not point flume's git, or anything flume starts, at its repository.
@@ -188,6 +189,17 @@ export async function spawnDetached(file: string, args: string[], options: { cwd
   } finally {
     if (typeof out === 'number') closeSync(out);
   }
+}
+
+/**
+ * Starts one of flume's own programs detached, to go on after this process ends (the background
+ * config probe), on node's own child_process: a command that must answer at once does not pay for
+ * loading execa. Its output goes nowhere; nothing waits for it.
+ */
+export function startDetached(file: string, args: string[], options: { cwd?: string } = {}): void {
+  const child = spawn(file, args, { cwd: options.cwd, env: environment({}), detached: true, stdio: 'ignore' });
+  child.on('error', () => undefined);
+  child.unref();
 }
 
 /**

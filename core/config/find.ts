@@ -1,7 +1,7 @@
 /**
  * Finds a repository's config file without running it: the same places, in the same order, that the
- * loader searches, read as text only. Trust and the load-time guard key on what this finds, and the
- * loader then loads exactly this file, so what was trusted is what runs.
+ * loader searches, read as text only, once. Trust checks the digest of that one read, and the probe
+ * and the loader run that very text (never the file read again), so what was trusted is what runs.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -24,10 +24,12 @@ export const SEARCH_PLACES = [
   'flume.config.mjs',
 ];
 
-/** A config file as found: its path and the sha256 of what would run (for package.json, its `flume` key). */
+/** A config file as found: its path, the sha256 of what would run (for package.json, its `flume` key), and the text read. */
 export interface FoundConfig {
   file: string;
   digest: string;
+  /** The file's whole text as read when it was found: what the digest was taken of, and what runs. */
+  text: string;
 }
 
 /** The config file at `root`, or undefined when the repository has none. Runs nothing. */
@@ -46,9 +48,9 @@ export function findConfigFile(root: string): FoundConfig | undefined {
       const key = flumeKey(text);
       if (key === undefined) continue;
       // Only the `flume` key runs: an unrelated edit of package.json must not revoke trust.
-      return { file, digest: sha256(JSON.stringify(key)) };
+      return { file, digest: sha256(JSON.stringify(key)), text };
     }
-    return { file, digest: sha256(text) };
+    return { file, digest: sha256(text), text };
   }
   return undefined;
 }

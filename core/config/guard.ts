@@ -7,12 +7,13 @@
  * the limit was raised, and two minutes after it was found hung.
  */
 import { readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlumeError, ERROR_CODES, type FlumeErrorCode } from '../errors.js';
 import { hostStateDir } from '../state/host.js';
 import { readJsonFile, updateJsonFile } from '../state/json-file.js';
 import { sha256, type FoundConfig } from './find.js';
+import { isDataConfig, readDataConfig } from './data.js';
 import { PROBE_MARK, type ProbeAnswer } from './probe-answer.js';
 
 /** How long a config may take to load, ms: `FLUME_CONFIG_TIMEOUT_MS`, default 10 s. */
@@ -25,9 +26,11 @@ export function configTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
 export interface ProbeRecord {
   file: string;
   digest: string;
-  /** Each file of the repository the config read, with its digest then. */
+  /** Each file the config loaded or read besides itself (in the repository or not), with its digest then. */
   files: Record<string, string>;
-  outcome: 'ok' | 'hung' | 'threw';
+  /** `loading`: a probe in the background (process `pid`) has not finished yet. */
+  outcome: 'ok' | 'hung' | 'threw' | 'loading';
+  pid?: number;
   error?: ProbeAnswer['error'];
   timeoutMs?: number;
   at: string;
@@ -40,21 +43,34 @@ interface ProbeFile {
 
 const EMPTY: ProbeFile = { version: 1, repositories: {} };
 
+/** How a caller waits for a probe: `waitMs` (status) waits that long at most, then leaves it to run in the background. */
+export interface GuardOptions {
+  waitMs?: number;
+}
+
 /**
  * Passes when the config at `root` loads within the limit; throws CONFIG_HUNG for one that did not
  * finish, and the config's own error (BAD_CONFIG …) for one that threw. Answers from the host's
- * record when nothing the config read has changed since.
+ * record when nothing the config loaded has changed since. With `waitMs`, a probe that has not
+ * answered by then goes on in the background and CONFIG_LOADING is thrown.
  */
-export async function guardConfig(root: string, found: FoundConfig): Promise<ProbeRecord | undefined> {
-  if (runsNoCode(found)) return undefined;
+export async function guardConfig(root: string, found: FoundConfig, options: GuardOptions = {}): Promise<ProbeRecord | undefined> {
+  if (runsNoCode(root, found)) return undefined;
   const cached = (await readJsonFile<ProbeFile>(probeFile(), EMPTY)).repositories?.[root];
-  const record = cached && stillHolds(cached, found) ? cached : await probeConfig(root, found);
-  if (record !== cached) await updateJsonFile<ProbeFile>(probeFile(), EMPTY, (value) => ({ version: 1, repositories: { ...value.repositories, [root]: record } }));
+  let record: ProbeRecord;
+  if (cached && cached.outcome !== 'loading' && stillHolds(cached, found)) {
+    record = cached;
+  } else if (options.waitMs !== undefined) {
+    record = (await probeInBackground(root, found, cached, options.waitMs)) ?? loading(root, found);
+  } else {
+    record = await probeConfig(root, found);
+    await updateJsonFile<ProbeFile>(probeFile(), EMPTY, (value) => ({ version: 1, repositories: { ...value.repositories, [root]: record } }));
+  }
   if (record.outcome === 'hung') {
     const seconds = Math.round((record.timeoutMs ?? configTimeoutMs()) / 100) / 10;
     throw new FlumeError('CONFIG_HUNG', `${found.file} did not finish loading within ${seconds} s; flume skips this repository.`, {
-      fix: `Make ${found.file} finish loading (a loop or a wait at its top level, or in a plugin it loads); flume tries it again once the file changes, or after \`flume trust --repo ${root}\`.`,
-      details: { root, file: found.file, timeoutMs: record.timeoutMs, probedAt: record.at },
+      fix: `Make ${found.file} finish loading (a loop or a wait at its top level, or in a module or plugin it loads); flume tries it again once any of them changes, or after \`flume trust --repo ${root}\`.`,
+      details: { root, file: found.file, timeoutMs: record.timeoutMs, probedAt: record.at, ...(Object.keys(record.files ?? {}).length ? { loaded: Object.keys(record.files) } : {}) },
     });
   }
   if (record.outcome === 'threw') {
@@ -68,26 +84,63 @@ export async function guardConfig(root: string, found: FoundConfig): Promise<Pro
   return record;
 }
 
+/** The refusal of a caller that would not wait: the config is still being probed. */
+function loading(root: string, found: FoundConfig): never {
+  const seconds = Math.round(configTimeoutMs() / 100) / 10;
+  throw new FlumeError('CONFIG_LOADING', `${found.file} is still loading: flume probes it in the background (for ${seconds} s at most) and runs none of it here until it has loaded.`, {
+    fix: `Run \`flume status\` again in a few seconds: it then reports how ${found.file} loaded (or \`flume kinds --repo ${root}\` waits for it).`,
+    details: { root, file: found.file, digest: found.digest },
+  });
+}
+
 /**
- * True for a config that is data alone: a JSON file (or package.json's `flume` key) naming no
- * plugin. Loading it parses JSON and runs nothing, so it cannot hang or take flume down, and no
- * child process is spent on it. A JSON config that names plugins runs their modules: probed as any
- * other. (YAML is probed too: telling it apart needs a YAML parser, for a form few configs take.)
+ * Starts a probe in a process of its own (unless one of this very config is under way), and waits
+ * up to `waitMs` for its outcome; undefined when it has not answered by then. The process records
+ * what it found whatever this one does meanwhile, and kills a hung config at the limit.
  */
-export function runsNoCode(found: FoundConfig): boolean {
-  if (!found.file.endsWith('.json')) return false;
-  let text: string;
-  let data: unknown;
-  try {
-    text = readFileSync(found.file, 'utf8');
-    data = JSON.parse(text);
-  } catch {
-    return false; // unreadable or not JSON: the probe and the load say what is wrong
+async function probeInBackground(root: string, found: FoundConfig, cached: ProbeRecord | undefined, waitMs: number): Promise<ProbeRecord | undefined> {
+  if (!(cached && cached.outcome === 'loading' && stillHolds(cached, found))) {
+    const { startDetached } = await import('../exec.js');
+    startDetached(process.execPath, [backgroundScript(), root, found.file, found.digest], { cwd: root });
   }
-  const inPackage = basename(found.file) === 'package.json';
-  const config = inPackage ? (data as { flume?: unknown } | null)?.flume : data;
-  // What was trusted, and nothing else: a file changed since it was found is probed as any other.
-  if ((inPackage ? sha256(JSON.stringify(config)) : sha256(text)) !== found.digest) return false;
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const now = (await readJsonFile<ProbeFile>(probeFile(), EMPTY)).repositories?.[root];
+    if (now && now.outcome !== 'loading' && stillHolds(now, found)) return now;
+    if (Date.now() >= until) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(50, until - Date.now())));
+  }
+}
+
+/**
+ * Probes the config `found` and records the outcome (the background probe's work): first a
+ * `loading` record naming this process, so no second probe of it starts meanwhile. The outcome is
+ * recorded only while the host's record is still of this config (a newer one is not undone).
+ */
+export async function probeAndRecord(root: string, found: FoundConfig): Promise<ProbeRecord> {
+  const mine = (record: ProbeRecord | undefined) => !record || (record.file === found.file && record.digest === found.digest);
+  const marker: ProbeRecord = { file: found.file, digest: found.digest, files: {}, outcome: 'loading', pid: process.pid, timeoutMs: configTimeoutMs(), at: new Date().toISOString() };
+  await updateJsonFile<ProbeFile>(probeFile(), EMPTY, (value) => ({ version: 1, repositories: { ...value.repositories, [root]: marker } }));
+  const record = await probeConfig(root, found);
+  await updateJsonFile<ProbeFile>(probeFile(), EMPTY, (value) => (mine(value.repositories?.[root]) ? { version: 1, repositories: { ...value.repositories, [root]: record } } : undefined));
+  return record;
+}
+
+/**
+ * True for a config that is data alone: a JSON or YAML file (or package.json's `flume` key) naming
+ * no plugin. Loading it parses the text that was found and runs nothing (no `$import` is followed),
+ * so it cannot hang or take flume down, and no child process is spent on it. One that does not
+ * parse, or asks to `$import`, runs nothing either: its load refuses it. A data config that names
+ * plugins runs their modules: probed as any other.
+ */
+export function runsNoCode(root: string, found: FoundConfig): boolean {
+  if (!isDataConfig(found.file)) return false;
+  let config: unknown;
+  try {
+    config = readDataConfig(root, found);
+  } catch {
+    return true;
+  }
   const plugins = (config as { plugins?: unknown } | null | undefined)?.plugins;
   return plugins === undefined || (Array.isArray(plugins) && plugins.length === 0);
 }
@@ -106,7 +159,8 @@ async function probeConfig(root: string, found: FoundConfig): Promise<ProbeRecor
   const at = new Date().toISOString();
   // Loaded here, not at the top: a config whose probe is on record costs no process and no execa.
   const { run } = await import('../exec.js');
-  const result = await run(process.execPath, [probeScript(), root, found.file], { cwd: root, timeoutMs, killSignal: 'SIGKILL' });
+  // The text that was found and trusted goes to the probe: it never reads the file again.
+  const result = await run(process.execPath, [script('probe.js'), root, found.file], { cwd: root, input: found.text, timeoutMs, killSignal: 'SIGKILL' });
   const base = { file: found.file, digest: found.digest, at };
   if (result.timedOut) return { ...base, files: {}, outcome: 'hung', timeoutMs };
   const line = result.stdout.split('\n').reverse().find((l) => l.startsWith(PROBE_MARK));
@@ -129,6 +183,8 @@ const HUNG_HOLDS_MS = 2 * 60_000;
 
 function stillHolds(record: ProbeRecord, found: FoundConfig): boolean {
   if (record.file !== found.file || record.digest !== found.digest) return false;
+  // A background probe holds while its process runs, within the limit it was given (and a moment).
+  if (record.outcome === 'loading') return Boolean(record.pid && alive(record.pid)) && Date.now() - Date.parse(record.at) < (record.timeoutMs ?? configTimeoutMs()) + 5000;
   if (record.outcome === 'hung' && (Date.now() - Date.parse(record.at) > HUNG_HOLDS_MS || (record.timeoutMs ?? 0) < configTimeoutMs())) return false;
   return Object.entries(record.files ?? {}).every(([file, digest]) => digestOf(file) === digest);
 }
@@ -145,8 +201,21 @@ function probeFile(stateDir = hostStateDir()): string {
   return join(stateDir, 'config-probes.json');
 }
 
-/** The built probe: beside this file, or (run from the TypeScript source, as tests do) in dist/. */
-function probeScript(): string {
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A built script of this folder (the probe, the background probe): beside this file, or (run from the TypeScript source, as tests do) in dist/. */
+function script(name: string): string {
   const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts') ? join(dirname(here), '..', '..', 'dist', 'core', 'config', 'probe.js') : join(dirname(here), 'probe.js');
+  return here.endsWith('.ts') ? join(dirname(here), '..', '..', 'dist', 'core', 'config', name) : join(dirname(here), name);
+}
+
+function backgroundScript(): string {
+  return script('probe-background.js');
 }

@@ -1,6 +1,7 @@
 /**
- * Finds and loads a repository's config with cosmiconfig (jiti loads `.ts`/`.mts`/`.js`/`.mjs`), at
- * the repository root only, validates it, and resolves the plugins it names. `import … from 'flume'`
+ * Loads a repository's config from the text that was found at its root (find.ts): a data config
+ * parsed (data.ts), a module evaluated by jiti (`.ts`/`.mts`/`.js`/`.mjs`) at its own path; then
+ * validates it and resolves the plugins it names. `import … from 'flume'`
  * inside a config resolves to this flume, so a repository need not install it locally.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import type { FlumeConfig, PluginEntry } from './schema.js';
 import { configError, configProblems, type ConfigProblem } from './validate.js';
 import { findConfigFile, type FoundConfig } from './find.js';
 import { cachedTransform, compileCache } from './compile-cache.js';
+import { isDataConfig, readDataConfig } from './data.js';
 
 /** Where the loader looks, in order, in the repository root (kept in `find.ts`, which runs nothing). */
 export { SEARCH_PLACES } from './find.js';
@@ -33,42 +35,42 @@ export interface LoadedConfig {
  */
 export async function loadConfig(root: string, found: FoundConfig | undefined = findConfigFile(root)): Promise<LoadedConfig> {
   if (!found) return { config: {}, plugins: [], origins: [] };
-  const { cosmiconfig } = requireCjs('cosmiconfig') as typeof import('cosmiconfig');
-  // jiti is made only for a config that is code, or that names plugins: a JSON config needs none.
+  // jiti is made only for a config that is code, or that names plugins: a data config needs none.
   let made: Promise<Jiti> | undefined;
   const jiti = () => (made ??= makeJiti());
-  const load = async (file: string) => (await jiti()).import(file, { default: true });
-  const explorer = cosmiconfig('flume', {
-    searchStrategy: 'none',
-    cache: false,
-    loaders: { '.ts': load, '.mts': load, '.js': load, '.mjs': load },
-  });
-  let result;
-  try {
-    result = await explorer.load(found.file);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const missing = missingModule(error);
-    // An import that cannot be found is not a syntax error: name the import, and flume's own subpaths.
-    if (missing) {
-      throw new FlumeError('BAD_CONFIG', `The config ${found.file} imports "${missing}", which cannot be found.`, {
-        fix: `Install it in the repository or correct the import; flume itself is importable as ${flumeSpecifiers().join(', ')}.`,
-        details: { root, file: found.file, module: missing, message },
+  const file = found.file;
+  let exported: unknown;
+  if (isDataConfig(file)) {
+    exported = readDataConfig(root, found);
+  } else {
+    try {
+      // The text that was found (and trusted), evaluated as the module at its path: the file is not
+      // read again, so a file swapped since it was found never runs in its place.
+      const namespace = await (await jiti()).evalModule(found.text, { filename: file, async: true, forceTranspile: true });
+      exported = namespace && typeof namespace === 'object' && 'default' in namespace ? (namespace as { default: unknown }).default : namespace;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const missing = missingModule(error);
+      // An import that cannot be found is not a syntax error: name the import, and flume's own subpaths.
+      if (missing) {
+        throw new FlumeError('BAD_CONFIG', `The config ${file} imports "${missing}", which cannot be found.`, {
+          fix: `Install it in the repository or correct the import; flume itself is importable as ${flumeSpecifiers().join(', ')}.`,
+          details: { root, file, module: missing, message },
+          cause: error,
+        });
+      }
+      throw new FlumeError('BAD_CONFIG', `The config in ${root} could not be loaded: ${firstLines(message)}`, {
+        fix: 'Correct the syntax of the config file; it must export the config as its default export.',
+        details: { root, message },
         cause: error,
       });
     }
-    throw new FlumeError('BAD_CONFIG', `The config in ${root} could not be loaded: ${firstLines(message)}`, {
-      fix: 'Correct the syntax of the config file; it must export the config as its default export.',
-      details: { root, message },
-      cause: error,
-    });
   }
-  if (!result || result.isEmpty) return { config: {}, plugins: [], origins: [] };
-  const file = result.filepath;
+  if (exported === undefined || exported === null) return { config: {}, plugins: [], origins: [] };
   let raw: unknown;
   try {
     // defineConfig takes an object, a promise of one, or a function (sync or async) returning one.
-    raw = await (typeof result.config === 'function' ? result.config() : result.config);
+    raw = await (typeof exported === 'function' ? (exported as () => unknown)() : exported);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new FlumeError('BAD_CONFIG', `${file}: the function it exports threw: ${firstLines(message)}`, {

@@ -198,7 +198,7 @@ export const statusSchema = {
         properties: {
           root: { type: 'string' },
           trust: { enum: ['trusted', 'untrusted', 'changed', 'no-config'], description: 'Whether the user trusted the repository\'s config as it is now (`flume trust`); flume runs no config that is not.' },
-          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, fix: { type: 'string' } }, additionalProperties: false },
+          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', description: "Why the repository's config is not run: UNTRUSTED_CONFIG, BAD_CONFIG, CONFIG_HUNG, or CONFIG_LOADING (still being probed in the background; the next status reports how it loaded)." }, message: { type: 'string' }, fix: { type: 'string' } }, additionalProperties: false },
           broken: { type: 'array', items: { type: 'object', required: ['file', 'problem'], properties: { file: { type: 'string' }, problem: { type: 'string' } }, additionalProperties: false } },
         },
         additionalProperties: false,

@@ -71,6 +71,13 @@ export interface StatusReport {
   supervisor?: SupervisorStatus;
 }
 
+/**
+ * How long status waits for a repository's config to be probed, ms: past it the repository is
+ * reported `CONFIG_LOADING` and the probe goes on in the background, so status answers in a
+ * second or two whatever one config does.
+ */
+const CONFIG_WAIT_MS = 1000;
+
 /** Builds the status report: one repository's places (`repo`), or every place on the host. */
 export async function status(preset: () => Promise<FlumePlugin[]>, options: { repo?: string; place?: string } = {}): Promise<StatusReport> {
   const roots: Array<{ root: string; commonDir?: string }> = options.repo ? [{ root: options.repo }] : await knownRepositories();
@@ -120,7 +127,8 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
   let repository: Repository | undefined;
   try {
     // Runs the config only when it is trusted, and within the load limit: status never runs it unasked.
-    repository = await openRepositoryAt(info, await preset());
+    // A config not yet probed is waited for a moment only, so one repository never stalls the report.
+    repository = await openRepositoryAt(info, await preset(), undefined, { configWaitMs: CONFIG_WAIT_MS });
   } catch (error) {
     const e = error instanceof FlumeError ? error : new FlumeError('BAD_CONFIG', String(error));
     repositoryStatus.error = { code: e.code, message: e.message, ...(e.fix ? { fix: e.fix } : {}) };
