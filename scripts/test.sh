@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 # many tests at once that child can be slow to start, so the suite allows a minute unless a test sets
 # its own limit (the tests of a config that hangs do).
 export FLUME_CONFIG_TIMEOUT_MS="${FLUME_CONFIG_TIMEOUT_MS:-60000}"
+# Likewise status waits a second for a config's probe before it reports the repository as loading; a
+# test that reads status just after a config changed would see that on a loaded machine. The suite
+# waits the whole limit unless a test sets its own (the test of a config that hangs sets one second).
+export FLUME_STATUS_CONFIG_WAIT_MS="${FLUME_STATUS_CONFIG_WAIT_MS:-$FLUME_CONFIG_TIMEOUT_MS}"
 if [ "${FLUME_IN_NETNS:-}" = 1 ]; then
   ip link set lo up
   exec node node_modules/vitest/vitest.mjs run "$@"

@@ -72,11 +72,14 @@ export interface StatusReport {
 }
 
 /**
- * How long status waits for a repository's config to be probed, ms: past it the repository is
- * reported `CONFIG_LOADING` and the probe goes on in the background, so status answers in a
- * second or two whatever one config does.
+ * How long status waits for a repository's config to be probed, ms (`FLUME_STATUS_CONFIG_WAIT_MS`,
+ * default 1 s): past it the repository is reported `CONFIG_LOADING` and the probe goes on in the
+ * background, so status answers in a second or two whatever one config does.
  */
-const CONFIG_WAIT_MS = 1000;
+function configWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.FLUME_STATUS_CONFIG_WAIT_MS);
+  return Number.isFinite(value) && value > 0 ? value : 1000;
+}
 
 /** Builds the status report: one repository's places (`repo`), or every place on the host. */
 export async function status(preset: () => Promise<FlumePlugin[]>, options: { repo?: string; place?: string } = {}): Promise<StatusReport> {
@@ -128,7 +131,7 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
   try {
     // Runs the config only when it is trusted, and within the load limit: status never runs it unasked.
     // A config not yet probed is waited for a moment only, so one repository never stalls the report.
-    repository = await openRepositoryAt(info, await preset(), undefined, { configWaitMs: CONFIG_WAIT_MS });
+    repository = await openRepositoryAt(info, await preset(), undefined, { configWaitMs: configWaitMs() });
   } catch (error) {
     const e = error instanceof FlumeError ? error : new FlumeError('BAD_CONFIG', String(error));
     repositoryStatus.error = { code: e.code, message: e.message, ...(e.fix ? { fix: e.fix } : {}) };

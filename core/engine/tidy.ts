@@ -196,12 +196,12 @@ async function finishBranch(repository: Repository, record: PlaceRecord, dryRun:
   }
   const missing = judged.patches;
   if (missing > 0) {
-    const reason = `the branch ${record.branch} holds ${missing} commit${missing === 1 ? '' : 's'} whose patch ${record.target} lacks: kept`;
+    const reason = `the branch ${record.branch} holds ${missing} commit${missing === 1 ? '' : 's'} whose patch ${record.target} lacks: kept (land it on ${record.target}, or git branch -D ${record.branch} if it may go)`;
     if (!dryRun) await markKept(repository, record, reason, true);
     return { ...base, action: 'removed', reason, branchOutcome: { deleted: false, missing, by: 'patch' } };
   }
   if (judged.content) {
-    const reason = `the branch ${record.branch} holds work ${record.target} lacks, though every patch of it is there: ${contentWords(record.target, judged.content)} (a merge commit's own changes, or a patch ${record.target} reverted): kept`;
+    const reason = `the branch ${record.branch} holds work ${record.target} lacks, though every patch of it is there: ${contentWords(record.target, judged.content)} (a merge commit's own changes, or a patch ${record.target} reverted): kept (land it on ${record.target}, or git branch -D ${record.branch} if it may go)`;
     if (!dryRun) await markKept(repository, record, reason, true);
     return { ...base, action: 'removed', reason, branchOutcome: { deleted: false, missing, by: 'content' } };
   }

@@ -136,7 +136,7 @@ describe('trust', () => {
 
   it('a config that never finishes loading: status answers at once (loading, then hung), the probe ends in the background; launch names it', async () => {
     const { env: base } = fresh();
-    const env = { ...base, FLUME_CONFIG_TIMEOUT_MS: '6000' };
+    const env = { ...base, FLUME_CONFIG_TIMEOUT_MS: '6000', FLUME_STATUS_CONFIG_WAIT_MS: '1000' };
     const repo = repoWith(markingConfig('hung').config);
     expect((await flume(launchArgs(repo, 'h1', 'fix'), { env })).code).toBe(0);
     // Trusted as it is (the helper trusts the test's repositories): trusted, and it hangs.
