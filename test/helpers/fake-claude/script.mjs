@@ -22,7 +22,7 @@ const DEFAULTS = {
   onPrompt: [],
 };
 const ACTIONS = ['say', 'run', 'sleepMs', 'waitFile', 'ask', 'permission', 'hang', 'crash', 'exit', 'draft'];
-const MODIFIERS = { run: ['description'] };
+const MODIFIERS = { run: ['description'], ask: ['transcriptLagMs'] };
 
 /** Loads and checks the script at `path`; no path means the default (reply "ok" to every prompt). */
 export function loadScript(path) {
