@@ -8,7 +8,7 @@
 import { stat } from 'node:fs/promises';
 import { lookAtPanes, processExists, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
 import { readState, sessionStates, type SessionFile, type TranscriptReading } from './transcript.js';
-import { classifyScreen, draftText } from './screen.js';
+import { classifyScreen, draftText, permissionTool } from './screen.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
 
 /** What the driver knows of where its agents are. */
@@ -106,7 +106,8 @@ export function judgeAgent(handle: AgentHandle, { session, own, alive, transcrip
     return { ...transcript, state: 'asking', dialog: 'question', needs: transcript?.needs ?? 'it asks a question (see its pane)' };
   }
   if (view === 'permission' || (session?.status === 'waiting' && transcript?.pendingTool)) {
-    const tool = transcript?.pendingTool?.name;
+    // The screen names the tool as soon as it draws the dialog; the transcript's line can come later.
+    const tool = transcript?.pendingTool?.name ?? (view === 'permission' ? permissionTool(screen!, patterns) : undefined);
     return { ...transcript, state: 'asking', dialog: 'permission', needs: `permission to use ${tool ?? 'a tool'}` };
   }
   if (transcript?.openPrompt !== undefined && view === 'input-ready' && isDraft(screen!, transcript.openPrompt, patterns)) {
