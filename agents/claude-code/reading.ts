@@ -135,9 +135,16 @@ export function isDraft(screen: string, text: string, patterns: ClaudeCodePatter
   return draft.trim() !== '' && sameText(draft, text, patterns);
 }
 
-/** True when a draft on screen is the text flume typed (the screen wraps and trims lines). */
+/**
+ * True when a draft on screen is the text flume typed (the screen wraps and trims lines). A long
+ * text is compared without its whitespace (a row can break inside a word), by its start and its
+ * end, so a box still empty, or showing only the first bursts of the text, is not it yet.
+ */
 export function sameText(draft: string, text: string, patterns: ClaudeCodePatterns): boolean {
   const squash = (value: string) => value.replace(/\s+/g, ' ').trim();
   if (patterns.screen.pastedDraft.test(draft.trim())) return true;
-  return squash(draft) === squash(text) || (text.length > 200 && squash(text).startsWith(squash(draft).slice(0, 100)));
+  if (squash(draft) === squash(text)) return true;
+  const bare = (value: string) => value.replace(/\s+/g, '');
+  const [shown, typed] = [bare(draft), bare(text)];
+  return text.length > 200 && shown !== '' && typed.startsWith(shown.slice(0, 100)) && typed.endsWith(shown.slice(-100));
 }
