@@ -45,6 +45,12 @@ export interface ClaudeCodePatterns {
     /** A permission prompt needs both its question line and a numbered `Yes` option. */
     permissionAsk: RegExp;
     permissionOption: RegExp;
+    /**
+     * The header a permission dialog opens with, and the tool it names: the dialog is drawn in one
+     * frame, header first, so the screen names the tool as soon as it shows the dialog (the
+     * transcript's tool_use line can come later).
+     */
+    permissionTools?: Array<[RegExp, string]>;
   };
   transcript: {
     /** The tool whose open call is a question to the operator. */
@@ -110,6 +116,12 @@ export const claudeCodePatterns: ClaudeCodePatterns = {
     // `Do you want to proceed?`, `Do you want to create notes.md?`; a plan review's `… Would you like to proceed?`.
     permissionAsk: /^\s*(?:Do you want to .+\?|.*\bWould you like to proceed\?)\s*$/,
     permissionOption: /^\s*(?:❯\s*)?1\.\s+Yes\b/,
+    // `Bash command` as 2.1.250, 2.1.300 and 2.1.332 draw it (test/fixtures/claude-<v>/screens/permission-bash.txt);
+    // `Create file`, a Write, from 2.1.332's strings.
+    permissionTools: [
+      [/^\s*Bash command\s*$/, 'Bash'],
+      [/^\s*Create file\s*$/, 'Write'],
+    ],
   },
   transcript: {
     askTool: 'AskUserQuestion',

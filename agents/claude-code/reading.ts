@@ -8,7 +8,7 @@
 import { stat } from 'node:fs/promises';
 import { lookAtPanes, processExists, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
 import { readState, sessionStates, type SessionFile, type TranscriptReading } from './transcript.js';
-import { classifyScreen, draftText } from './screen.js';
+import { classifyScreen, draftText, permissionTool } from './screen.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
 
 /** What the driver knows of where its agents are. */
@@ -106,7 +106,8 @@ export function judgeAgent(handle: AgentHandle, { session, own, alive, transcrip
     return { ...transcript, state: 'asking', dialog: 'question', needs: transcript?.needs ?? 'it asks a question (see its pane)' };
   }
   if (view === 'permission' || (session?.status === 'waiting' && transcript?.pendingTool)) {
-    const tool = transcript?.pendingTool?.name;
+    // The screen names the tool as soon as it draws the dialog; the transcript's line can come later.
+    const tool = transcript?.pendingTool?.name ?? (view === 'permission' ? permissionTool(screen!, patterns) : undefined);
     return { ...transcript, state: 'asking', dialog: 'permission', needs: `permission to use ${tool ?? 'a tool'}` };
   }
   if (transcript?.openPrompt !== undefined && view === 'input-ready' && isDraft(screen!, transcript.openPrompt, patterns)) {
@@ -134,9 +135,16 @@ export function isDraft(screen: string, text: string, patterns: ClaudeCodePatter
   return draft.trim() !== '' && sameText(draft, text, patterns);
 }
 
-/** True when a draft on screen is the text flume typed (the screen wraps and trims lines). */
+/**
+ * True when a draft on screen is the text flume typed (the screen wraps and trims lines). A long
+ * text is compared without its whitespace (a row can break inside a word), by its start and its
+ * end, so a box still empty, or showing only the first bursts of the text, is not it yet.
+ */
 export function sameText(draft: string, text: string, patterns: ClaudeCodePatterns): boolean {
   const squash = (value: string) => value.replace(/\s+/g, ' ').trim();
   if (patterns.screen.pastedDraft.test(draft.trim())) return true;
-  return squash(draft) === squash(text) || (text.length > 200 && squash(text).startsWith(squash(draft).slice(0, 100)));
+  if (squash(draft) === squash(text)) return true;
+  const bare = (value: string) => value.replace(/\s+/g, '');
+  const [shown, typed] = [bare(draft), bare(text)];
+  return text.length > 200 && shown !== '' && typed.startsWith(shown.slice(0, 100)) && typed.endsWith(shown.slice(-100));
 }

@@ -60,6 +60,24 @@ export function footerReady(screen: string, patterns: ClaudeCodePatterns = claud
   return lines.slice(box.bottom + 1).some((line) => s.readyFooter!.test(line));
 }
 
+/**
+ * The tool an open permission dialog names in its header (the patterns' `permissionTools`), read
+ * between the dialog's rule and its question; undefined when no permission dialog is open or its
+ * header names no tool known here.
+ */
+export function permissionTool(screen: string, patterns: ClaudeCodePatterns = claudeCodePatterns): string | undefined {
+  if (classifyScreen(screen, patterns) !== 'permission') return undefined;
+  const s = patterns.screen;
+  const lines = screenLines(screen, s);
+  let ask = lines.length - 1;
+  while (ask >= 0 && !s.permissionAsk.test(lines[ask] ?? '')) ask--;
+  for (let i = ask - 1; i >= 0 && !s.rule.test(lines[i] ?? ''); i--) {
+    const named = (s.permissionTools ?? []).find(([header]) => header.test(lines[i] ?? ''));
+    if (named) return named[1];
+  }
+  return undefined;
+}
+
 /** Where the input box is: its top rule, its `❯` line and its bottom rule (line indexes). */
 interface Box {
   top: number;

@@ -79,6 +79,11 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
       waitScreen: (test: (screen: string) => boolean, what: string) => waitFor(async () => ((s) => (test(s) ? s : undefined))(await fake.screen()), what),
       /** Literal keys in one `send-keys -l`, as the captures typed them (a `\n` is typed, not pasted). */
       typeRaw: (text: string) => run('tmux', ['-S', socket, 'send-keys', '-t', pane!, '-l', '--', text]),
+      /** Types and waits for the box to show it: as 2.1.332, an Enter before the text shows is lost. */
+      typeShown: async (text: string) => {
+        await fake.typeRaw(text);
+        await fake.waitScreen((s) => draftText(s) === text, `${JSON.stringify(text)} in the box`);
+      },
       prompts: () => prompts(session.transcriptPath),
     };
     if (ready) await fake.waitScreen((s) => box(s)?.footer.endsWith('← for agents') ?? false, 'the ready footer');
@@ -101,7 +106,7 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
     const first = await fake.waitScreen((s) => box(s) !== undefined, 'the box');
     // The box's first frame: the footer without `← for agents`, as 2.1.332 draws it first.
     expect(box(first)).toEqual({ line: '❯\u00a0', footer: '  ⏵⏵ accept edits on (shift+tab to cycle)' });
-    await fake.typeRaw('Say hello.');
+    await fake.typeShown('Say hello.');
     await host.keys(fake.pane, ['Enter']);
     await sleep(400);
     const lost = await fake.screen();
@@ -113,6 +118,19 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
     await host.keys(fake.pane, ['Enter']);
     await waitFor(() => fake.prompts().length === 1, 'the prompt');
     expect(fake.prompts()).toEqual(['Say hello.']);
+  });
+
+  it('an Enter sent before the typed text shows is lost, the text then shown in the box, unsent', async () => {
+    const fake = await start({ echoMs: 1000 });
+    await fake.typeRaw('Say hello early.');
+    await host.keys(fake.pane, ['Enter']);
+    const shown = await fake.waitScreen((s) => draftText(s) === 'Say hello early.', 'the text in the box');
+    expect(classifyScreen(shown)).toBe('input-ready');
+    await sleep(300);
+    expect(fake.prompts()).toEqual([]);
+    await host.keys(fake.pane, ['Enter']);
+    await waitFor(() => fake.prompts().length === 1, 'the prompt');
+    expect(fake.prompts()).toEqual(['Say hello early.']);
   });
 
   it('a draft: flume reads the text after the no-break space on both', async () => {
@@ -167,10 +185,10 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
 
   it('a prompt typed while working: echoed as queued above the spinner, the box showing its dim placeholder', async () => {
     const fake = await start({ onPrompt: [{ match: 'slow', actions: [{ sleepMs: 30_000 }] }] });
-    await fake.typeRaw('First, a slow one.');
+    await fake.typeShown('First, a slow one.');
     await host.keys(fake.pane, ['Enter']);
     await fake.waitScreen((s) => classifyScreen(s) === 'working', 'working');
-    await fake.typeRaw('Queued while busy.');
+    await fake.typeShown('Queued while busy.');
     await host.keys(fake.pane, ['Enter']);
     const mine = await fake.waitScreen((s) => /Queued ·/.test(s), 'the queued echo');
     const theirs = real('working-with-queued.txt');
@@ -194,7 +212,7 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
       },
       { mode: 'default' },
     );
-    await fake.typeRaw('Create allowed.txt');
+    await fake.typeShown('Create allowed.txt');
     await host.keys(fake.pane, ['Enter']);
     const mine = await fake.waitScreen((s) => classifyScreen(s) === 'permission', 'the permission prompt');
     const theirs = real('permission-bash.txt');
@@ -208,7 +226,7 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
     const allowed = readRecords(fake.transcriptPath).find((r) => Array.isArray(r.message?.content) && r.message.content[0]?.type === 'tool_result');
     expect(allowed?.message.content[0]).toMatchObject({ type: 'tool_result', content: '(No content)' });
     expect(allowed?.message.content[0].is_error ?? false).toBe(false);
-    await fake.typeRaw('Create denied-no.txt');
+    await fake.typeShown('Create denied-no.txt');
     await host.keys(fake.pane, ['Enter']);
     await fake.waitScreen((s) => classifyScreen(s) === 'permission', 'the second permission prompt');
     await sleep(300);
@@ -236,7 +254,7 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
 
   it('a question and the first Ctrl-C read as on the real screens', async () => {
     const fake = await start({ onPrompt: [{ actions: [{ ask: { question: 'Which database should we use?', header: 'Database', options: [{ label: 'Postgres', description: 'Relational, robust' }, { label: 'SQLite', description: 'A single file' }] } }, { say: 'Noted: {answer}.' }] }] });
-    await fake.typeRaw('Ask me which database.');
+    await fake.typeShown('Ask me which database.');
     await host.keys(fake.pane, ['Enter']);
     const mine = await fake.waitScreen((s) => classifyScreen(s) === 'question', 'the question');
     const theirs = real('question-single.txt');

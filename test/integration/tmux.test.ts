@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +80,29 @@ describe.skipIf(!hasTmux)('tmux pane host', () => {
     }
     const windows = await tmux('list-windows', '-t', '=flume', '-F', '#{window_name} #{window_width}x#{window_height}');
     expect(windows.stdout.trim().split('\n')).toEqual(['t env 200x50', 't env 200x50']);
+  });
+
+  it("hands the program its environment in a script only its owner can read, while the script exists", async () => {
+    // Recorded by an env first on PATH, as tmux runs it: the mode of the script it is handed, and of its folder.
+    const bin = join(dir, 'env-bin');
+    mkdirSync(bin, { recursive: true });
+    const log = join(bin, 'modes');
+    const real = (await run('sh', ['-c', 'command -v env'])).stdout.trim();
+    const stat = (await run('sh', ['-c', 'command -v stat'])).stdout.trim();
+    writeFileSync(join(bin, 'env'), `#!/bin/sh\nfor f in "$@"; do case "$f" in *.sh) '${stat}' -c '%a %n' "$f" "\${f%/*}" >> '${log}';; esac; done\nexec '${real}' "$@"\n`, { mode: 0o755 });
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    let opened: Awaited<ReturnType<typeof start>>;
+    try {
+      opened = await start('env');
+    } finally {
+      process.env.PATH = path;
+    }
+    await waitFor(() => { try { return JSON.parse(readFileSync(opened.out, 'utf8')); } catch { return undefined; } }, 'env dump');
+    const [file, folder] = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' '));
+    expect(file[1]).toMatch(/\/env-[^/]+\.sh$/);
+    expect({ file: file[0], folder: folder[0] }).toEqual({ file: '600', folder: '700' });
+    expect(existsSync(file[1])).toBe(false);
   });
 
   it('types literal text in bursts of 200, across ; and - and unicode, and presses keys by name', async () => {

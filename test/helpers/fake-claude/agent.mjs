@@ -86,7 +86,7 @@ export function createAgent(app, { transcript, script, settings }) {
       else if (kind === 'hang') await new Promise(() => (turn.hanging = true));
       else if (kind === 'crash') await app.crash(action.crash);
       else if (kind === 'exit') app.exit(action.exit);
-      else if (kind === 'ask' && !(await ask(action.ask, turn, reply))) return 'tool';
+      else if (kind === 'ask' && !(await ask(action.ask, turn, reply, action.transcriptLagMs))) return 'tool';
       else if (kind === 'permission' && !(await permission(action.permission, reply))) return 'tool';
       app.render();
     }
@@ -106,13 +106,20 @@ export function createAgent(app, { transcript, script, settings }) {
     app.history.push(`  ⎿  ${output.split('\n')[0]}`);
   }
 
-  async function ask(spec, turn, reply) {
+  /** A question dialog; with `lagMs`, its tool_use line reaches the transcript that late (or at the answer). */
+  async function ask(spec, turn, reply, lagMs) {
     const options = (spec.options ?? []).map((option) => (typeof option === 'string' ? { label: option, description: '' } : option));
     const questions = [{ question: spec.question, header: spec.header ?? 'Question', options, multiSelect: false }];
     const id = toolId();
+    const lag = transcript.lagMs;
+    if (lagMs !== undefined) transcript.lagMs = lagMs;
     reply.block({ type: 'tool_use', id, name: 'AskUserQuestion', input: { questions } });
     const source = reply.end('tool_use');
     const choice = await openDialog({ kind: 'question', header: questions[0].header, question: spec.question, options, typing: null });
+    if (lagMs !== undefined) {
+      transcript.flush();
+      transcript.lagMs = lag;
+    }
     if (choice.answer === undefined) {
       transcript.toolResult(id, 'User declined to answer questions', { isError: true, source });
       return false;

@@ -102,6 +102,9 @@ process.stdin.setRawMode(true);
 process.stdin.setEncoding('utf8');
 process.stdout.write('\x1b[?2004h');
 let lastCtrlC = 0;
+/** Typed and pasted text not yet shown in the box. */
+const unechoed = [];
+let echoTimer;
 const feed = createKeyReader(onEvent);
 process.stdin.on('data', feed);
 app.render();
@@ -133,6 +136,7 @@ function onEvent(event) {
   const key = event.type === 'key' ? event.name : undefined;
   if (key === 'ctrl-c') {
     if (Date.now() - lastCtrlC < 2000) return app.exit(0);
+    if (unechoed.length) echo();
     lastCtrlC = Date.now();
     app.draft = '';
     app.note = 'Press Ctrl-C again to exit';
@@ -142,12 +146,16 @@ function onEvent(event) {
   lastCtrlC = 0;
   app.note = '';
   if (app.dialog) return agent.dialogKey(event);
-  if (event.type === 'paste') {
-    // As 2.1.332: a pasted TAB becomes four spaces wherever it stands (a typed one is the Tab key),
-    // and a trailing newline is dropped.
-    addPaste(event.text.replace(/\t/g, '    ').replace(/\n$/, ''), { bracketed: true });
-  } else if (event.type !== 'key') addPaste(event.text, { bracketed: false });
-  else if (key === 'enter') {
+  // Typed and pasted text shows `echoMs` after it came; an Enter before that is lost, and the text
+  // then shows in the box, unsent (as 2.1.332 lost an Enter sent ahead of the echo).
+  if (event.type !== 'key') {
+    unechoed.push(event);
+    echoTimer ??= setTimeout(echo, script.echoMs);
+    return;
+  }
+  if (key === 'enter' && unechoed.length) return;
+  if (unechoed.length) echo();
+  if (key === 'enter') {
     if (!app.footerReady) return;
     const text = expandPastes(app.draft);
     app.draft = '';
@@ -155,6 +163,20 @@ function onEvent(event) {
   } else if (key === 'backspace') app.draft = Array.from(app.draft).slice(0, -1).join('');
   else if (key === 'ctrl-u') app.draft = app.draft.slice(0, app.draft.lastIndexOf('\n') + 1);
   else if (key === 'esc') agent.interrupt();
+  app.render();
+}
+
+/** Puts the text that came since the last echo into the box and shows it. */
+function echo() {
+  clearTimeout(echoTimer);
+  echoTimer = undefined;
+  for (const event of unechoed.splice(0)) {
+    if (app.dialog) continue;
+    // As 2.1.332: a pasted TAB becomes four spaces wherever it stands (a typed one is the Tab key),
+    // and a trailing newline is dropped.
+    if (event.type === 'paste') addPaste(event.text.replace(/\t/g, '    ').replace(/\n$/, ''), { bracketed: true });
+    else addPaste(event.text, { bracketed: false });
+  }
   app.render();
 }
 

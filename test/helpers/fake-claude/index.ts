@@ -18,7 +18,7 @@ export type FakeAction =
   | { run: string[]; description?: string }
   | { sleepMs: number }
   | { waitFile: string }
-  | { ask: { question: string; header?: string; options: Array<string | { label: string; description?: string }> } }
+  | { ask: { question: string; header?: string; options: Array<string | { label: string; description?: string }> }; transcriptLagMs?: number }
   | { permission: { tool?: string; command?: string; file?: string; content?: string; run?: string[] } }
   | { hang: true }
   | { crash: number }
@@ -30,6 +30,8 @@ export interface FakeScript {
   startDelayMs?: number;
   /** How long after the input box shows an Enter is still lost (the footer's second render); default 150. */
   footerReadyMs?: number;
+  /** How long typed or pasted text takes to show in the box; an Enter before it shows is lost (default 100). */
+  echoMs?: number;
   dropInputs?: number;
   transcriptLagMs?: number;
   /** The `message.usage` of every reply (default 10 in, 5 out, no cache), on each of its block lines. */

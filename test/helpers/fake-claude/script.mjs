@@ -8,6 +8,8 @@ import { UsageError } from './args.mjs';
 const DEFAULTS = {
   startDelayMs: 0,
   footerReadyMs: 150,
+  // 2.1.332 on a loaded host echoed a short typed line 80 ms and more after it came; an Enter before the echo was lost.
+  echoMs: 100,
   dropInputs: 0,
   transcriptLagMs: 0,
   // The state file lags the screen in 2.1.332 by about this much (sessions/*.json against the transcript).
@@ -22,7 +24,7 @@ const DEFAULTS = {
   onPrompt: [],
 };
 const ACTIONS = ['say', 'run', 'sleepMs', 'waitFile', 'ask', 'permission', 'hang', 'crash', 'exit', 'draft'];
-const MODIFIERS = { run: ['description'] };
+const MODIFIERS = { run: ['description'], ask: ['transcriptLagMs'] };
 
 /** Loads and checks the script at `path`; no path means the default (reply "ok" to every prompt). */
 export function loadScript(path) {

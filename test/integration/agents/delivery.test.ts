@@ -45,6 +45,21 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     expect(text.stdout).toContain('agent claude-code 2.1.332 working in tmux');
   });
 
+  it('presses Enter only once the box shows the text, so an agent slow to show what was typed takes it at the first sending', async () => {
+    // The box shows typed text 350 ms after it comes, and an Enter before that is lost (as 2.1.332's
+    // on a loaded host): a driver that pressed Enter at once would need a second sending each time.
+    current = agentRepo({ echoMs: 350, onPrompt: [{ actions: [{ say: 'Which colour should it be?' }] }] });
+    const result = await current.flume(['launch', '--kind', 'fix', '--name', 'echo', '--brief', 'Paint the shed.', '--no-watch', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const place = launchedRecord(result.stdout);
+    expect(place.stage).toMatchObject({ delivery: 'taken', sends: 1 });
+    await waitFor(async () => (await current!.place('fix/echo')).stage.agent.state === 'idle', 'the agent to end its turn');
+    const told = await current.flume(['tell', 'fix/echo', 'Answer: blue', '--json']);
+    expect(told.code, told.stdout + told.stderr).toBe(0);
+    expect(JSON.parse(told.stdout)).toMatchObject({ taken: true, sends: 1 });
+    expect(userPrompts(place.stage.agent.transcriptPath).slice(1)).toEqual(['Answer: blue']);
+  });
+
   it('sends once more when the first sending is dropped, and the second is taken', async () => {
     current = agentRepo({ ...busy, dropInputs: 1 });
     const result = await current.flume(['launch', '--kind', 'fix', '--name', 'drop', '--brief', 'Try again.', '--no-watch', '--json']);

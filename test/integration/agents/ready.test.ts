@@ -90,6 +90,22 @@ describe.skipIf(!which('tmux'))('the claude-code driver types as 2.1.332 takes k
     expect(draftText((await host.capture(opened.pane!)) ?? '')).toBe('');
   });
 
+  // As 2.1.332 on a loaded host: typed text shows a while after it comes, and an Enter before it
+  // shows is lost. Each is shown late, yet sooner than the driver's longest wait for it (500 ms for a
+  // short line, 1 s for a long one or a paste), and later than a bare Enter after typing arrives.
+  it.each([
+    ['a short line', 'Mend the parser.', 400],
+    ['a long line', `Mend the parser ${'and keep every old test passing '.repeat(12)}.`, 600],
+    ['four short lines, pasted', 'Fix the parser:\n- keep the old test\n- add one for the bug\n- commit', 600],
+  ])('presses Enter only once the box shows the text: %s is taken by the one Enter', async (_, prompt, echoMs) => {
+    const { driver, opened, handle } = await start({ echoMs });
+    const since = new Date().toISOString();
+    expect(await driver.waitForInput(handle, 10_000)).toBe('ready');
+    await driver.send(handle, prompt);
+    await waitFor(async () => (await driver.confirm({ handle, text: prompt, since })) === 'taken', 'the prompt taken', 3_000);
+    expect(draftText((await host.capture(opened.pane!)) ?? '')).toBe('');
+  });
+
   it('reads the queued placeholder as an empty box: a prompt waiting in the queue is no one else’s draft', async () => {
     const { fake, driver, opened, handle } = await start({ onPrompt: [{ match: 'slow', actions: [{ sleepMs: 30_000 }] }] });
     expect(await driver.waitForInput(handle, 10_000)).toBe('ready');

@@ -8,7 +8,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
-import { waitFor } from '../../helpers/fake-claude/index.js';
+import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
+import { settledSight, sight, type AgentAt } from '../../helpers/untouched.js';
 import { tmuxHost } from '../../../agents/panes/tmux.js';
 import { launchedRecord } from '../../helpers/result-schema.js';
 
@@ -39,5 +40,27 @@ describe('a permission prompt', () => {
     // And flume types nothing into the dialog.
     const told = await current.flume(['tell', 'fix/perm', 'Go on.', '--json']);
     expect(JSON.parse(told.stdout).error?.code).toBe('AGENT_ASKING');
+  });
+});
+
+describe('a question', () => {
+  it("is read from the screen while its AskUserQuestion line has not reached the transcript", async () => {
+    current = agentRepo({ stateLagMs: 60_000, onPrompt: [{ actions: [{ ask: { question: 'Which fruit?', header: 'Fruit', options: ['apple', 'pear'] }, transcriptLagMs: 60_000 }, { say: 'Picked {answer}.' }] }] });
+    const launched = await current.flume(['launch', '--kind', 'fix', '--name', 'ask', '--brief', 'Pick a fruit.', '--no-watch', '--json']);
+    expect(launched.code, launched.stdout + launched.stderr).toBe(0);
+    const place = launchedRecord(launched.stdout);
+    const agent: AgentAt = { socket: join(current.state, 'tmux', 'flume.sock'), pane: place.stage.agent.pane, transcriptPath: place.stage.agent.transcriptPath };
+    const host = tmuxHost({ socket: agent.socket });
+    await waitFor(async () => (await host.capture(agent.pane))?.includes('Enter to select'), 'the dialog on screen');
+    const seen = await settledSight(agent);
+    const view = await current.place('fix/ask');
+    // Neither the state file nor the transcript says it asks.
+    expect(stateFiles(current.configDir)).toEqual(['idle']);
+    expect(readRecords(agent.transcriptPath).some((r) => JSON.stringify(r).includes('AskUserQuestion'))).toBe(false);
+    expect(view.stage).toMatchObject({ state: 'waiting', agent: { state: 'asking' } });
+    // And flume types nothing into the dialog.
+    const told = await current.flume(['tell', 'fix/ask', 'Later: bananas', '--json']);
+    expect(JSON.parse(told.stdout).error?.code).toBe('AGENT_ASKING');
+    expect(await sight(agent)).toEqual(seen);
   });
 });

@@ -72,6 +72,15 @@ describe('read commands answered by the supervisor', { timeout: LONG }, () => {
       expect(gitBy(warm.pid), `${args.join(' ')} answered warm`).toEqual([]);
       expect({ code: warm.code, stdout: steady(warm.stdout), stderr: warm.stderr }, args.join(' ')).toEqual({ code: alone.code, stdout: steady(alone.stdout), stderr: alone.stderr });
     }
+    // Asked again after a change (another place, made by a command of its own), the answer is the change.
+    const before = await run(['status', '--json'], { env, cwd: t.repo });
+    const made = await run(['launch', '--kind', 'hold', '--name', 'two', '--brief', 'the next thing', '--no-start', '--no-watch', '--json'], { env, cwd: t.repo });
+    expect(made.code, made.stdout + made.stderr).toBe(0);
+    const after = await run(['status', '--json'], { env, cwd: t.repo });
+    expect(gitBy(after.pid), 'status answered warm after a change').toEqual([]);
+    const ids = (out: string) => (JSON.parse(out).places as Array<{ id: string }>).map((p) => p.id).sort();
+    expect(ids(before.stdout)).toEqual(['hold/one']);
+    expect(ids(after.stdout)).toEqual(['hold/one', 'hold/two']);
     // The refusals kept their codes: an unknown place, a folder that is no repository.
     expect((await run(['status', 'hold/none', '--json'], { env, cwd: t.repo })).code).toBe(1);
     expect((await run(['kinds', '--repo', join(t.configDir, 'not-a-repository')], { env, cwd: t.repo })).code).not.toBe(0);

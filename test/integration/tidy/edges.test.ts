@@ -7,7 +7,8 @@
  * each object is still there (`git cat-file -e`), and that the reason names what kept the place.
  */
 import { describe, it, expect, afterAll } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withPlaceLock } from '../../../core/state/store.js';
 import type { TidyOutcome } from '../../../core/engine/tidy.js';
@@ -249,6 +250,48 @@ describe('a place whose lock is held', () => {
     expect((await shown(flume, 'fix/busy'))?.kept).toBeUndefined();
     expect(outcomeOf(await flume.tidy(), 'fix/busy')).toMatchObject({ action: 'removed' });
     expect(existsSync(place.path)).toBe(false);
+  });
+});
+
+describe('a commit made on the branch after tidy judged it', () => {
+  it('survives: tidy deletes the branch only at the head it judged, so the branch is kept with the new commit', async () => {
+    // A git first on PATH that, seeing tidy delete the branch, first commits on it (as an agent or a
+    // person might between git cherry's verdict and the deletion), then runs the deletion as asked.
+    const bin = fixture.later(tempDir('flume-late-git-'));
+    const made = join(bin, 'made');
+    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(join(bin, 'git'), `#!/bin/sh
+case " $* " in
+*" update-ref -d refs/heads/fix/late "*)
+  if [ ! -e '${made}' ]; then
+    tip=$('${real}' rev-parse refs/heads/fix/late)
+    export GIT_INDEX_FILE='${bin}/index'
+    '${real}' read-tree "$tip"
+    blob=$(echo late work | '${real}' hash-object -w --stdin)
+    '${real}' update-index --add --cacheinfo 100644,"$blob",late.txt
+    tree=$('${real}' write-tree)
+    unset GIT_INDEX_FILE
+    late=$('${real}' -c user.name=late -c user.email=late@example.com commit-tree "$tree" -p "$tip" -m 'late work')
+    '${real}' update-ref refs/heads/fix/late "$late" "$tip"
+    echo "$late" > '${made}'
+  fi;;
+esac
+exec '${real}' "$@"
+`, { mode: 0o755 });
+    const { root, flume } = await repo({ cli: true, env: { PATH: `${bin}:${process.env.PATH}` } });
+    const place = await flume.launch('late');
+    commit(place.path, 'work.txt', 'work\n');
+    git(root, 'merge', '-q', '--ff-only', 'refs/heads/fix/late');
+    await flume.drop('late');
+    const outcome = outcomeOf(await flume.tidy(), 'fix/late');
+    const late = readFileSync(made, 'utf8').trim();
+    expect(git(root, 'rev-parse', 'refs/heads/fix/late')).toBe(late);
+    expect(git(root, 'show', `${late}:late.txt`)).toBe('late work');
+    expect(outcome).toMatchObject({ action: 'kept' });
+    expect((await shown(flume, 'fix/late'))?.state).toBe('kept');
+    // Tidied again, the branch is judged at its new head: it holds work main lacks, so it stays.
+    expect(outcomeOf(await flume.tidy(), 'fix/late')).toMatchObject({ branchOutcome: { deleted: false, missing: 1 } });
+    expect(git(root, 'rev-parse', 'refs/heads/fix/late')).toBe(late);
   });
 });
 
