@@ -19,6 +19,7 @@ import { bash, toolResults } from '../helpers/messages-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { environOf } from '../helpers/proc.js';
 import { commit, git, makeRepo, remove, write } from '../helpers/repo.js';
+import { UTF8_LOCALE } from '../../core/environment.js';
 import { prompts, realRepo, waitFor, type RealRepo, type RealRepoOptions } from './real-repo.js';
 
 beforeAll(() => assertIsolated());
@@ -143,15 +144,15 @@ describe('the real Claude Code launched by a caller that would steer it', () => 
     expect(view.stage.agent.state).toBe('idle');
     expect(prompts(place.stage.agent.transcriptPath)).toEqual([brief, 'Note this too.']);
 
-    // The real program, and whatever runs under it now: no variable of the caller's session or git
-    // by name in claude itself, and no value of them anywhere under it (claude sets its own session
-    // variables for its children; the caller's must not be what they hold).
+    // The real program, whatever runs under it now, and what its Bash tool ran: no variable of the
+    // caller's session or git by name in claude itself, and no value of them anywhere under it
+    // (claude gives what it starts session variables of its own; the caller's values must not be there).
     const pid = place.stage.agent.pid as number;
     const claudeEnv = environOf(pid);
     const steering = [...Object.keys(callerSession), ...Object.keys(callerGit)];
     expect(steering.filter((name) => name in claudeEnv)).toEqual([]);
     expect(Object.keys(claudeEnv).filter((name) => /^CLAUDE_CODE_(SESSION|MESSAGING|SSE|CHILD)_/.test(name))).toEqual([]);
-    expect(claudeEnv).toMatchObject({ CLAUDE_CONFIG_DIR: t.claude.configDir, LC_CTYPE: 'C.UTF-8' });
+    expect(claudeEnv).toMatchObject({ CLAUDE_CONFIG_DIR: t.claude.configDir, LC_CTYPE: UTF8_LOCALE });
     // (Values that are only digits or a word are left out: they could stand in anything by chance.)
     const values = [...Object.values(callerSession).filter((v) => v.length > 12), other];
     const carrying = processTree(pid).flatMap((p) => {
@@ -201,6 +202,6 @@ describe('the real Claude Code launched by a caller that would steer it', () => 
     expect(told).toMatchObject({ taken: true, sends: 1 });
     expect(view.stage.delivery).toBe('taken');
     expect(view.stage.agent.state).toBe('idle');
-    expect(environOf(place.stage.agent.pid as number)).toMatchObject({ LANG: 'C', LC_CTYPE: 'C.UTF-8' });
+    expect(environOf(place.stage.agent.pid as number)).toMatchObject({ LANG: 'C', LC_CTYPE: UTF8_LOCALE });
   }, 180_000);
 });
