@@ -181,6 +181,8 @@ beforeAll(() => {
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['-xzf', join(packs, filename), '-C', installed, '--strip-components=1']);
   const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+  // Nothing of the repository's own runs (or is warned about: npm 11 names `prepare` too) when a user installs it.
+  expect(Object.keys(pkg.scripts ?? {}).filter((name) => /^(pre|post)?(install|prepare)$/.test(name))).toEqual([]);
   for (const dep of Object.keys(pkg.dependencies)) {
     mkdirSync(join(repo, 'node_modules', dep, '..'), { recursive: true });
     symlinkSync(join(PROJECT, 'node_modules', dep), join(repo, 'node_modules', dep), 'dir');
