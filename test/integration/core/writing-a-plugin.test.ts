@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'vitest';
 import AjvModule from 'ajv';
 import { agentRepo } from '../../helpers/agent-repo.js';
+import { processExists } from '../../../core/process.js';
 import { git, PROJECT, write } from '../../helpers/repo.js';
 
 const PAGE = join(PROJECT, 'docs', 'writing-a-plugin.md');
@@ -104,28 +105,39 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     expect(place.stage).toMatchObject({ state: 'delivered', delivered: { what: 'NOTES.md: Looks fine' } });
   });
 
-  it('runs the page\'s host: a program started in the background, its screen read, typing refused, closed', async ({ expect, onTestFinished }) => {
+  it('runs the page\'s host across processes: opened by one, its screen read, typing refused and closed by others', async ({ expect, onTestFinished }) => {
     const t = agentRepo();
     onTestFinished(() => t.cleanup());
     write(t.repo, 'acme/host.ts', blocks().get('acme/host.ts')!);
-    // Loaded exactly as a config's plugin is: jiti, `flume` resolved to the built flume.
-    const { createJiti } = await import('jiti');
-    const jiti = createJiti(import.meta.url, { alias: { flume: join(PROJECT, 'dist', 'core', 'index.js') }, moduleCache: false, fsCache: false });
-    const { backgroundHost: host } = (await jiti.import(join(t.repo, 'acme', 'host.ts'))) as { backgroundHost: import('../../../core/agent.js').PaneHost };
-    expect(await host.available()).toBe(true);
-    const opened = await host.open({ title: 'acme', cwd: t.repo, argv: ['/bin/sh', '-c', 'echo "hello from $ACME"; sleep 30'], env: { ACME: 'the host', PATH: process.env.PATH ?? '' } });
+    // Each step a process of its own, as launch, status and stop are: the page's host loaded as a
+    // config's plugin is (jiti, `flume` resolved to the built flume), the state folder the test's own.
+    write(t.repo, 'step.mjs', `import { createJiti } from ${JSON.stringify(join(PROJECT, 'node_modules', 'jiti', 'lib', 'jiti.mjs'))};
+const jiti = createJiti(import.meta.url, { alias: { flume: ${JSON.stringify(join(PROJECT, 'dist', 'core', 'index.js'))} }, moduleCache: false, fsCache: false });
+const { backgroundHost: host } = await jiti.import(${JSON.stringify(join(t.repo, 'acme', 'host.ts'))});
+const [method, ...args] = process.argv.slice(2).map((arg) => JSON.parse(arg));
+const answer = await host[method](...args).then((value) => ({ value }), (error) => ({ error: error.code ?? error.message }));
+process.stdout.write(JSON.stringify(answer ?? null));
+`);
+    const step = (method: string, ...args: unknown[]) => {
+      const out = spawnSync(process.execPath, [join(t.repo, 'step.mjs'), JSON.stringify(method), ...args.map((arg) => JSON.stringify(arg))], { cwd: t.repo, env: t.env, encoding: 'utf8' });
+      expect(out.stderr).toBe('');
+      return JSON.parse(out.stdout) as { value?: any; error?: string };
+    };
+    expect(step('available').value).toBe(true);
+    const opened = step('open', { title: 'acme', cwd: t.repo, argv: ['/bin/sh', '-c', 'echo "hello from $ACME"; sleep 30'], env: { ACME: 'the host', PATH: process.env.PATH ?? '' } }).value;
     expect(opened.pane).toBe(String(opened.pid));
-    expect(await host.identity(opened.pane!)).toBe(opened.identity);
+    expect(step('identity', opened.pane).value).toBe(opened.identity);
     let screen: string | undefined;
     for (let i = 0; i < 50 && !screen?.includes('hello'); i++) {
       await sleep(100);
-      screen = await host.capture(opened.pane!);
+      screen = step('capture', opened.pane).value;
     }
     expect(screen).toBe('hello from the host\n');
-    expect(await host.alive(opened.pane!)).toBe(true);
-    await expect(host.type(opened.pane!, 'x')).rejects.toMatchObject({ code: 'AGENT_NOT_UP' });
-    await host.close(opened.pane!);
-    for (let i = 0; i < 50 && (await host.alive(opened.pane!)); i++) await sleep(100);
-    expect(await host.alive(opened.pane!)).toBe(false);
+    expect(step('alive', opened.pane).value).toBe(true);
+    expect(step('type', opened.pane, 'x').error).toBe('AGENT_NOT_UP');
+    expect(step('identity', '1').value).toBeUndefined();
+    expect(step('close', opened.pane).error).toBeUndefined();
+    expect(step('alive', opened.pane).value).toBe(false);
+    expect(processExists(opened.pid)).toBe(false);
   });
 });
