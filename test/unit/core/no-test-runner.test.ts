@@ -17,7 +17,7 @@ function sources(dir: string): string[] {
 
 describe('shipped code', () => {
   it('imports no test runner (vitest, jest, node:test)', () => {
-    const files = ['core', 'kinds', 'deliverables', 'agents', 'plugins', 'bin', 'testing'].flatMap((folder) => sources(join(PROJECT, folder)));
+    const files = ['core', 'kinds', 'deliverables', 'agents', 'plugins', 'bin'].flatMap((folder) => sources(join(PROJECT, folder)));
     expect(files.some((file) => file.includes(join('core', 'testing')))).toBe(true);
     const runners = files.flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)]

@@ -8,10 +8,10 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PaneHost } from '../core/index.js';
-import { killTmuxServer, tmuxHost } from '../agents/panes/tmux.js';
+import { killTmuxServer, tmuxHost } from './panes/tmux.js';
 
 export * from '../core/testing/index.js';
-export { tmuxHost, type TmuxHostOptions } from '../agents/panes/tmux.js';
+export { tmuxHost, type TmuxHostOptions } from './panes/tmux.js';
 
 /** A pane host of a test's own: flume's tmux host on a server nothing else uses. */
 export interface TestHost extends PaneHost {
