@@ -5,7 +5,10 @@
  * Then each example is shown to work: `flume plugins --json` lists each registration from its file;
  * `flume kinds` shows the kind; a launch runs the kind's stage with the page's driver (its options
  * reaching the agent's command line) on the fake agent in tmux, and the page's reader sees the
- * agent's commit; the page's host, loaded as a config loads it, runs a program and reads its screen.
+ * agent's commit; the page's driver written from nothing passes the conformance kit 7 of 7 on
+ * `testHost()` (flume imported as an installed package) and runs from the CLI, a process for each of
+ * launch, status, tell and stop; the page's host, loaded as a config loads it, runs a program and
+ * reads its screen across processes.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
