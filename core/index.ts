@@ -8,6 +8,7 @@ export { createFlume, defineConfig, defineDeliverable, defineKind, definePlugin,
 export type { DeliverableContext, DeliverableReader, Flume, FlumeDefaults, FlumePlugin } from './plugin.js';
 export { canType, checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookAtPanes, ownsPane, ownsPaneIn } from './agent.js';
 export { processExists, processRunning, signalQuietly, waitGone } from './process.js';
+export { closeAgent, openAgent, readJsonl, resendInBox, submit, waitFor } from './driving.js';
 export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState, UsageRead } from './agent.js';
 export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
 export { SECRET_NAME } from './secret.js';

@@ -95,7 +95,7 @@ const stageSchema = {
     name: { type: 'string', pattern: NAME_PATTERN, description: 'The stage name, unique in its kind.' },
     prompt: {
       type: 'string',
-      description: 'The prompt template. `{brief}`, `{place}`, `{branch}`, `{name}`, `{kind}`, `{stage}`, `{target}`, `{previous}`, `{deliverable}`, `{ready}` and `{change}` are filled in.',
+      description: 'The prompt template. Filled in when the stage starts: `{brief}` the launch\'s brief, `{place}` the place\'s folder (its worktree), `{branch}` its branch, `{name}` the launch\'s name, `{kind}` and `{stage}` the kind\'s and the stage\'s names, `{target}` the branch the work lands on, `{previous}` what the stage before delivered (empty in the first stage), `{deliverable}` the type of the stage\'s deliverable, `{ready}` a note when readying the place failed (empty otherwise), and the variables the stage\'s deliverable reader declares (the OpenSpec readers\' `{change}`). Any other `{word}` is left as written.',
     },
     deliverable: deliverableSchema,
     fixPrompt: {
@@ -235,7 +235,7 @@ export const configSchema = {
     },
     prompts: {
       type: 'object',
-      description: 'Prompt templates that override a built-in stage\'s, keyed `<kind>.<stage>` or `<stage>`.',
+      description: 'Prompt templates that override a built-in stage\'s, keyed `<kind>.<stage>` or `<stage>` (`<kind>.<stage>.fix` for a fix round\'s). The same placeholders as a stage\'s `prompt`: `{brief}`, `{place}`, `{branch}`, `{name}`, `{kind}`, `{stage}`, `{target}`, `{previous}`, `{deliverable}`, `{ready}` and the reader\'s own.',
       additionalProperties: { type: 'string' },
     },
   },

@@ -18,6 +18,7 @@ import { advance } from '../engine/step.js';
 import type { Repository } from '../context.js';
 import { ownsPane } from '../agent.js';
 import { reachDriver, type ReachedDriver } from '../drivers.js';
+import type { AgentDriver } from '../agent.js';
 import type { AgentHandle, FlumeConfig, PlaceRecord } from '../types.js';
 import { timeoutsOf, type ConformanceHarness, type ConformanceScenario, type ScenarioSetup } from './harness.js';
 
@@ -36,6 +37,8 @@ export interface Place {
   driver: ReachedDriver;
   /** What the first `advance` threw, if it threw (a start the driver refused). */
   error?: unknown;
+  /** What the driver answered, method by method, while flume's step made and stepped the place. */
+  calls: DriverCall[];
   /** The place's record as it is now. */
   record(): Promise<PlaceRecord>;
   /** The stage's agent handle, once the record has one. */
@@ -60,6 +63,15 @@ export class Bench {
 
   /** Ends every agent the suite started, then what each scenario set up, then the suite's folder. */
   async close(): Promise<void> {
+    try {
+      await this.closePlaces();
+    } finally {
+      // A host made for the suite (flume/testing's testHost) ends with it.
+      await (this.harness.host as { end?: () => Promise<void> }).end?.();
+    }
+  }
+
+  private async closePlaces(): Promise<void> {
     for (const made of this.places.values()) {
       const place = await made.catch(() => undefined);
       if (!place) continue;
@@ -104,7 +116,8 @@ export class Bench {
   }
 
   private async placeFor(scenario: ConformanceScenario, repo: string, setup: ScenarioSetup): Promise<Place> {
-    const repository: Repository = { info: await findRepository(repo), flume: await flumeFor(this.harness, setup) };
+    const calls: DriverCall[] = [];
+    const repository: Repository = { info: await findRepository(repo), flume: await flumeFor(this.harness, setup, calls) };
     const driver = reachDriver(repository.flume, this.harness.agent);
     if (!driver) {
       throw new Error(`conformance: the plugins of scenario "${scenario}" register no driver "${this.harness.agent}" (they register: ${repository.flume.agents.all().map((d) => d.key).join(', ') || 'none'})`);
@@ -114,17 +127,80 @@ export class Bench {
     const key = `${record.kind}--${record.name}`;
     const { commonDir } = repository.info;
     const current = async () => (await readRecord(commonDir, key)) ?? record;
-    const place: Place = { scenario, repository, key, prompt, setup, driver, record: current, handle: async () => (await current()).stage?.agent };
+    const place: Place = { scenario, repository, key, prompt, setup, driver, calls: [], record: current, handle: async () => (await current()).stage?.agent };
     // The engine's own step: it starts the agent, sends the prompt, confirms it, sends it once more,
     // or gives up on it, exactly as flume does for every stage.
     place.error = await advance(repository, key).then(() => undefined, (error: unknown) => error);
+    // What the checks ask the driver afterwards is theirs, not the step's.
+    place.calls = calls.splice(0);
     return place;
   }
 }
 
+/** One answer the driver gave: the method, what it was asked (in short), and what it answered. */
+export interface DriverCall {
+  method: string;
+  asked: string;
+  answer: string;
+}
+
+/** The driver methods whose answers a failure reports (start's handle is in the stage's record). */
+const OBSERVED = new Set(['waitForInput', 'send', 'resend', 'confirm', 'read', 'hasDraft', 'stop']);
+
+/** The driver as registered, each observed method's answer noted in `calls` as it comes. */
+function observed(driver: AgentDriver, calls: DriverCall[]): AgentDriver {
+  return new Proxy(driver, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof property !== 'string' || !OBSERVED.has(property) || typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const note = (answer: string) => calls.push({ method: property, asked: askedOf(property, args), answer });
+        try {
+          const answer: unknown = value.apply(target, args);
+          if (!(answer instanceof Promise)) return (note(answerOf(answer)), answer);
+          return answer.then(
+            (resolved: unknown) => (note(answerOf(resolved)), resolved),
+            (error: unknown) => (note(`threw ${describeError(error)}`), Promise.reject(error)),
+          );
+        } catch (error) {
+          note(`threw ${describeError(error)}`);
+          throw error;
+        }
+      };
+    },
+  });
+}
+
+function askedOf(method: string, args: unknown[]): string {
+  if (method === 'waitForInput') return `handle, ${String(args[1])}`;
+  if (method === 'send' || method === 'resend') return 'handle, text';
+  if (method === 'confirm') return '{ handle, text, since }';
+  if (method === 'stop') return args[1] === undefined ? 'handle' : `handle, ${JSON.stringify(args[1])}`;
+  return 'handle';
+}
+
+function answerOf(value: unknown): string {
+  return value === undefined ? 'nothing' : JSON.stringify(value);
+}
+
+function describeError(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === 'string' ? `${code}: ${message}` : message;
+}
+
 /** A flume instance with the kit's kind and the harness's driver and host, limited as the harness asks. */
-async function flumeFor(harness: ConformanceHarness, setup: ScenarioSetup): Promise<Flume> {
+async function flumeFor(harness: ConformanceHarness, setup: ScenarioSetup, calls: DriverCall[]): Promise<Flume> {
   const timeouts = timeoutsOf(harness);
+  // First of the plugins: the driver under test is registered observed, so a failure can say which
+  // method answered what.
+  const observer = definePlugin({
+    name: 'flume:testing:observer',
+    apply(flume) {
+      const register = flume.agents.register.bind(flume.agents);
+      flume.agents.register = (plugin, driver, options) => register(plugin, driver.key === harness.agent ? observed(driver, calls) : driver, options);
+    },
+  });
   const kit = definePlugin({
     name: 'flume:testing:conformance',
     apply(flume) {
@@ -144,7 +220,7 @@ async function flumeFor(harness: ConformanceHarness, setup: ScenarioSetup): Prom
     agent: { ...setup.config?.agent, host: harness.host.key, driver: harness.agent },
     limits: { ...setup.config?.limits, startTimeout: `${timeouts.startMs}ms`, promptTimeout: `${timeouts.promptMs}ms` },
   };
-  return createFlume({ plugins: [...setup.plugins, kit], config: config as FlumeConfig });
+  return createFlume({ plugins: [observer, ...setup.plugins, kit], config: config as FlumeConfig });
 }
 
 /** Ends an agent whatever the driver does: its own stop first, then the process, so none outlives the suite. */

@@ -202,8 +202,30 @@ async function screenOf(bench: Bench, record: PlaceRecord): Promise<string> {
 function stageOf(record: PlaceRecord, place: Place): string {
   const stage = record.stage;
   const error = place.error ? `; its start failed with ${describe(place.error)}` : '';
-  if (!stage) return `no stage at all${error}`;
-  return `delivery "${stage.delivery}" after ${stage.sends} sending(s)${stage.waiting ? `, waiting: ${stage.waiting.needs}` : ''}${error}`;
+  if (!stage) return `no stage at all${error}${answered(place)}`;
+  return `delivery "${stage.delivery}" after ${stage.sends} sending(s)${stage.waiting ? `, waiting: ${stage.waiting.needs}` : ''}${error}${answered(place)}`;
+}
+
+/**
+ * What the driver answered while flume's step ran the place, method by method (a run of the same
+ * answer once, with its count), and what flume made of an answer that stopped it short.
+ */
+function answered(place: Place): string {
+  if (!place.calls.length) return '';
+  const runs: Array<{ said: string; times: number }> = [];
+  for (const call of place.calls) {
+    const said = `${call.method}(${call.asked}) answered ${call.answer}`;
+    const last = runs.at(-1);
+    if (last?.said === said) last.times += 1;
+    else runs.push({ said, times: 1 });
+  }
+  const shown = runs.length > 12 ? [...runs.slice(0, 4), { said: `… ${runs.length - 10} more …`, times: 1 }, ...runs.slice(-6)] : runs;
+  const list = shown.map(({ said, times }) => (times > 1 ? `${said} (${times} times)` : said)).join('; ');
+  const look = place.calls.find((call) => call.method === 'waitForInput' && call.asked === 'handle, 0' && call.answer !== '"ready"');
+  const why = look
+    ? `. flume sends a prompt again only to an agent whose waitForInput(handle, 0) answers "ready", and it answered ${look.answer}: a timeout of 0 means look once and answer what the agent shows now`
+    : '';
+  return `; while flume ran the stage, the driver's ${list}${why}`;
 }
 
 function describe(error: unknown): string {

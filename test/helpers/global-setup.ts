@@ -16,6 +16,9 @@ export default async function setup(): Promise<(() => void) | void> {
     process.env.FLUME_CACHE_DIR = cache;
     teardown = () => rmSync(cache, { recursive: true, force: true });
   }
+  // The checkout's own step after an install (`npm run build` runs it too): node_modules/.bin/claude
+  // is the pinned Claude Code. No install script does it: a user's install of flume would run it.
+  execFileSync(process.execPath, ['scripts/pin-claude.mjs'], { cwd: root, stdio: 'inherit' });
   if (process.env.FLUME_SKIP_BUILD === '1') return teardown;
   // Each vitest project (flume, and one per Claude Code version) runs its global setup: build once.
   const built = globalThis as { flumeBuilt?: boolean };

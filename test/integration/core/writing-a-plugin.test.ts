@@ -5,15 +5,20 @@
  * Then each example is shown to work: `flume plugins --json` lists each registration from its file;
  * `flume kinds` shows the kind; a launch runs the kind's stage with the page's driver (its options
  * reaching the agent's command line) on the fake agent in tmux, and the page's reader sees the
- * agent's commit; the page's host, loaded as a config loads it, runs a program and reads its screen.
+ * agent's commit; the page's driver written from nothing passes the conformance kit 7 of 7 on
+ * `testHost()` (flume imported as an installed package) and runs from the CLI, a process for each of
+ * launch, status, tell and stop; the page's host, loaded as a config loads it, runs a program and
+ * reads its screen across processes.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'vitest';
 import AjvModule from 'ajv';
-import { agentRepo } from '../../helpers/agent-repo.js';
+import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
+import { processExists, processRunning } from '../../../core/process.js';
 import { git, PROJECT, write } from '../../helpers/repo.js';
 
 const PAGE = join(PROJECT, 'docs', 'writing-a-plugin.md');
@@ -21,16 +26,41 @@ const PAGE = join(PROJECT, 'docs', 'writing-a-plugin.md');
 /** The page's code blocks, by the file each names (`<!-- file: acme/kind.ts -->` before the block). */
 function blocks(): Map<string, string> {
   const found = new Map<string, string>();
-  for (const match of readFileSync(PAGE, 'utf8').matchAll(/<!-- file: (\S+) -->\n```ts\n([\s\S]*?)```/g)) found.set(match[1], match[2]);
+  for (const match of readFileSync(PAGE, 'utf8').matchAll(/<!-- file: (\S+) -->\n```(?:ts|js)\n([\s\S]*?)```/g)) found.set(match[1], match[2]);
   return found;
 }
 
+/**
+ * A repository holding every block of the page as the file it names, with the page's config given
+ * the test's agent settings (the fake agent, tmux on the test's socket) and `config` beside them,
+ * committed, and flume installed in it (linked): what a newcomer has after copying the page.
+ */
+function pageRepo(config: Record<string, unknown> = {}, script: Parameters<typeof agentRepo>[0] = {}): AgentRepo {
+  const t = agentRepo(script);
+  // The page's config takes the place of the one the helper wrote (.flumerc.json would be found first).
+  const settings = { ...JSON.parse(readFileSync(join(t.repo, '.flumerc.json'), 'utf8')), ...config };
+  git(t.repo, 'rm', '-q', '.flumerc.json');
+  for (const [file, code] of blocks()) {
+    write(t.repo, file, file === 'flume.config.ts' ? code.replace('({\n  plugins:', `({\n  ...${JSON.stringify(settings)},\n  plugins:`) : code);
+  }
+  write(t.repo, 'package.json', JSON.stringify({ type: 'module', private: true }));
+  write(t.repo, '.gitignore', 'node_modules\n');
+  git(t.repo, 'add', '-A');
+  git(t.repo, 'commit', '-qm', 'acme plugins');
+  mkdirSync(join(t.repo, 'node_modules'));
+  symlinkSync(PROJECT, join(t.repo, 'node_modules', 'flume'), 'dir');
+  return t;
+}
+
 describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
-  it('has a kind, a reader, a driver and a host, each under 40 lines, and a config loading them', ({ expect }) => {
+  it('has a kind, a reader, two drivers (one of a program written from nothing) and a host, each in 40 lines, and a config loading them', ({ expect }) => {
     const files = blocks();
-    expect([...files.keys()]).toEqual(['acme/kind.ts', 'acme/reader.ts', 'acme/driver.ts', 'acme/host.ts', 'flume.config.ts']);
+    expect([...files.keys()]).toEqual(['acme/kind.ts', 'acme/reader.ts', 'acme/driver.ts', 'acme/agent.mjs', 'acme/echo.ts', 'acme/host.ts', 'flume.config.ts']);
     for (const [file, code] of files) {
-      expect(code.split('\n').length, file).toBeLessThan(40);
+      const lines = code.trimEnd().split('\n');
+      expect(lines.length, file).toBeLessThanOrEqual(40);
+      // The program and its driver, at 100 columns too.
+      if (file === 'acme/agent.mjs' || file === 'acme/echo.ts') expect(lines.filter((line) => line.length > 100), file).toEqual([]);
       // The public entry only: no path into flume's own files.
       for (const [, from] of code.matchAll(/from '([^']+)'/g)) expect(from === 'flume' || from.startsWith('node:'), `${file} imports ${from}`).toBe(true);
     }
@@ -38,30 +68,17 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
   });
 
   it('compiles, registers each example from its file, and runs them: a launch with its kind, driver and reader', async ({ expect, onTestFinished }) => {
-    const t = agentRepo({
+    const t = pageRepo({}, {
       onPrompt: [{ match: 'Review what this brief names', actions: [{ run: ['sh', '-c', 'printf "# Looks fine\\n" > NOTES.md && git add NOTES.md && git commit -qm notes'] }, { say: 'Committed NOTES.md.' }] }],
     });
     onTestFinished(() => t.cleanup());
-    // The agent settings the helper wrote (the fake agent, tmux on the test's socket), kept beside the page's config.
-    // The page's config takes their place: .flumerc.json would be found before flume.config.ts.
-    const settings = JSON.parse(readFileSync(join(t.repo, '.flumerc.json'), 'utf8'));
-    git(t.repo, 'rm', '-q', '.flumerc.json');
-    const files = blocks();
-    for (const [file, code] of files) {
-      write(t.repo, file, file === 'flume.config.ts' ? code.replace('({\n  plugins:', `({\n  ...${JSON.stringify(settings)},\n  plugins:`) : code);
-    }
     expect(readFileSync(join(t.repo, 'flume.config.ts'), 'utf8')).toContain('"agents"');
-    write(t.repo, 'package.json', JSON.stringify({ type: 'module', private: true }));
-    write(t.repo, '.gitignore', 'node_modules\n');
-    git(t.repo, 'add', '-A');
-    git(t.repo, 'commit', '-qm', 'acme plugins');
+    const files = blocks();
 
     // Compiled as a third party compiles it: flume installed (linked), its published types, strict.
-    mkdirSync(join(t.repo, 'node_modules'));
-    symlinkSync(PROJECT, join(t.repo, 'node_modules', 'flume'), 'dir');
     write(t.repo, 'tsconfig.json', JSON.stringify({
       compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(PROJECT, 'node_modules', '@types')] },
-      include: [...files.keys()],
+      include: [...files.keys()].filter((file) => file.endsWith('.ts')),
     }));
     const tsc = spawnSync(process.execPath, [join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(t.repo, 'tsconfig.json')], { cwd: t.repo, encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
@@ -77,6 +94,7 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     expect(report.kinds).toContainEqual({ name: 'review', plugin: 'acme:kind:review', from: from('acme/kind.ts') });
     expect(report.deliverables).toContainEqual({ type: 'notes', plugin: 'acme:deliverable:notes', from: from('acme/reader.ts') });
     expect(report.agents).toContainEqual({ key: 'claude-reviewer', plugin: 'acme:agent:claude-reviewer', from: from('acme/driver.ts') });
+    expect(report.agents).toContainEqual({ key: 'acme-echo', plugin: 'acme:agent:echo', from: from('acme/echo.ts') });
     expect(report.hosts).toContainEqual({ key: 'background', plugin: 'acme:host:background', from: from('acme/host.ts') });
     expect(report.hooks).toContainEqual({ hook: 'startAgent', key: 'claude-reviewer', plugin: 'acme:agent:claude-reviewer', from: from('acme/driver.ts') });
     expect(report.hosts).toContainEqual({ key: 'tmux', plugin: 'flume:host:tmux', from: 'built-in' });
@@ -104,28 +122,119 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     expect(place.stage).toMatchObject({ state: 'delivered', delivered: { what: 'NOTES.md: Looks fine' } });
   });
 
-  it('runs the page\'s host: a program started in the background, its screen read, typing refused, closed', async ({ expect, onTestFinished }) => {
+  it('passes the conformance kit 7 of 7 with the driver written from nothing, on testHost(), flume installed as a package', async ({ expect, onTestFinished }) => {
+    const t = pageRepo();
+    onTestFinished(() => t.cleanup());
+    // The harness the page describes: each scenario's args, a records folder of its own that taken() reads.
+    write(t.repo, 'kit.ts', `import { mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { readJsonl } from 'flume';
+import { driverConformance, testHost, type ConformanceScenario } from 'flume/testing';
+import echo from './acme/echo.ts';
+
+const ARGS: Record<ConformanceScenario, string[]> = { answers: [], asks: ['--ask'], 'drops-first': ['--drop', '1'], 'drops-all': ['--drop', '99'], 'never-up': ['--no-such-option'] };
+const suite = driverConformance({
+  agent: 'acme-echo',
+  host: testHost(),
+  async scenario(scenario, { root }) {
+    const dir = join(root, 'acme-' + scenario);
+    mkdirSync(dir, { recursive: true });
+    const taken = () => readdirSync(dir).flatMap((file) => readJsonl<{ type: string; text: string }>(join(dir, file))).filter((entry) => entry.type === 'prompt').map((entry) => entry.text);
+    return { plugins: [echo({ args: ARGS[scenario], dir })], taken };
+  },
+  timeouts: { startMs: 15_000, promptMs: 4_000, settleMs: 10_000, draftMs: 1_500 },
+});
+const results: Array<{ id: string; error?: string }> = [];
+for (const check of suite.checks) results.push(await check.run().then(() => ({ id: check.id }), (error: Error) => ({ id: check.id, error: error.message })));
+await suite.close();
+process.stdout.write(JSON.stringify(results));
+`);
+    // Loaded as a TypeScript test file is (jiti), \`flume\` and \`flume/testing\` resolved through the installed package.
+    write(t.repo, 'run.mjs', `import { createJiti } from ${JSON.stringify(join(PROJECT, 'node_modules', 'jiti', 'lib', 'jiti.mjs'))};
+await createJiti(import.meta.url).import('./kit.ts');
+`);
+    // Not spawnSync: the test's own writes (its repository's trust) go on meanwhile.
+    const run = await promisify(execFile)(process.execPath, ['run.mjs'], { cwd: t.repo, env: t.env, encoding: 'utf8', timeout: 100_000 });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual(['taken', 'screen', 'resend', 'never-started', 'never-up', 'tell', 'stop'].map((id) => ({ id })));
+  });
+
+  it('runs the driver written from nothing from the CLI: launched by one process, read, told and stopped by others', async ({ expect, onTestFinished }) => {
+    // A kind of the repository's own whose stage names the page's driver; its deliverable never comes, so the agent stays.
+    const kind = { name: 'echo', stages: [{ name: 'notes', prompt: 'Notes on {brief}', deliverable: { type: 'notes', path: 'DONE.md' }, agent: 'acme-echo' }] };
+    const t = pageRepo({ kinds: [kind] });
+    onTestFinished(() => t.cleanup());
+    const heading = async (text: string) => {
+      let shown = '';
+      for (const until = Date.now() + 10_000; shown !== `# ${text}` && Date.now() < until; await sleep(200)) {
+        try {
+          shown = git(t.repo, 'show', 'echo/one:NOTES.md');
+        } catch {
+          shown = '(no NOTES.md on echo/one)';
+        }
+      }
+      return shown;
+    };
+    const launched = await t.flume(['launch', '--kind', 'echo', '--name', 'one', '--brief', 'the README', '--no-watch']);
+    expect(launched.code, launched.stderr + launched.stdout).toBe(0);
+    let place = await t.place('echo/one');
+    expect(place.stage.agent).toMatchObject({ driver: 'acme-echo', host: 'tmux' });
+    expect(place.stage.delivery).toBe('taken');
+    // The agent took the prompt typed into its pane and committed it on the place's branch.
+    expect(await heading('Notes on the README')).toBe('# Notes on the README');
+    for (const until = Date.now() + 10_000; place.stage.agent.state !== 'idle' && Date.now() < until; await sleep(200)) place = await t.place('echo/one');
+    expect(place.stage.agent.state).toBe('idle');
+
+    // A tell of two lines: the driver sends it as the one line the program reads, and confirms that line in the record.
+    const told = await t.flume(['tell', 'echo/one', 'Now the LICENSE\nand the NOTICE', '--json']);
+    expect(told.code, told.stdout + told.stderr).toBe(0);
+    expect(JSON.parse(told.stdout)).toMatchObject({ taken: true, sends: 1 });
+    expect(await heading('Now the LICENSE and the NOTICE')).toBe('# Now the LICENSE and the NOTICE');
+
+    // Its process, as tmux knows it (status names the pane, not the pid).
+    const socket = join(t.state, 'tmux', 'flume.sock');
+    const pid = Number(execFileSync('tmux', ['-S', socket, 'display-message', '-p', '-t', place.stage.agent.pane, '#{pane_pid}'], { encoding: 'utf8' }));
+    expect(processRunning(pid)).toBe(true);
+    const stopped = await t.flume(['stop', 'echo/one', '--json']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+    // Gone when stop returned (a zombie tmux has yet to reap does not run).
+    expect(processRunning(pid)).toBe(false);
+    expect((await t.place('echo/one')).stage.agent.state).toBe('exited');
+  });
+
+  it('runs the page\'s host across processes: opened by one, its screen read, typing refused and closed by others', async ({ expect, onTestFinished }) => {
     const t = agentRepo();
     onTestFinished(() => t.cleanup());
     write(t.repo, 'acme/host.ts', blocks().get('acme/host.ts')!);
-    // Loaded exactly as a config's plugin is: jiti, `flume` resolved to the built flume.
-    const { createJiti } = await import('jiti');
-    const jiti = createJiti(import.meta.url, { alias: { flume: join(PROJECT, 'dist', 'core', 'index.js') }, moduleCache: false, fsCache: false });
-    const { backgroundHost: host } = (await jiti.import(join(t.repo, 'acme', 'host.ts'))) as { backgroundHost: import('../../../core/agent.js').PaneHost };
-    expect(await host.available()).toBe(true);
-    const opened = await host.open({ title: 'acme', cwd: t.repo, argv: ['/bin/sh', '-c', 'echo "hello from $ACME"; sleep 30'], env: { ACME: 'the host', PATH: process.env.PATH ?? '' } });
+    // Each step a process of its own, as launch, status and stop are: the page's host loaded as a
+    // config's plugin is (jiti, `flume` resolved to the built flume), the state folder the test's own.
+    write(t.repo, 'step.mjs', `import { createJiti } from ${JSON.stringify(join(PROJECT, 'node_modules', 'jiti', 'lib', 'jiti.mjs'))};
+const jiti = createJiti(import.meta.url, { alias: { flume: ${JSON.stringify(join(PROJECT, 'dist', 'core', 'index.js'))} }, moduleCache: false, fsCache: false });
+const { backgroundHost: host } = await jiti.import(${JSON.stringify(join(t.repo, 'acme', 'host.ts'))});
+const [method, ...args] = process.argv.slice(2).map((arg) => JSON.parse(arg));
+const answer = await host[method](...args).then((value) => ({ value }), (error) => ({ error: error.code ?? error.message }));
+process.stdout.write(JSON.stringify(answer ?? null));
+`);
+    const step = (method: string, ...args: unknown[]) => {
+      const out = spawnSync(process.execPath, [join(t.repo, 'step.mjs'), JSON.stringify(method), ...args.map((arg) => JSON.stringify(arg))], { cwd: t.repo, env: t.env, encoding: 'utf8' });
+      expect(out.stderr).toBe('');
+      return JSON.parse(out.stdout) as { value?: any; error?: string };
+    };
+    expect(step('available').value).toBe(true);
+    const opened = step('open', { title: 'acme', cwd: t.repo, argv: ['/bin/sh', '-c', 'echo "hello from $ACME"; sleep 30'], env: { ACME: 'the host', PATH: process.env.PATH ?? '' } }).value;
     expect(opened.pane).toBe(String(opened.pid));
-    expect(await host.identity(opened.pane!)).toBe(opened.identity);
+    expect(step('identity', opened.pane).value).toBe(opened.identity);
     let screen: string | undefined;
     for (let i = 0; i < 50 && !screen?.includes('hello'); i++) {
       await sleep(100);
-      screen = await host.capture(opened.pane!);
+      screen = step('capture', opened.pane).value;
     }
     expect(screen).toBe('hello from the host\n');
-    expect(await host.alive(opened.pane!)).toBe(true);
-    await expect(host.type(opened.pane!, 'x')).rejects.toMatchObject({ code: 'AGENT_NOT_UP' });
-    await host.close(opened.pane!);
-    for (let i = 0; i < 50 && (await host.alive(opened.pane!)); i++) await sleep(100);
-    expect(await host.alive(opened.pane!)).toBe(false);
+    expect(step('alive', opened.pane).value).toBe(true);
+    expect(step('type', opened.pane, 'x').error).toBe('AGENT_NOT_UP');
+    expect(step('identity', '1').value).toBeUndefined();
+    expect(step('close', opened.pane).error).toBeUndefined();
+    expect(step('alive', opened.pane).value).toBe(false);
+    expect(processExists(opened.pid)).toBe(false);
   });
 });

@@ -181,6 +181,8 @@ beforeAll(() => {
   mkdirSync(installed, { recursive: true });
   execFileSync('tar', ['-xzf', join(packs, filename), '-C', installed, '--strip-components=1']);
   const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+  // Nothing of the repository's own runs (or is warned about: npm 11 names `prepare` too) when a user installs it.
+  expect(Object.keys(pkg.scripts ?? {}).filter((name) => /^(pre|post)?(install|prepare)$/.test(name))).toEqual([]);
   for (const dep of Object.keys(pkg.dependencies)) {
     mkdirSync(join(repo, 'node_modules', dep, '..'), { recursive: true });
     symlinkSync(join(PROJECT, 'node_modules', dep), join(repo, 'node_modules', dep), 'dir');
@@ -207,6 +209,9 @@ describe('the packed package, used by a third party', { timeout: 120_000 }, () =
     // The conformance kit a driver's author runs, from the package as installed.
     const checks = execFileSync(process.execPath, ['--input-type=module', '-e', `import { driverConformance } from 'flume/testing'; console.log(driverConformance({ agent: 'x', host: {}, scenario: async () => ({ plugins: [], taken: () => [] }) }).checks.map((c) => c.id).join(' '))`], { cwd: repo, encoding: 'utf8' });
     expect(checks.trim()).toBe('taken screen resend never-started never-up tell stop');
+    // The host the kit's checks run on, and the helpers a driver of a program in a pane is built on.
+    const host = execFileSync(process.execPath, ['--input-type=module', '-e', `import { testHost } from 'flume/testing'; import * as flume from 'flume'; const host = testHost(); console.log(host.key, await host.available(), ['openAgent', 'submit', 'resendInBox', 'closeAgent', 'readJsonl', 'waitFor'].map((name) => typeof flume[name]).join(' ')); await host.end();`], { cwd: repo, encoding: 'utf8' });
+    expect(host.trim()).toBe(`tmux true ${Array(6).fill('function').join(' ')}`);
 
     write(repo, 'tsconfig.json', JSON.stringify({
       compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(PROJECT, 'node_modules', '@types')] },

@@ -55,6 +55,14 @@ describe('a broken driver fails the check that guards what it breaks', () => {
     expect(failure.message).toMatch(/second sending should be taken; the stage reads delivery "never-started" after 2 sending/);
   });
 
+  it('resend: a waitForInput that answers "slow" at 0 without looking is named, with its answer', async () => {
+    // flume's step asks waitForInput(handle, 0) before it sends again: "slow" there, and the dropped prompt is never resent.
+    const failure = await failureOf('resend', (driver) => ({ ...driver, waitForInput: async (handle, ms) => (ms === 0 ? 'slow' : driver.waitForInput(handle, ms)) }));
+    expect(failure.message).toMatch(/after 1 sending\(s\)/);
+    expect(failure.message).toMatch(/waitForInput\(handle, 0\) answered "slow"/);
+    expect(failure.message).toMatch(/a timeout of 0 means look once/);
+  });
+
   it('never-started: a confirm that trusts an empty input box reports a dropped prompt taken', async () => {
     expect((await failureOf('never-started', emptyBoxConfirms)).message).toMatch(/told the prompt was taken, but the agent drops every prompt/);
   });

@@ -1,8 +1,8 @@
 /**
  * docs/writing-a-plugin.md, "Testing your driver": the page's example compiles as a driver's author
  * compiles it, against flume's published types, `flume/testing` resolving through the package's
- * `exports` (with vitest's own types for the runner), the author's plugin and helpers stubbed to the
- * shapes the page gives them. The kit itself runs in conformance.test.ts and test/e2e/conformance.test.ts.
+ * `exports` (with vitest's own types for the runner), `testHost` a real export of it, the author's
+ * plugin and scripted model stubbed to the shapes the page gives them. The kit itself runs in conformance.test.ts and test/e2e/conformance.test.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
@@ -14,10 +14,8 @@ const STUBS: Record<string, string> = {
   'src/plugin.ts': `import { definePlugin, type FlumePlugin } from 'flume';
 export default (options: { baseUrl: string; args: string[] }): FlumePlugin => definePlugin({ name: 'you:agent:my-agent', apply: () => void options });
 `,
-  'test/helpers.ts': `import type { PaneHost } from 'flume';
-import type { ConformanceScenario } from 'flume/testing';
+  'test/helpers.ts': `import type { ConformanceScenario } from 'flume/testing';
 export declare function scriptedModel(scenario: ConformanceScenario, root: string): Promise<{ url: string; prompts(): string[]; close(): Promise<void> }>;
-export declare function testHost(): PaneHost;
 `,
 };
 

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -7,6 +8,9 @@ import { createFlume } from '../../../core/plugin.js';
 import { defaultPreset } from '../../../plugins/defaults.js';
 
 const PLUGIN_FOLDERS = ['kinds', 'deliverables', 'agents', 'plugins'];
+
+/** The project's top level: its code folders, its tests, docs and tools, and the files that build it. */
+const TOP_LEVEL = ['core', 'kinds', 'deliverables', 'agents', 'plugins', 'test', 'package.json', 'tsconfig.json', 'flume.config.ts', 'vitest.config.ts', 'docs', 'bench', 'scripts', 'bin'];
 
 function sources(folder: string): string[] {
   const root = join(PROJECT, folder);
@@ -52,6 +56,15 @@ function codeLines(text: string): string[] {
 }
 
 describe('the layout', () => {
+  it('keeps to its top level: no folder or source beside the prescribed ones', () => {
+    // What git has at the root (tracked, or new and not ignored); files other than sources (the
+    // published schemas, README.md, the lock file) may sit beside them.
+    const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: PROJECT, encoding: 'utf8' });
+    const names = new Set(listed.split('\n').filter(Boolean).map((path) => path.split('/')[0]));
+    const extra = [...names].filter((name) => !TOP_LEVEL.includes(name) && !name.startsWith('.') && (statSync(join(PROJECT, name)).isDirectory() || /\.(ts|mts|js|mjs)$/.test(name)));
+    expect(extra).toEqual([]);
+  });
+
   it('core never imports a plugin folder', () => {
     for (const file of sources('core')) {
       for (const spec of imports(file)) expect(spec, relative(PROJECT, file)).not.toMatch(/^(\.\.\/)+(kinds|deliverables|agents|plugins)\//);
@@ -70,12 +83,12 @@ describe('the layout', () => {
     }
   });
 
-  it('the plugin folders reach core only through its public entries, core/index.ts (and core/surface.ts, the commands)', () => {
+  it('the plugin folders reach core only through its public entries, core/index.ts (and core/surface.ts, the commands; core/testing/index.ts, the kit)', () => {
     for (const folder of PLUGIN_FOLDERS) {
       for (const file of sources(folder)) {
         for (const spec of imports(file)) {
           const core = spec.match(/^(?:\.\.\/)+core\/(.+)$/);
-          if (core) expect(core[1], `${relative(PROJECT, file)} imports ${spec}`).toMatch(/^(index|surface)\.js$/);
+          if (core) expect(core[1], `${relative(PROJECT, file)} imports ${spec}`).toMatch(/^(index|surface|testing\/index)\.js$/);
         }
       }
     }
