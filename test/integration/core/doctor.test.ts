@@ -4,7 +4,7 @@
  * `auth status` as the real Claude Code does (test/e2e/doctor.test.ts pins those on the real program).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, symlinkSync } from 'node:fs';
+import { existsSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
@@ -76,6 +76,19 @@ describe('flume doctor', () => {
     expect(text.stdout).toContain('✗ Claude Code login: not logged in\n    fix: Log in with `claude /login`');
     expect(text.stdout).toContain('✓ git: ');
     expect(text.stdout).toContain('flume cannot launch here until each ✗ above is fixed.');
+  });
+
+  it('wants git 2.38 or later (a branch is judged by content with git merge-tree --write-tree): an older one fails with its fix', async () => {
+    current = agentRepo();
+    // A git that says it is 2.37.1 and is the real one otherwise.
+    const bin = tempDir('flume-old-git-');
+    cleanups.push(() => remove(bin));
+    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(join(bin, 'git'), `#!/bin/sh\nif [ "$1" = --version ]; then echo "git version 2.37.1"; exit 0; fi\nexec '${real}' "$@"\n`, { mode: 0o755 });
+    const env = { ...current.env, ANTHROPIC_API_KEY: 'sk-ant-test-doctor', PATH: `${bin}:${current.env.PATH ?? process.env.PATH}` };
+    const old = await doctorOf(['--repo', current.repo], env);
+    expect(old.code).toBe(1);
+    expect(old.check('git')).toMatchObject({ ok: false, needed: true, detail: '2.37.1', fix: 'Install git 2.38.0 or newer.' });
   });
 
   it('names a missing tmux with its fix, needed only where the config insists on tmux', async () => {
