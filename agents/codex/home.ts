@@ -12,8 +12,8 @@
  * - The model and provider from the config's `agents.codex` (`model`, `provider`).
  * - `[sandbox_workspace_write] writable_roots`, unless the stage bypasses the sandbox: the folders
  *   of the main checkout's `.git` a commit on the place's branch writes (sandbox.ts), so the agent
- *   can commit under Codex's default `workspace-write` sandbox and writes nowhere else outside its
- *   place.
+ *   can commit under Codex's default `workspace-write` sandbox, and writes nothing else of the main
+ *   checkout.
  *
  * The user's login (`auth.json` of their Codex home) is linked in, so a ChatGPT login works too.
  */

@@ -8,7 +8,9 @@
  * - the worktree's own git folder (`<main>/.git/worktrees/<place>`): its index, `HEAD`, its reflog;
  * - the object store (`<main>/.git/objects`): the blobs, trees and the commit;
  * - the folder of the branch's ref (`refs/heads/<kind>` for `<kind>/<name>`): git writes
- *   `<name>.lock` beside the ref and renames it over, so the folder, not the file;
+ *   `<name>.lock` beside the ref and renames it over, and Codex takes only folders as roots, so the
+ *   folder, not the file (the refs of the other `<kind>/…` branches come with it; a kind's
+ *   branch pattern with no `/` makes it `refs/heads` itself);
  * - the folder of the branch's reflog (`logs/refs/heads/<kind>`), when git keeps one.
  *
  * The main checkout's `.git` as a whole does not do (Codex keeps a root's own `.git` read-only).
