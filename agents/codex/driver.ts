@@ -25,6 +25,7 @@ import {
   type StartRequest,
 } from '../../core/index.js';
 import { agentHome, prepareHome } from './home.js';
+import { commitFolders } from './sandbox.js';
 import { findRollout, promptState, readRollout, readUsage } from './rollout.js';
 import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { codexChecks, codexVersion } from './checks.js';
@@ -76,7 +77,9 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       const { env, binary, home, argv } = prepare(request, host);
       // Folder trust follows the user's own decision (`flume trust`), as for Claude Code.
       const trusted = await isRepositoryTrusted(request.place.repo);
-      const [version] = await Promise.all([codexVersion(binary, env), prepareHome(home, options, env, trusted ? [request.place.path] : [])]);
+      // Under Codex's sandbox the agent may also write what a commit on its branch needs (sandbox.ts).
+      const writable = request.stage.permissionMode === 'bypassPermissions' ? [] : await commitFolders(request.place.path, request.place.branch);
+      const [version] = await Promise.all([codexVersion(binary, env), prepareHome(home, options, env, trusted ? [request.place.path] : [], writable)]);
       const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
       return {
         driver: key,

@@ -10,6 +10,10 @@
  * - `[projects."<place>"] trust_level = "trusted"` only when the user trusted the repository with
  *   `flume trust`, as for Claude Code; otherwise Codex asks, and status says so.
  * - The model and provider from the config's `agents.codex` (`model`, `provider`).
+ * - `[sandbox_workspace_write] writable_roots`, unless the stage bypasses the sandbox: the folders
+ *   of the main checkout's `.git` a commit on the place's branch writes (sandbox.ts), so the agent
+ *   can commit under Codex's default `workspace-write` sandbox, and writes nothing else of the main
+ *   checkout.
  *
  * The user's login (`auth.json` of their Codex home) is linked in, so a ChatGPT login works too.
  */
@@ -30,8 +34,8 @@ export function userHome(options: CodexOptions, env: Record<string, string>): st
   return options.configDir ?? env.CODEX_HOME ?? join(env.HOME ?? homedir(), '.codex');
 }
 
-/** The `config.toml` flume writes for one agent. */
-export function configToml(options: CodexOptions, trusted: string[]): string {
+/** The `config.toml` flume writes for one agent: `trusted` folders, and `writable` folders beside the sandbox's own. */
+export function configToml(options: CodexOptions, trusted: string[], writable: string[] = []): string {
   const lines = ['# Written by flume for one agent (agents/codex/home.ts); Codex may add to it.'];
   const provider = options.provider;
   const providerId = provider ? tomlKey(String(provider.name ?? 'flume')) : undefined;
@@ -43,14 +47,15 @@ export function configToml(options: CodexOptions, trusted: string[]): string {
     const fields: Record<string, string | number | boolean | undefined> = { name: String(provider.name ?? 'flume'), wire_api: 'responses', ...provider };
     for (const [key, value] of Object.entries(fields)) if (value !== undefined) lines.push(`${tomlKey(key)} = ${toml(value)}`);
   }
+  if (writable.length) lines.push('', '[sandbox_workspace_write]', `writable_roots = [${writable.map(toml).join(', ')}]`);
   for (const folder of trusted) lines.push('', `[projects.${toml(folder)}]`, 'trust_level = "trusted"');
   return `${lines.join('\n')}\n`;
 }
 
 /** Makes the agent's home (700), writes its config (600) and links the user's login into it. */
-export async function prepareHome(home: string, options: CodexOptions, env: Record<string, string>, trusted: string[]): Promise<void> {
+export async function prepareHome(home: string, options: CodexOptions, env: Record<string, string>, trusted: string[], writable: string[] = []): Promise<void> {
   await privateDir(home);
-  await writeFile(join(home, 'config.toml'), configToml(options, trusted), { mode: PRIVATE_FILE_MODE });
+  await writeFile(join(home, 'config.toml'), configToml(options, trusted, writable), { mode: PRIVATE_FILE_MODE });
   const auth = join(userHome(options, env), 'auth.json');
   if (existsSync(auth) && !existsSync(join(home, 'auth.json'))) await symlink(auth, join(home, 'auth.json')).catch(() => undefined);
 }

@@ -33,9 +33,16 @@ export interface CodexRepo extends AgentRepo {
   watch(): void;
 }
 
-/** Makes the scripted API and a repository whose config runs the real Codex. */
-export async function codexRepo(options: { script: Script; config?: Record<string, unknown> }): Promise<CodexRepo> {
-  const codex = await codexEnv({ script: options.script });
+/**
+ * Codex's own default sandbox (`workspace-write`, no `-s` given) with the temporary folders taken out
+ * of what it lets a command write: the test's repository lives under /tmp, which the sandbox would
+ * otherwise leave writable, so this makes it as a repository in a home folder is.
+ */
+export const DEFAULT_SANDBOX = ['-c', 'sandbox_workspace_write.exclude_slash_tmp=true', '-c', 'sandbox_workspace_write.exclude_tmpdir_env_var=true'];
+
+/** Makes the scripted API and a repository whose config runs the real Codex (`args`: after flume's own; default the sandbox off). */
+export async function codexRepo(options: { script: Script; config?: Record<string, unknown>; args?: string[] }): Promise<CodexRepo> {
+  const codex = await codexEnv({ script: options.script, args: options.args });
   const { limits, ...config } = options.config ?? {};
   const base = agentRepo({}, {
     agent: { host: 'tmux', driver: 'codex' },

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configToml } from '../../../agents/codex/home.js';
+import { commitFolders } from '../../../agents/codex/sandbox.js';
+import { git, makeRepo, remove } from '../../helpers/repo.js';
 import { findRollout, readRollout, readUsage } from '../../../agents/codex/rollout.js';
 import { judge } from '../../../agents/codex/driver.js';
 import { classifyScreen, draftText } from '../../../agents/codex/screen.js';
@@ -42,6 +44,31 @@ describe('the config.toml the driver writes', () => {
       'trust_level = "trusted"',
     ]);
     expect(configToml({}, []).split('\n').filter((l) => l && !l.startsWith('#'))).toEqual(['[features]', 'daemon_auto_start = false']);
+  });
+
+  it('names the folders a commit writes as the sandbox\'s writable roots', () => {
+    // What the real Codex makes of them is in test/e2e-codex/codex.test.ts (a commit under its sandbox).
+    const text = configToml({}, [], ['/r/.git/worktrees/fix--a', '/r/.git/objects']);
+    expect(text).toContain('\n[sandbox_workspace_write]\nwritable_roots = ["/r/.git/worktrees/fix--a", "/r/.git/objects"]\n');
+  });
+});
+
+describe('the folders a commit in a place writes', () => {
+  it('are the worktree\'s git folder, the objects, and the folders of its branch\'s ref and reflog', async () => {
+    const repo = makeRepo();
+    try {
+      git(repo, 'branch', 'fix/a');
+      git(repo, 'worktree', 'add', '-q', join(repo, 'places', 'fix--a'), 'fix/a');
+      const common = join(repo, '.git');
+      expect(await commitFolders(join(repo, 'places', 'fix--a'), 'fix/a')).toEqual([
+        join(common, 'worktrees', 'fix--a'),
+        join(common, 'objects'),
+        join(common, 'refs', 'heads', 'fix'),
+        join(common, 'logs', 'refs', 'heads', 'fix'),
+      ]);
+    } finally {
+      remove(repo);
+    }
   });
 });
 
