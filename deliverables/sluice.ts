@@ -113,14 +113,14 @@ let checker: SchemaCheck | undefined;
 /** The record's problems by the published schema, compiled on the first record read. */
 const check = (value: unknown) => (checker ??= schemaCheck(sluiceRecordSchema()))(value);
 
-/** The published schema, `sluice-record.schema.json` at the package's top level. */
+/** The published schema, `schemas/sluice-record.schema.json` in flume's package. */
 export function sluiceRecordSchema(): Record<string, unknown> {
   // From the source (deliverables/) and from the build (dist/deliverables/) alike.
   for (const up of ['..', '../..']) {
-    const path = fileURLToPath(new URL(`${up}/sluice-record.schema.json`, import.meta.url));
+    const path = fileURLToPath(new URL(`${up}/schemas/sluice-record.schema.json`, import.meta.url));
     if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8'));
   }
-  throw new FlumeError('IO_FAILED', 'sluice-record.schema.json could not be read or written: it is not beside flume\'s package.json.', {
+  throw new FlumeError('IO_FAILED', 'sluice-record.schema.json could not be read or written: it is not in the schemas folder beside flume\'s package.json.', {
     fix: 'Reinstall flume: the schema ships with the package.',
   });
 }

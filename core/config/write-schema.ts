@@ -1,5 +1,5 @@
 /**
- * Writes the files made from the schemas' one source: `flume.schema.json` (the config),
+ * Writes the files made from the schemas' one source, the published ones in `schemas/`: `flume.schema.json` (the config),
  * `status.schema.json` (status --json), `launch-dry-run.schema.json` (launch --dry-run --json), `plugins.schema.json` (plugins --json), and
  * the config's validator compiled ahead of time by ajv (its standalone code), so no command compiles
  * the schema when it runs. The published config schema has each registered driver's `optionsSchema`
@@ -7,9 +7,9 @@
  * against its own schema when the repository opens). `npm run schema` (scripts/write-schema.mjs, which
  * hands over the default preset's drivers) writes them; a test keeps the files in step with the source.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import AjvModule from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { configSchema } from './schema.js';
@@ -18,6 +18,9 @@ import { dryRunSchema } from '../engine/dry-run-schema.js';
 import { pluginsSchema } from '../engine/plugins-schema.js';
 import { resultSchemas } from '../engine/results-schema.js';
 import { AJV_OPTIONS } from './validate.js';
+
+/** The folder of the published schemas, from the project's root (the package exports each as `flume/<name>.schema.json`). */
+export const SCHEMA_DIR = 'schemas';
 
 /** Where the compiled config validator is kept, from the project's root. */
 export const VALIDATOR_FILE = 'core/config/config-validator.generated.ts';
@@ -41,13 +44,16 @@ export function publishedConfigSchema(drivers: DriverOptions[] = []): Record<str
 
 /** Each file made from a schema, by its path from the project's root, and its content; `drivers` are merged into the config's. */
 export function schemaFiles(drivers: DriverOptions[] = []): Record<string, string> {
-  return {
-    'flume.schema.json': JSON.stringify(publishedConfigSchema(drivers), null, 2) + '\n',
-    'status.schema.json': JSON.stringify(statusSchema, null, 2) + '\n',
-    'launch-dry-run.schema.json': JSON.stringify(dryRunSchema, null, 2) + '\n',
-    'plugins.schema.json': JSON.stringify(pluginsSchema, null, 2) + '\n',
+  const published: Record<string, unknown> = {
+    'flume.schema.json': publishedConfigSchema(drivers),
+    'status.schema.json': statusSchema,
+    'launch-dry-run.schema.json': dryRunSchema,
+    'plugins.schema.json': pluginsSchema,
     // launch, tell, stop, stage (retry, go-on, stage), drop, tidy, kinds, doctor and error: results-schema.ts.
-    ...Object.fromEntries(Object.entries(resultSchemas).map(([file, schema]) => [file, JSON.stringify(schema, null, 2) + '\n'])),
+    ...resultSchemas,
+  };
+  return {
+    ...Object.fromEntries(Object.entries(published).map(([file, schema]) => [`${SCHEMA_DIR}/${file}`, JSON.stringify(schema, null, 2) + '\n'])),
     [VALIDATOR_FILE]: validatorSource(),
   };
 }
@@ -71,8 +77,11 @@ function validatorSource(): string {
   ].join('\n');
 }
 
-/** Writes every file made from a schema at the project's root. */
+/** Writes every file made from a schema, each at its path from the project's root. */
 export function writeSchemaFiles(drivers: DriverOptions[] = []): void {
   const root = fileURLToPath(new URL('../../..', import.meta.url));
-  for (const [file, content] of Object.entries(schemaFiles(drivers))) writeFileSync(join(root, file), content);
+  for (const [file, content] of Object.entries(schemaFiles(drivers))) {
+    mkdirSync(dirname(join(root, file)), { recursive: true });
+    writeFileSync(join(root, file), content);
+  }
 }

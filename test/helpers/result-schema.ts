@@ -17,7 +17,7 @@ export function validResult<T = any>(name: string, value: unknown, where = `${na
   let validate = compiled.get(name);
   if (!validate) {
     const ajv = createRequire(import.meta.url)('ajv') as { default: new (options: object) => { compile(schema: object): ValidateFunction } };
-    validate = new ajv.default({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(join(PROJECT, `${name}.schema.json`), 'utf8')));
+    validate = new ajv.default({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(join(PROJECT, 'schemas', `${name}.schema.json`), 'utf8')));
     compiled.set(name, validate);
   }
   if (!validate(value)) {

@@ -20,7 +20,7 @@ function validator(): ValidateFunction {
   if (compiled) return compiled;
   // ajv is CommonJS; required so the check stays synchronous inside the CLI runner's callback.
   const ajv = createRequire(import.meta.url)('ajv') as { default: new (options: object) => { compile(schema: object): ValidateFunction } };
-  const schema = JSON.parse(readFileSync(join(PROJECT, 'status.schema.json'), 'utf8'));
+  const schema = JSON.parse(readFileSync(join(PROJECT, 'schemas', 'status.schema.json'), 'utf8'));
   compiled = new ajv.default({ allErrors: true, strict: false }).compile(schema);
   return compiled;
 }

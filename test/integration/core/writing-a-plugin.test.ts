@@ -88,7 +88,7 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     expect(listed.stderr).toBe('');
     expect(listed.code).toBe(0);
     const report = JSON.parse(listed.stdout);
-    const validate = new AjvModule.default({ strict: false }).compile(JSON.parse(readFileSync(join(PROJECT, 'plugins.schema.json'), 'utf8')));
+    const validate = new AjvModule.default({ strict: false }).compile(JSON.parse(readFileSync(join(PROJECT, 'schemas', 'plugins.schema.json'), 'utf8')));
     expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
     const from = (file: string) => join(t.repo, file);
     expect(report.kinds).toContainEqual({ name: 'review', plugin: 'acme:kind:review', from: from('acme/kind.ts') });

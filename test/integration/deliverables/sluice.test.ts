@@ -22,7 +22,7 @@ import { PROJECT } from '../../helpers/repo.js';
 let repo: TestRepo;
 let flume: Flume;
 const env = withFakeSluice();
-const schema = JSON.parse(readFileSync(join(PROJECT, 'sluice-record.schema.json'), 'utf8'));
+const schema = JSON.parse(readFileSync(join(PROJECT, 'schemas', 'sluice-record.schema.json'), 'utf8'));
 // The published schema checked by ajv of the test's own (date-time as anything Date.parse takes with a time).
 const validate = new AjvModule.default({ allErrors: true, formats: { 'date-time': (v: string) => v.includes('T') && !Number.isNaN(Date.parse(v)) } }).compile(schema);
 
@@ -159,7 +159,7 @@ describe('with sluice installed', () => {
 describe('the published schema', () => {
   it('is in the package: listed in files and exports', () => {
     const pkg = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8'));
-    expect(pkg.files).toContain('sluice-record.schema.json');
-    expect(pkg.exports['./sluice-record.schema.json']).toBe('./sluice-record.schema.json');
+    expect(pkg.files).toContain('schemas');
+    expect(pkg.exports['./sluice-record.schema.json']).toBe('./schemas/sluice-record.schema.json');
   });
 });

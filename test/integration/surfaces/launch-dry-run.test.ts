@@ -38,7 +38,7 @@ function hasCommit(repo: string): boolean {
 /** The published schema, compiled once from the file (not the source). */
 function dryRunValidator(): ValidateFunction {
   const ajv = createRequire(import.meta.url)('ajv') as { default: new (options: object) => { compile(schema: object): ValidateFunction } };
-  return new ajv.default({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(join(PROJECT, 'launch-dry-run.schema.json'), 'utf8')));
+  return new ajv.default({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(join(PROJECT, 'schemas', 'launch-dry-run.schema.json'), 'utf8')));
 }
 
 /** Parses a dry run's --json and validates it against launch-dry-run.schema.json. */

@@ -61,7 +61,7 @@ describe("the MCP server, driven by the SDK's own client over stdio", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(TOOLS);
     for (const tool of tools) {
-      const { $id: _id, $schema: _draft, ...published } = JSON.parse(readFileSync(join(PROJECT, `${SCHEMA[tool.name]}.schema.json`), 'utf8'));
+      const { $id: _id, $schema: _draft, ...published } = JSON.parse(readFileSync(join(PROJECT, 'schemas', `${SCHEMA[tool.name]}.schema.json`), 'utf8'));
       expect(tool.outputSchema, tool.name).toEqual(published);
       expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: expect.any(Boolean), destructiveHint: expect.any(Boolean), idempotentHint: expect.any(Boolean) });
     }

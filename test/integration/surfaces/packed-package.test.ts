@@ -9,7 +9,7 @@
  * NOTE.md, and the third-party reader reads that commit as the stage's deliverable.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,7 +166,9 @@ beforeAll(() => {
   const packs = tempDir('flume-pack-');
   made.push(packs);
   const [{ filename, files }] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs], { cwd: PROJECT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
-  expect(files.map((f: { path: string }) => f.path)).toEqual(expect.arrayContaining(['dist/core/index.d.ts', 'dist/deliverables/index.d.ts', 'sluice-record.schema.json']));
+  expect(files.map((f: { path: string }) => f.path)).toEqual(expect.arrayContaining(['dist/core/index.d.ts', 'dist/deliverables/index.d.ts', 'schemas/sluice-record.schema.json']));
+  // The published schemas are packed from schemas/, none at the package's top level.
+  expect(files.filter((f: { path: string }) => f.path.endsWith('.schema.json')).map((f: { path: string }) => f.path).sort()).toEqual(readdirSync(join(PROJECT, 'schemas')).map((name) => `schemas/${name}`).sort());
   expect(files.some((f: { path: string }) => f.path.startsWith('test/') || f.path === 'flume.config.ts')).toBe(false);
 
   repo = makeRepo({ config: PLUGINS['flume.config.ts'], trusted: false });
@@ -206,6 +208,11 @@ describe('the packed package, used by a third party', { timeout: 120_000 }, () =
     // The sluice reader finds the schema it publishes from where the package is installed.
     const schemaId = execFileSync(process.execPath, ['--input-type=module', '-e', `import { sluiceRecordSchema } from 'flume/deliverables'; console.log(sluiceRecordSchema().$id)`], { cwd: repo, encoding: 'utf8' });
     expect(schemaId.trim()).toBe('https://flume.dev/sluice-record.schema.json');
+    // Every published schema, imported as a third party would by its exported name, is the file of that name in schemas/.
+    const schemaNames = Object.keys(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).exports).filter((key) => key.endsWith('.schema.json')).map((key) => key.slice(2));
+    expect(schemaNames.sort()).toEqual(readdirSync(join(PROJECT, 'schemas')).sort());
+    const imported = execFileSync(process.execPath, ['--input-type=module', '-e', `for (const name of ${JSON.stringify(schemaNames)}) { const { default: schema } = await import('flume/' + name, { with: { type: 'json' } }); console.log(name, import.meta.resolve('flume/' + name), schema.$id); }`], { cwd: repo, encoding: 'utf8' });
+    expect(imported.trim().split('\n')).toEqual(schemaNames.map((name) => `${name} file://${installed}/schemas/${name} https://flume.dev/${name}`));
     // The conformance kit a driver's author runs, from the package as installed.
     const checks = execFileSync(process.execPath, ['--input-type=module', '-e', `import { driverConformance } from 'flume/testing'; console.log(driverConformance({ agent: 'x', host: {}, scenario: async () => ({ plugins: [], taken: () => [] }) }).checks.map((c) => c.id).join(' '))`], { cwd: repo, encoding: 'utf8' });
     expect(checks.trim()).toBe('taken screen resend never-started never-up tell stop');

@@ -10,7 +10,10 @@ import { defaultPreset } from '../../../plugins/defaults.js';
 const PLUGIN_FOLDERS = ['kinds', 'deliverables', 'agents', 'plugins'];
 
 /** The project's top level: its code folders, its tests, docs and tools, and the files that build it. */
-const TOP_LEVEL = ['core', 'kinds', 'deliverables', 'agents', 'plugins', 'test', 'package.json', 'tsconfig.json', 'flume.config.ts', 'vitest.config.ts', 'docs', 'bench', 'scripts', 'bin'];
+const TOP_LEVEL = ['core', 'kinds', 'deliverables', 'agents', 'plugins', 'test', 'package.json', 'tsconfig.json', 'flume.config.ts', 'vitest.config.ts', 'docs', 'bench', 'scripts', 'bin', 'schemas'];
+
+/** The published schemas no source writes: sluice's record, the shape of a file sluice writes and flume reads. */
+const KEPT_BY_HAND = ['sluice-record.schema.json'];
 
 function sources(folder: string): string[] {
   const root = join(PROJECT, folder);
@@ -57,12 +60,24 @@ function codeLines(text: string): string[] {
 
 describe('the layout', () => {
   it('keeps to its top level: no folder or source beside the prescribed ones', () => {
-    // What git has at the root (tracked, or new and not ignored); files other than sources (the
-    // published schemas, README.md, the lock file) may sit beside them.
+    // What git has at the root (tracked, or new and not ignored); files other than sources
+    // (README.md, the lock file) may sit beside them.
     const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: PROJECT, encoding: 'utf8' });
     const names = new Set(listed.split('\n').filter(Boolean).map((path) => path.split('/')[0]));
     const extra = [...names].filter((name) => !TOP_LEVEL.includes(name) && !name.startsWith('.') && (statSync(join(PROJECT, name)).isDirectory() || /\.(ts|mts|js|mjs)$/.test(name)));
     expect(extra).toEqual([]);
+  });
+
+  it('keeps the published schemas in schemas/: none at the top level, each written by npm run schema or kept by hand, each exported', () => {
+    expect(readdirSync(PROJECT).filter((name) => name.endsWith('.schema.json'))).toEqual([]);
+    const inFolder = readdirSync(join(PROJECT, 'schemas')).sort();
+    const written = Object.keys(schemaFiles()).filter((file) => file.endsWith('.schema.json'));
+    expect(written.every((file) => file.startsWith('schemas/')), written.join(' ')).toBe(true);
+    expect(inFolder).toEqual([...written.map((file) => file.slice('schemas/'.length)), ...KEPT_BY_HAND].sort());
+    // The package exports each by its name alone (`flume/status.schema.json`), as it did when they sat at the top level.
+    const { exports, files } = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8'));
+    expect(Object.entries(exports).filter(([key]) => key.endsWith('.schema.json')).sort()).toEqual(inFolder.map((name) => [`./${name}`, `./schemas/${name}`]));
+    expect(files).toContain('schemas');
   });
 
   it('core never imports a plugin folder', () => {
@@ -137,7 +152,7 @@ describe('the layout', () => {
   it('keeps the published schemas in step with their one source', async () => {
     // The published config schema carries the preset's drivers' option schemas (npm run schema hands them over).
     const drivers = (await createFlume({ plugins: await defaultPreset() })).agents.all();
-    expect(JSON.parse(schemaFiles(drivers)['flume.schema.json']).properties.agents.properties['claude-code'].properties).toHaveProperty('configDir');
+    expect(JSON.parse(schemaFiles(drivers)['schemas/flume.schema.json']).properties.agents.properties['claude-code'].properties).toHaveProperty('configDir');
     for (const [file, content] of Object.entries(schemaFiles(drivers))) {
       expect(readFileSync(join(PROJECT, file), 'utf8'), `${file} is stale: run npm run build && npm run schema`).toBe(content);
     }
