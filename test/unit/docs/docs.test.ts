@@ -84,4 +84,10 @@ describe('the documents', () => {
     }
     expect(broken, 'links to nothing').toEqual([]);
   });
+
+  it('list every decision in docs/decisions/README.md', () => {
+    const listed = new Set(linkTargets(readFileSync(join(PROJECT, 'docs', 'decisions', 'README.md'), 'utf8')));
+    const files = readdirSync(join(PROJECT, 'docs', 'decisions')).filter((name) => name.endsWith('.md') && name !== 'README.md');
+    expect(files.filter((name) => !listed.has(name)), 'decisions missing from the index').toEqual([]);
+  });
 });
