@@ -1,4 +1,4 @@
-// The supervisor with the REAL Claude Code (issue 14 item 5): from a deliverable's commit to the next
+// The supervisor with the REAL Claude Code: from a deliverable's commit to the next
 // stage's prompt taken, split into flume's steps and the program's own start, and beside it the
 // program's own start measured alone (no flume) in the same run.
 //

@@ -24,7 +24,7 @@ function setup(script) {
   spawnSync('git', ['add', '-A'], { cwd: repo });
   spawnSync('git', ['commit', '-qm', 'config'], { cwd: repo, env: { ...process.env, ...GIT_ENV } });
   const env = { ...process.env, ...GIT_ENV, FLUME_STATE_DIR: state };
-  // Trusting a repository's config is the operator's step (issue 8): the bench takes it as one would.
+  // Trusting a repository's config is the operator's step: the bench takes it as one would.
   flume(env, repo, 'trust', '--repo', repo);
   return { state, repo, env, configDir };
 }

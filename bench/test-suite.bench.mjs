@@ -1,4 +1,4 @@
-// What the test suite's own helpers cost, side by side in one run (issue 12 item 4, the
+// What the test suite's own helpers cost, side by side in one run (the
 // suite's wall time): test files run both ways, interleaved, and the machine's busy CPU time
 // (every process, from /proc/stat: the suite's children outlive the processes that start them, so a
 // parent's own count misses them) and wall time compared by medians.

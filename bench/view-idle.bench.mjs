@@ -1,4 +1,4 @@
-// The live view's idle cost (issue 11): `flume status --watch` on a terminal (a tmux pane of the
+// The live view's idle cost: `flume status --watch` on a terminal (a tmux pane of the
 // bench's own, 80 × 24) with one idle place (its fake agent ended its turn and waits), no supervisor.
 // Measured: the view process's CPU ticks from /proc (its own and its waited-for children's: git, tmux)
 // over SECONDS (default 30), as a share of one core (limit: under 0.2%); then, in a second pass of the

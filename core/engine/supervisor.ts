@@ -195,7 +195,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
       // Tidying costs a pass of its own: run it only when some place's work reads as over.
       // A landed place whose last stage the engine has not finished, its agent still running, is not
       // tidying's yet: the step ends the stage and stops the agent, and its end wakes a pass. Judged
-      // now, it would read "kept: its agent is still running" for the moment in between (issue 9 item 2).
+      // now, it would read "kept: its agent is still running" for the moment in between.
       const finishing = !record.dropped && !record.finished && Boolean(record.stage?.agent?.pid && processExists(record.stage.agent.pid));
       // Landed as the landing reader reads it (a lander's record, where one is installed; else git).
       if ((record.dropped && record.phase !== 'gone') || (!finishing && (await workOver(repository.flume, reading, place).catch(() => undefined)) === 'landed')) {

@@ -112,7 +112,7 @@ describe('the real Claude Code launched by a caller that would steer it', () => 
     write(other, 'src/a.txt', 'a, edited\n');
     const otherBefore = contents(other);
 
-    // What a Claude Code session hands the programs it starts (/work/shared/facts/claude-code.md), its
+    // What a Claude Code session hands the programs it starts, its
     // inbox and its IDE's port real sockets here, so a connection to either would show.
     const inbox = join(t.claude.tmpDir, 'caller-inbox.sock');
     const inboxServer = await listener(inbox);

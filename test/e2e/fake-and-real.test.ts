@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 1: the fake agent behaves as the real Claude Code where flume relies on it. Each
+ * The fake agent behaves as the real Claude Code where flume relies on it. Each
  * scenario runs against the REAL Claude Code (scripted Messages API) and against the fake, and what
  * flume reports of the place must be the same for both: the stage's state and needs, the agent's
  * state, whether flume's prompt check (the driver's confirm) finds the prompt taken, and the shape

@@ -1,5 +1,5 @@
 /**
- * Issue 14 item 5: the idle-supervisor benchmark runs over fake agents that write nothing while idle.
+ * The idle-supervisor benchmark runs over fake agents that write nothing while idle.
  * This pins that the real Claude Code is as quiet where the supervisor looks. With a turn done and its
  * input box empty, the real program and the fake sit side by side for 18 s; over that time neither
  * changes a file the supervisor watches or stamps (DESIGN.md, the idle supervisor's memo): its

@@ -1,5 +1,5 @@
 /**
- * The README tested as written (issue 13 item 4): its set-up commands are read from the README's
+ * The README tested as written: its set-up commands are read from the README's
  * first `sh` block, and the first (install, build, trust, launch, status) is run in a fresh clone of
  * this repository in a temp folder, with the real Claude Code talking to the scripted Messages API.
  * The place must exist, its prompt be taken (read by flume from the real transcript), and status say

@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 5, with the REAL Claude Code 2.1.332: a launch puts neither the API key nor the
+ * With the REAL Claude Code 2.1.332: a launch puts neither the API key nor the
  * caller's GITHUB_TOKEN in any process's argv, the real program gets both in its environment, and
  * Claude Code's `.claude.json` (mode 600, holding the approved key) is still 600 after flume's
  * pre-seed merged into it and after the real program ran and exited (it may rewrite the file itself).

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 7 and issue 14 (TAB): a prompt or a tell holding a TAB is taken once. Claude Code
+ * A prompt or a tell holding a TAB is taken once. Claude Code
  * 2.1.332 records a pasted TAB as four spaces and drops a typed one (it is the Tab key), so the
  * driver sends four spaces where a TAB stands (patterns `transcript.tab`) and looks for the same in
  * the transcript. The same scenario runs against the REAL Claude Code and against the fake agent,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { commit, git, makeRepo, remove, tempDir, write } from '../../helpers/repo.js';
 import { expectConsistent, expectRefused, fullSnapshot, inProcessFlume, KILLED, MAKE_ONLY, parse, recordsDir, spawnFlume, testFlume, treeDigest, type Run } from './helpers.js';
 
-// Issue 8, the launch's edges: a launch harms nothing it did not make. A rollback removes only the
+// The launch's edges: a launch harms nothing it did not make. A rollback removes only the
 // branch its own launch made; two kinds that could make one branch are refused when the config loads;
 // `places` that points elsewhere, or that the repository tracks, is refused; control characters in
 // text typed to an agent are refused up front; a detached main checkout gets a target it really has.

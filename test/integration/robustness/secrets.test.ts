@@ -1,5 +1,5 @@
 /**
- * Issue 8, item 5: no secret leaks. An agent's environment (ANTHROPIC_API_KEY, GITHUB_TOKEN) never
+ * No secret leaks. An agent's environment (ANTHROPIC_API_KEY, GITHUB_TOKEN) never
  * stands in any process's argv, on any pane host: every `/proc/<pid>/cmdline` of the machine is read
  * while the agent runs. The agent still gets exactly the environment flume built, the script that
  * carried it is gone once the agent runs, and neither the place's state files nor its event log hold

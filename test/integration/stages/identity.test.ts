@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LONG, repoFor, running } from './helpers.js';
 
-// Issue 9 item 4: tmux numbers panes afresh in a new server, so after flume's tmux server restarted
+// tmux numbers panes afresh in a new server, so after flume's tmux server restarted
 // another place's agent can sit at an old handle's pane id. A handle is checked against the pane's
 // identity (the `@flume-pane` mark set at open) before it is reported, typed into or closed.
 

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { flume } from '../../helpers/repo.js';
 import { LONG, repoFor, tip } from './helpers.js';
 
-// Places move independently (issue 9 item 6): a stage start that waits on a slow agent holds only
+// Places move independently: a stage start that waits on a slow agent holds only
 // its own place, never the supervisor's passes over the others.
 
 describe.concurrent('a slow stage start', { timeout: LONG }, () => {

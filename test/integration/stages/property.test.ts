@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { isAncestor, promptsOf, repoFor, running, tip, type StageRepo } from './helpers.js';
 
-// Issue 9: a property test of the supervisor. Random interleavings of deliveries, kills of agents
+// A property test of the supervisor. Random interleavings of deliveries, kills of agents
 // and of the supervisor, tmux server restarts and commands (tell, stop, retry, drop, go-on, stage,
 // launch), over several places of two kinds at once; after every step no line of status claims what
 // the agent's process, its pane, its transcript, git or the supervisor's lock disagree with. Each run
@@ -407,7 +407,7 @@ async function violations(t: StageRepo, keys: string[], socket: string, seenLog:
     const session = agent ? sessions.get(agent.sessionId) : undefined;
     const pid = session?.pid;
     const claim = `${place.id}: status says stage ${stage?.name} ${stage?.state} (prompt ${stage?.delivery}), agent ${agent?.state}${agent?.pane ? ` in ${agent.pane}` : ''}`;
-    // Status's own reading: an agent it reads exited is never working in the same reading (issue 9, item 1).
+    // Status's own reading: an agent it reads exited is never working in the same reading.
     if (stage?.state === 'working' && agent && (agent.state === 'exited' || agent.state === 'not-up')) problems.push(`${claim}: working, in the reading that sees its agent ${agent.state}`);
     if (pid !== undefined && deadBefore.has(pid)) {
       judged.pid++;

@@ -9,7 +9,7 @@ import { waitFor } from '../../helpers/fake-claude/index.js';
 import { LONG, repoFor, running } from './helpers.js';
 import { launchedRecord } from '../../helpers/result-schema.js';
 
-// Issue 9, "truth at the edges": status says only what the agent's own record shows. Each test has
+// Truth at the edges: status says only what the agent's own record shows. Each test has
 // its own repository, state, tmux server and supervisor: they run at once.
 
 const WORKING = { onPrompt: [{ actions: [{ say: 'Working on it.' }, { hang: true }] }] };

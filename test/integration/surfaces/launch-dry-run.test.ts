@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 2: `flume launch --dry-run` makes every check a launch makes and changes nothing.
+ * `flume launch --dry-run` makes every check a launch makes and changes nothing.
  * - Every bad input the launch refuses, the dry run refuses alike: the same exit code, error code,
  *   message and fix, with --json and without (both run through the CLI, the dry run first).
  * - A good dry run changes nothing on disk (worktrees, every ref and HEAD, the repository's state

@@ -1,5 +1,5 @@
 /**
- * Tidying at the edges (issue 8): work git's own status does not show (a repository nested in the
+ * Tidying at the edges: work git's own status does not show (a repository nested in the
  * place, ignored or not; a submodule; a stash made in the place), refs named like a place's branch
  * (a tag, a remote-tracking ref, a bare `refs/<name>`), a `places` folder that is or became a
  * symlink, and a place whose lock a launch or another tidy holds. Every test collects each commit

@@ -33,7 +33,7 @@ export type WorktreeState = 'clean' | 'modified' | 'staged' | 'untracked' | 'ign
 export type MainCommit = 'edit' | 'edit-renamed' | 'add' | 'empty';
 
 /**
- * An edge a place is left at (issue 8), beside its worktree state: a repository nested in it (in
+ * An edge a place is left at, beside its worktree state: a repository nested in it (in
  * an ignored folder or not), a submodule (with commits its remote lacks, or all pushed), a stash
  * made in it, a ref named like its branch (a tag, a remote-tracking ref, a ref straight under
  * `refs/`), or its own folder moved elsewhere and linked back.

@@ -3,7 +3,7 @@
  * repository with 1–3 places whose work lands on main in one of the ways teams land it (or not at
  * all), worktrees left clean, dirty, locked, on another branch, moved elsewhere by hand or with
  * their folder deleted, and hand-made worktrees beside them (under places/ and elsewhere). Places
- * are also left at the edges of issue 8: a repository nested in them (ignored or not), a submodule
+ * are also left at the edges: a repository nested in them (ignored or not), a submodule
  * (pushed or not), a stash made in them, refs named like their branch (tag, remote-tracking ref,
  * `refs/<name>`), their folder or the whole `places/` moved elsewhere and linked back. Before
  * tidying, `git cherry main <branch>` names every commit whose patch main lacks; after it, each of

@@ -20,7 +20,7 @@ describe('readVerdict', () => {
     ['   Verdict: pass   ', 'pass'],
     ['Verdict: pass\r', 'pass'],
     ['Verdict: `pass`', 'pass'],
-    // Trailing words, numbers and emoji, seen from real agents (issue 9, item 11).
+    // Trailing words, numbers and emoji, seen from real agents.
     ['Verdict: pass (2 of 2 tasks verified)', 'pass'],
     ['**Verdict: PASS** ✅', 'pass'],
     ['Verdict: ✅ PASS', 'pass'],
