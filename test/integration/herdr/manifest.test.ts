@@ -60,7 +60,7 @@ describe('herdr-plugin.toml', () => {
     // ../.. from this folder is flume's package, whose build script writes the dist every command runs.
     const pkg = JSON.parse(readFileSync(resolve(dirname(MANIFEST), '../../package.json'), 'utf8'));
     expect(pkg.name).toBe('flume');
-    expect(pkg.scripts.build).toBe('tsc -p tsconfig.json');
+    expect(pkg.scripts.build).toMatch(/^tsc -p tsconfig\.json(?: && |$)/);
     expect(existsSync(resolve(dirname(MANIFEST), '../../package-lock.json'))).toBe(true);
   });
 

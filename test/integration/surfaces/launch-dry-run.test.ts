@@ -24,7 +24,7 @@ import { commonDir, fullSnapshot, inProcessFlume, MAKE_ONLY, treeDigest, type Ru
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 import { launchedRecord } from '../../helpers/result-schema.js';
 
-const LONG = 120_000;
+const LONG = 300_000;
 
 /** True for a repository with a working tree and a commit (what fullSnapshot reads). */
 function hasCommit(repo: string): boolean {
