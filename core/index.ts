@@ -23,7 +23,7 @@ export type { RunResult, RunOptions } from './exec.js';
 export { ensureHostStateDir, hostStateDir } from './state/host.js';
 export { isRepositoryTrusted } from './config/trust.js';
 export { withLock } from './state/lock.js';
-export { programFileLock, recordTrustGrants, type TrustGrant } from './state/trust-grants.js';
+export { programFileLock, recordTrustGrants, replaceFileKeepingMode, type TrustGrant } from './state/trust-grants.js';
 export { toMs } from './duration.js';
 export { schemaCheck, type SchemaCheck } from './json-schema.js';
 export { contentWords } from './landing.js';

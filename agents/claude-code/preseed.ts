@@ -10,11 +10,10 @@
  * Each folder-trust key flume sets (one that was not there) is recorded for the repository, and
  * `flume trust --revoke` takes exactly those back (core/state/trust-grants.ts).
  */
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { programFileLock, recordTrustGrants, withLock } from '../../core/index.js';
+import { programFileLock, recordTrustGrants, replaceFileKeepingMode, withLock } from '../../core/index.js';
 
 /** What to seed. */
 export interface PreseedOptions {
@@ -73,30 +72,6 @@ async function merge(file: string, options: PreseedOptions): Promise<void> {
   }
   if (JSON.stringify(config) === seen) return;
   await mkdir(dirname(file), { recursive: true });
-  await replaceFile(file, JSON.stringify(config, null, 2), before);
+  await replaceFileKeepingMode(file, JSON.stringify(config, null, 2), before);
   if (options.root) await recordTrustGrants(granted.map((folder) => ({ root: options.root!, file, path: ['projects', folder, 'hasTrustDialogAccepted'] })));
-}
-
-/** Writes `text` over `file` through a temp file and a rename, keeping the old file's mode and owner. */
-async function replaceFile(file: string, text: string, old: { mode: number; uid: number; gid: number } | undefined): Promise<void> {
-  const mode = old ? old.mode & 0o7777 : 0o600;
-  const temp = `${file}.${randomUUID()}.tmp`;
-  // Made 600, then given the old file's mode and owner before a byte is written: the key is never readable by others.
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    try {
-      await handle.chmod(mode);
-      if (old && process.getuid?.() === 0) {
-        const mine = await handle.stat();
-        if (mine.uid !== old.uid || mine.gid !== old.gid) await handle.chown(old.uid, old.gid);
-      }
-      await handle.writeFile(text);
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
 }

@@ -89,18 +89,23 @@ async function removeKeys(file: string, paths: string[][]): Promise<number> {
       removed++;
     }
   }
-  if (removed) await replaceFile(file, JSON.stringify(config, null, 2), before);
+  if (removed) await replaceFileKeepingMode(file, JSON.stringify(config, null, 2), before);
   return removed;
 }
 
 /** Writes `text` over `file` through a temp file and a rename, keeping the old file's mode and owner. */
-async function replaceFile(file: string, text: string, old: { mode: number; uid: number; gid: number } | undefined): Promise<void> {
+export async function replaceFileKeepingMode(file: string, text: string, old: { mode: number; uid: number; gid: number } | undefined): Promise<void> {
+  const mode = old ? old.mode & 0o7777 : 0o600;
   const temp = `${file}.${randomUUID()}.tmp`;
+  // Made 600, then given the old file's mode and owner before a byte is written: the key is never readable by others.
   const handle = await open(temp, 'wx', 0o600);
   try {
     try {
-      await handle.chmod(old ? old.mode & 0o7777 : 0o600);
-      if (old && process.getuid?.() === 0) await handle.chown(old.uid, old.gid);
+      await handle.chmod(mode);
+      if (old && process.getuid?.() === 0) {
+        const mine = await handle.stat();
+        if (mine.uid !== old.uid || mine.gid !== old.gid) await handle.chown(old.uid, old.gid);
+      }
       await handle.writeFile(text);
     } finally {
       await handle.close();
