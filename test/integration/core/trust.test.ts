@@ -152,8 +152,9 @@ describe('trust', () => {
     expect(mine.error.message).toContain('is still loading');
     expect(mine.error.fix).toContain('flume status');
     expect(report.places.map((p: { id: string }) => p.id)).toEqual(['fix/h1']);
-    // flume's own start and its reading cost what they cost on a loaded machine; the wait for the config is one second.
-    expect(first.ms).toBeLessThan(4000);
+    // It did not wait for the config's 15 s limit: flume's own start and its reading cost what they cost on a
+    // loaded machine (over 4 s beside CI's 200 tidy histories), the wait for the config is one second.
+    expect(first.ms).toBeLessThan(10_000);
     // The probe goes on in the background, alone: a second status starts no other.
     const second = await timed(() => flume(['status', '--repo', repo, '--json'], { env }));
     expect(JSON.parse(second.result.stdout).repositories[0].error.code).toBe('CONFIG_LOADING');
@@ -164,11 +165,11 @@ describe('trust', () => {
     const hung = JSON.parse(third.result.stdout).repositories[0].error;
     expect(hung.code).toBe('CONFIG_HUNG');
     expect(hung.message).toContain('did not finish loading within 15 s');
-    expect(third.ms).toBeLessThan(4000);
+    expect(third.ms).toBeLessThan(10_000);
     const before = snapshot(repo);
     const launch = await timed(() => flume(launchArgs(repo, 'h2', 'fix'), { env }));
     expect(errorOf(launch.result.stdout).code).toBe('CONFIG_HUNG');
-    expect(launch.ms).toBeLessThan(5000);
+    expect(launch.ms).toBeLessThan(10_000);
     expect(snapshot(repo)).toBe(before);
   });
 
