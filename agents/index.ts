@@ -10,7 +10,8 @@ import type { CodexOptions } from './codex/options.js';
 import { printedHost, printedHostPlugin } from './printed.js';
 import { tmuxHost } from './panes/tmux.js';
 
-export { claudeCodeDriver, agentEnvironment } from './claude-code/driver.js';
+export { claudeCodeDriver } from './claude-code/driver.js';
+export { agentEnvironment } from './claude-code/environment.js';
 export { codexDriver } from './codex/driver.js';
 export { tmuxHost } from './panes/tmux.js';
 export { printedHost } from './printed.js';

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { PROJECT, median, temp, fmt } from './lib.mjs';
 
-const { createFlume } = await import(join(PROJECT, 'dist/core/plugin.js'));
-const { awaitPrompt } = await import(join(PROJECT, 'dist/core/engine/deliver.js'));
+const { createFlume } = await import(join(PROJECT, 'dist/core/api/plugin.js'));
+const { awaitPrompt } = await import(join(PROJECT, 'dist/core/engine/stage/deliver.js'));
 const { agentPlugins } = await import(join(PROJECT, 'dist/agents/index.js'));
 const { transcriptPath } = await import(join(PROJECT, 'dist/agents/claude-code/paths.js'));
 

@@ -5,8 +5,8 @@
  * every plugin and config imports does not load every command.
  */
 export { commands } from './cli/commands.js';
-export type { CliContext } from './cli/index.js';
+export type { CliContext } from './cli/command.js';
 export { asFlumeError } from './cli/output.js';
-export { statusSchema } from './engine/status-schema.js';
-export { pluginsSchema } from './engine/plugins-schema.js';
-export { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema, versionSchema } from './engine/results-schema.js';
+export { statusSchema } from './engine/status/status-schema.js';
+export { pluginsSchema } from './engine/doctor/plugins-schema.js';
+export { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema, versionSchema } from './engine/stage/results-schema.js';

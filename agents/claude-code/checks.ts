@@ -9,7 +9,7 @@
 import { run, type DoctorCheck, FlumeError } from '../../core/index.js';
 import { claudeCodePatternTable, compareVersions, parseVersion } from './patterns.js';
 import { programVersion } from './version.js';
-import { agentEnvironment, requireProgram, type ClaudeCodeOptions } from './driver.js';
+import { agentEnvironment, requireProgram, type ClaudeCodeOptions } from './environment.js';
 
 /** How long `claude auth status` may take. */
 const AUTH_TIMEOUT_MS = 15_000;

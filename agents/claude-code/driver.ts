@@ -17,54 +17,8 @@ import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
 import { asRecorded, normalize, sameText as sameRecorded } from './records.js';
 import { programVersion } from './version.js';
 import { claudeCodeChecks } from './checks.js';
+import { agentEnvironment, CLAUDE_SESSION_VARIABLES, requireProgram, type ClaudeCodeOptions } from './environment.js';
 import { readUsage } from './usage.js';
-
-/** How a repository (or a test) points flume at its Claude Code. */
-export interface ClaudeCodeOptions {
-  /** The program; default `claude` on PATH. */
-  binary?: string;
-  /** Arguments after flume's own. */
-  args?: string[];
-  /** Variables added to the agent's environment. */
-  env?: Record<string, string>;
-  /** CLAUDE_CONFIG_DIR; default the caller's, else ~/.claude. */
-  configDir?: string;
-}
-
-/**
- * What a Claude Code session hands the programs it starts (its Bash tool, its MCP servers), each bound
- * to that session: the markers that make claude a child of it (which silently loses the child's
- * transcript), its id and pid, its inbox socket and the token to it, its notes folder, its IDE's SSE
- * port, its remote and bridge session ids. Claude Code's settings a user sets on purpose
- * (CLAUDE_CONFIG_DIR, CLAUDE_CODE_USE_BEDROCK, CLAUDE_CODE_DISABLE_*, CLAUDE_CODE_OAUTH_TOKEN, …) are
- * none of these and pass.
- */
-export const CLAUDE_SESSION_VARIABLES: readonly string[] = [
-  'CLAUDECODE',
-  'CLAUDE_PID',
-  'CLAUDE_EFFORT',
-  'AI_AGENT',
-  'CLAUDE_SESSION_ID',
-  'CLAUDE_CODE_ENTRYPOINT',
-  'CLAUDE_CODE_EXECPATH',
-  'CLAUDE_CODE_CHILD_*',
-  'CLAUDE_CODE_MESSAGING_*',
-  'CLAUDE_CODE_SSE_*',
-  'CLAUDE_CODE_SESSION_ID',
-  'CLAUDE_CODE_SESSION_ATTENDED',
-  'CLAUDE_CODE_SESSION_ACCESS_TOKEN',
-  'CLAUDE_CODE_SESSION_KIND',
-  'CLAUDE_CODE_SESSION_NAME',
-  'CLAUDE_CODE_SESSION_ORIGIN',
-  'CLAUDE_CODE_SESSION_CREATED_AT_MS',
-  'CLAUDE_CODE_SESSION_BEGAN_AS_COPY',
-  'CLAUDE_CODE_HOST_SESSION_ID',
-  'CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS',
-  'CLAUDE_CODE_CLOUD_SESSION_ID',
-  'CLAUDE_CODE_REMOTE_SESSION_*',
-  'CLAUDE_CODE_BRIDGE_SESSION_ID',
-  'CLAUDE_CODE_BRIDGE_CHILD_*',
-];
 
 const POLL_MS = 100;
 /** The longest wait for the footer's second render once the box is drawn (70–200 ms in 2.1.332, more on a loaded machine). */
@@ -319,47 +273,6 @@ async function cancelledPrompt(host: PaneHost | undefined, handle: AgentHandle, 
   if (!host || !handle.pane || !(await ownsPane(host, handle))) return false;
   const screen = await host.capture(handle.pane);
   return screen !== undefined && isDraft(screen, text, patterns);
-}
-
-/**
- * Throws AGENT_START_FAILED, naming the program and why, unless `program` is an executable file: a
- * path as given, or a bare name found on the agent's PATH.
- */
-export async function requireProgram(program: string, env: Record<string, string>): Promise<string> {
-  const { access, stat } = await import('node:fs/promises');
-  const { constants } = await import('node:fs');
-  const { delimiter, resolve } = await import('node:path');
-  const executable = async (path: string) => (await stat(path).then((s) => s.isFile(), () => false)) && (await access(path, constants.X_OK).then(() => true, () => false));
-  const fix = `Install Claude Code (npm install -g @anthropic-ai/claude-code) so ${program} is on PATH, or name its program in the config (agents.claude-code.binary); then flume retry the place.`;
-  if (program.includes('/')) {
-    const path = resolve(program);
-    if (await executable(path)) return path;
-    const there = await stat(path).then(() => true, () => false);
-    throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: ${there ? 'it is not an executable file' : 'there is no such file'}.`, { fix, details: { program } });
-  }
-  const folders = (env.PATH ?? '').split(delimiter).filter(Boolean);
-  for (const folder of folders) {
-    const path = join(folder, program);
-    if (await executable(path)) return path;
-  }
-  throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: it is not on the agent's PATH (${folders.length} folder${folders.length === 1 ? '' : 's'} searched).`, {
-    fix,
-    details: { program, path: env.PATH ?? '' },
-  });
-}
-
-/**
- * The agent's environment: the caller's (`base`), less git's local variables and Claude Code's session
- * variables, with a UTF-8 locale where it has none (core/environment.ts), persistence forced, the
- * config's added.
- */
-export function agentEnvironment(options: ClaudeCodeOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env = agentBaseEnvironment(CLAUDE_SESSION_VARIABLES, base);
-  env.CLAUDE_CODE_FORCE_SESSION_PERSISTENCE = '1';
-  if (options.configDir) env.CLAUDE_CONFIG_DIR = options.configDir;
-  Object.assign(env, options.env ?? {});
-  env.HOME ??= homedir();
-  return env;
 }
 
 /** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */

@@ -54,7 +54,7 @@ export async function readAgents(handles: AgentHandle[], where: AgentPlaces): Pr
 /** What one reading of an agent gathered: its state file, its pane, its transcript's tail, its screen. */
 interface AgentLook {
   session?: SessionFile;
-  /** The handle's pane is its own (core/agent.ts ownsPane). */
+  /** The handle's pane is its own (core/api/pane-host.ts ownsPane). */
   own: boolean;
   alive: boolean;
   transcript?: TranscriptReading;

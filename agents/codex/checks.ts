@@ -4,7 +4,7 @@
  * test/integration/codex-vs-real.test.ts).
  */
 import { run, FlumeError, type DoctorCheck } from '../../core/index.js';
-import { codexEnvironment, requireProgram } from './driver.js';
+import { codexEnvironment, requireProgram } from './environment.js';
 import type { CodexOptions } from './options.js';
 
 /** The Codex CLI versions flume's readings were checked against. */

@@ -29,6 +29,7 @@ import { commitFolders } from './sandbox.js';
 import { findRollout, promptState, readRollout, readUsage } from './rollout.js';
 import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { codexChecks, codexVersion } from './checks.js';
+import { CODEX_SESSION_VARIABLES, codexEnvironment, requireProgram } from './environment.js';
 import type { CodexOptions } from './options.js';
 import { printedCommand } from '../printed.js';
 
@@ -252,33 +253,6 @@ function commandOf(call: { name: string; arguments: string }): string {
     // not JSON: name the tool
   }
   return call.name;
-}
-
-/**
- * What a Codex session hands the commands it runs, bound to that session: its thread and session ids,
- * the marks of its sandbox and of its own command runner. CODEX_HOME is the driver's to set.
- */
-export const CODEX_SESSION_VARIABLES: readonly string[] = ['CODEX_THREAD_ID', 'CODEX_SESSION_ID', 'CODEX_SANDBOX', 'CODEX_SANDBOX_NETWORK_DISABLED', 'CODEX_CI'];
-
-/**
- * The agent's environment: the caller's (`base`), less git's local variables and Codex's session
- * variables, with a UTF-8 locale where it has none (core/environment.ts), the config's added.
- */
-export function codexEnvironment(options: CodexOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env = agentBaseEnvironment(CODEX_SESSION_VARIABLES, base);
-  Object.assign(env, options.env ?? {});
-  env.TERM ??= 'xterm-256color';
-  return env;
-}
-
-/** Throws AGENT_START_FAILED unless the program is found (a path, or a name on the agent's PATH). */
-export function requireProgram(program: string, env: Record<string, string>): string {
-  const found = which(program, env.PATH ?? '');
-  if (found) return found;
-  throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: it is not ${program.includes('/') ? 'an executable file' : "on the agent's PATH"}.`, {
-    fix: `Install the Codex CLI (npm install -g @openai/codex) so ${program} is on PATH, or name its program in the config (agents.codex.binary); then flume retry the place.`,
-    details: { program },
-  });
 }
 
 /** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */

@@ -3,7 +3,7 @@
  * caller names (flume uses `<state dir>/tmux.sock`), never the user's default server. The server is
  * started with no config file, so a user's tmux.conf changes nothing here.
  *
- * - The program runs as `env -i /bin/sh SCRIPT` (core/pane-env.ts): tmux's server environment (and
+ * - The program runs as `env -i /bin/sh SCRIPT` (core/drivers/pane-env.ts): tmux's server environment (and
  *   the TMUX variables tmux adds to a pane) would leak into it otherwise, and the values travel in
  *   the script (mode 600, in the socket's folder, mode 700), never in an argv: the tmux server keeps
  *   the argv of the client that started it for its whole life, readable by every user in `ps`. The
@@ -15,7 +15,7 @@
  *   `#{pane_dead}` and the pane's pid, so such a pane is not alive.
  * - Each pane is marked at open with a pane option `@flume-pane <uuid>`, its identity: tmux numbers
  *   panes afresh in a new server, so after a restart another agent's pane can carry an old handle's
- *   id, but never its mark (core/agent.ts ownsPane).
+ *   id, but never its mark (core/api/pane-host.ts ownsPane).
  * - Text goes as literal keys (`send-keys -l`) in bursts of at most 200 characters, 100 ms apart,
  *   which an agent takes as typing. Text holding a newline or any other control character goes as
  *   one bracketed paste instead (`load-buffer` from stdin, `paste-buffer -p -d`): inside a paste a

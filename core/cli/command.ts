@@ -1,12 +1,26 @@
 /** The shape of a CLI command module, and helpers every command shares. */
 import type { Argv } from 'yargs';
-import { FlumeError } from '../errors.js';
-import { openRepository, type Repository } from '../context.js';
-import { checkName, parsePlaceRef } from '../place.js';
+import { FlumeError } from '../api/errors.js';
+import { openRepository, type Repository } from '../config/repository.js';
+import { checkName, parsePlaceRef } from '../state/place.js';
 import { knownRepositories } from '../state/host.js';
 import { readRecords } from '../state/store.js';
-import type { CliContext } from './index.js';
-import type { PlaceStatus } from '../engine/status.js';
+import type { FlumePlugin, Logger } from '../api/plugin.js';
+import type { Io } from './output.js';
+import type { PlaceStatus } from '../engine/status/status.js';
+
+/** What every command handler is handed. */
+export interface CliContext {
+  io: Io;
+  /** The built-in plugins; loaded on first use. */
+  preset(): Promise<FlumePlugin[]>;
+  /** The path of the flume executable, for commands that start flume in the background. */
+  self: string;
+  /** What plugins log through (`flume.logger`): stderr, by `FLUME_LOG`. */
+  logger?: Logger;
+  /** Runs another command line with the same CLI and preset, its output going to `io` (the warm answer). */
+  rerun?(argv: string[], io: Io): Promise<number>;
+}
 
 /** One CLI command. `run` returns the exit code (0 when it returns nothing). */
 export interface Command {
@@ -70,6 +84,12 @@ export function jsonOption(yargs: Argv): Argv {
  * stage with its stage), so a script reads one shape, published in status.schema.json, not flume's record.
  */
 export async function statusPlace(context: CliContext, repository: Repository, id: string): Promise<PlaceStatus> {
-  const { status } = await import('../engine/status.js');
+  const { status } = await import('../engine/status/status.js');
   return (await status(context.preset, { repo: repository.info.root, place: id })).places[0];
+}
+
+/** flume's own version, from its package.json. */
+export async function flumeVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  return (JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }

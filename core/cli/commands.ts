@@ -1,16 +1,16 @@
 /** Every CLI command, in the order `flume --help` lists them. */
 import type { Command } from './command.js';
-import { launchCommand } from './launch.js';
-import { statusCommand } from './status.js';
-import { kindsCommand } from './kinds.js';
-import { pluginsCommand } from './plugins.js';
-import { goOnCommand, retryCommand, stageCommand, stopCommand, tellCommand } from './agent-commands.js';
-import { dropCommand } from './drop.js';
-import { tidyCommand } from './tidy.js';
-import { watchCommand } from './watch.js';
-import { trustCommand } from './trust.js';
-import { doctorCommand } from './doctor.js';
-import { versionCommand } from './version.js';
+import { launchCommand } from './commands/launch.js';
+import { statusCommand } from './commands/status.js';
+import { kindsCommand } from './commands/kinds.js';
+import { pluginsCommand } from './commands/plugins.js';
+import { goOnCommand, retryCommand, stageCommand, stopCommand, tellCommand } from './commands/agent-commands.js';
+import { dropCommand } from './commands/drop.js';
+import { tidyCommand } from './commands/tidy.js';
+import { watchCommand } from './commands/watch.js';
+import { trustCommand } from './commands/trust.js';
+import { doctorCommand } from './commands/doctor.js';
+import { versionCommand } from './commands/version.js';
 
 export const commands: Command[] = [
   launchCommand,

@@ -6,7 +6,7 @@
  */
 import { knownRepositories } from '../state/host.js';
 import { readRecords } from '../state/store.js';
-import type { StatusReport } from '../engine/status.js';
+import type { StatusReport } from '../engine/status/status.js';
 
 /** The output of `flume status [--json]` when the host has no places; undefined otherwise. */
 export async function fastStatus(argv: string[]): Promise<string | undefined> {

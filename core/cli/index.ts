@@ -3,28 +3,19 @@
  * It names no built-in: the preset of plugins is handed in by bin/flume.ts, loaded only by the
  * commands that need it, so `flume status` with no places starts fast.
  */
-import type { FlumePlugin } from '../plugin.js';
-import { FlumeError } from '../errors.js';
+import type { FlumePlugin } from '../api/plugin.js';
+import { FlumeError } from '../api/errors.js';
 import { asFlumeError, cliLogger, printError, processIo, type Io } from './output.js';
-import type { Logger } from '../types.js';
+import type { Logger } from '../api/plugin.js';
 import { plainArgs } from './plain-args.js';
-import type { Command } from './command.js';
-
-/** What every command handler is handed. */
-export interface CliContext {
-  io: Io;
-  /** The built-in plugins; loaded on first use. */
-  preset(): Promise<FlumePlugin[]>;
-  /** The path of the flume executable, for commands that start flume in the background. */
-  self: string;
-  /** What plugins log through (`flume.logger`): stderr, by `FLUME_LOG`. */
-  logger?: Logger;
-}
+import { flumeVersion, type CliContext, type Command } from './command.js';
 
 /** Runs flume with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string } = {}): Promise<number> {
   const io = options.io ?? processIo;
-  const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1], logger: cliLogger(io) };
+  const self = options.self ?? process.argv[1];
+  const loaded = once(preset);
+  const context: CliContext = { io, preset: loaded, self, logger: cliLogger(io), rerun: (again, io) => runCli(again, loaded, { io, self }) };
   const json = argv.includes('--json') || argv.includes('--json=true');
   const asked = argv.filter((arg) => arg !== '--json');
   if (asked.length === 1 && (asked[0] === '--version' || asked[0] === '-V') && argv.length - asked.length <= 1) {
@@ -117,15 +108,15 @@ export async function argumentParser(argv: string[], on: { run: (command: Comman
 
 /** The commands a command line may run without yargs, each loaded alone. */
 const PLAIN_COMMANDS: Record<string, () => Promise<Command>> = {
-  status: async () => (await import('./status.js')).statusCommand,
-  kinds: async () => (await import('./kinds.js')).kindsCommand,
-  launch: async () => (await import('./launch.js')).launchCommand,
-  tell: async () => (await import('./agent-commands.js')).tellCommand,
-  stop: async () => (await import('./agent-commands.js')).stopCommand,
-  retry: async () => (await import('./agent-commands.js')).retryCommand,
-  'go-on': async () => (await import('./agent-commands.js')).goOnCommand,
-  stage: async () => (await import('./agent-commands.js')).stageCommand,
-  drop: async () => (await import('./drop.js')).dropCommand,
+  status: async () => (await import('./commands/status.js')).statusCommand,
+  kinds: async () => (await import('./commands/kinds.js')).kindsCommand,
+  launch: async () => (await import('./commands/launch.js')).launchCommand,
+  tell: async () => (await import('./commands/agent-commands.js')).tellCommand,
+  stop: async () => (await import('./commands/agent-commands.js')).stopCommand,
+  retry: async () => (await import('./commands/agent-commands.js')).retryCommand,
+  'go-on': async () => (await import('./commands/agent-commands.js')).goOnCommand,
+  stage: async () => (await import('./commands/agent-commands.js')).stageCommand,
+  drop: async () => (await import('./commands/drop.js')).dropCommand,
 };
 
 /**
@@ -139,12 +130,6 @@ function skipHelpRendering(parser: object): void {
   const internal = (parser as { getInternalMethods?: () => { getUsageInstance?: () => Usage } }).getInternalMethods?.();
   const usage = internal?.getUsageInstance?.();
   if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
-}
-
-/** flume's own version, from its package.json. */
-export async function flumeVersion(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  return (JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 function usage(io: Io, message: string, json: boolean): number {

@@ -2,8 +2,8 @@
  * What the CLI writes: JSON for `--json`, plain lines otherwise, and errors as `CODE message` then
  * how to fix it. The only module besides cli/index.ts that touches the process's streams.
  */
-import { FlumeError } from '../errors.js';
-import type { Logger } from '../types.js';
+import { FlumeError } from '../api/errors.js';
+import type { Logger } from '../api/plugin.js';
 
 export { processIo, type Io } from './process-io.js';
 import type { Io } from './process-io.js';

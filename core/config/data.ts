@@ -6,7 +6,7 @@
  */
 import { basename, extname } from 'node:path';
 import { createRequire } from 'node:module';
-import { FlumeError } from '../errors.js';
+import { FlumeError } from '../api/errors.js';
 import type { FoundConfig } from './find.js';
 
 const requireCjs = createRequire(import.meta.url);

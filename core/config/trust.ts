@@ -6,11 +6,11 @@
  * launch; trusting it anyway lets flume pre-trust its places in Claude Code.
  */
 import { join } from 'node:path';
-import { FlumeError } from '../errors.js';
+import { FlumeError } from '../api/errors.js';
 import { hostStateDir } from '../state/host.js';
 import { readJsonFile, updateJsonFile } from '../state/json-file.js';
 import { findConfigFile, type FoundConfig } from './find.js';
-import { forgetProbe } from './guard.js';
+import { forgetProbe } from './probe/guard.js';
 
 /** One repository's trust as recorded: the config file and digest trusted (null: no config then). */
 export interface TrustRecord {

@@ -1,12 +1,12 @@
 /**
  * Checks a config against the one schema and reports every problem at once, each with its path and
  * how to fix it. The validator is ajv's, compiled ahead of time from the schema
- * (`config-validator.generated.ts`, written by write-schema.ts and checked by a test to match), so no
+ * (`config-validator.generated.ts`, written by core/engine/schemas.ts and checked by a test to match), so no
  * command pays for compiling it; it is loaded lazily, so commands that need no config pay nothing.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { FlumeError } from '../errors.js';
-import { findControl } from '../text.js';
+import { FlumeError } from '../api/errors.js';
+import { findControl } from '../support/text.js';
 
 /** One problem in a config: where, what, and the fix. */
 export interface ConfigProblem {

@@ -8,7 +8,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { withLock } from './lock.js';
-import { FlumeError } from '../errors.js';
+import { FlumeError } from '../api/errors.js';
 import { readRecords } from './store.js';
 import { privateDir, PRIVATE_FILE_MODE } from './private.js';
 import { hostStateDir } from './dir.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
-import { FlumeError } from '../errors.js';
+import { FlumeError } from '../api/errors.js';
 import { withLock } from './lock.js';
 
 /** The file's value, or `empty` when it does not exist. A file that is not JSON is BAD_STATE. */

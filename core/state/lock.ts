@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
-import { FlumeError } from '../errors.js';
-import { processExists } from '../process.js';
+import { FlumeError } from '../api/errors.js';
+import { processExists } from '../support/process.js';
 
 /** Options for taking a lock. */
 export interface LockOptions {

@@ -4,7 +4,7 @@
  * time flume writes there, so an upgrade needs no step of the user's.
  */
 import { chmod, mkdir, stat } from 'node:fs/promises';
-import { FlumeError } from '../errors.js';
+import { FlumeError } from '../api/errors.js';
 
 /** The mode of a folder of flume's state. */
 export const PRIVATE_DIR_MODE = 0o700;

@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { appendFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { FlumeError } from '../errors.js';
-import type { PlaceRecord } from '../types.js';
+import { FlumeError } from '../api/errors.js';
+import type { PlaceRecord } from '../api/record.js';
 import { withLock, type LockOptions } from './lock.js';
 import { privateDir, PRIVATE_FILE_MODE } from './private.js';
 

@@ -5,11 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isFlumeError } from '../errors.js';
-import { processRunning } from '../process.js';
-import { awaitPrompt } from '../engine/deliver.js';
-import { stopAgent, tell } from '../engine/operate.js';
-import type { AgentHandle, AgentReading, PlaceRecord } from '../types.js';
+import { isFlumeError } from '../api/errors.js';
+import { processRunning } from '../support/process.js';
+import { awaitPrompt } from '../engine/stage/deliver.js';
+import { stopAgent, tell } from '../engine/stage/operate.js';
+import type { AgentHandle, AgentReading } from '../api/agent.js';
+import type { PlaceRecord } from '../api/record.js';
 import { pidOf, type Bench, type Place } from './bench.js';
 import { timeoutsOf, type ConformanceHarness } from './harness.js';
 

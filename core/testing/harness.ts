@@ -3,9 +3,10 @@
  * pane host, and a way to put their real agent into each scripted situation. The kit brings the
  * rest: a throwaway repository, flume's own engine, and the checks (checks.ts).
  */
-import type { PaneHost } from '../agent.js';
-import type { FlumePlugin } from '../plugin.js';
-import type { AgentHandle, FlumeConfig } from '../types.js';
+import type { PaneHost } from '../api/pane-host.js';
+import type { FlumePlugin } from '../api/plugin.js';
+import type { AgentHandle } from '../api/agent.js';
+import type { FlumeConfig } from '../api/plugin.js';
 
 /**
  * A situation the harness puts its real agent into, for one agent started by the kit. The agent's

@@ -3,13 +3,13 @@
  *
  * - **A kind herdr knows** (`claude`, `codex`: the program's name is the kind's executable): the
  *   pane is made with `--cwd` and every variable that is not a secret as `--env KEY=VALUE`; the
- *   secrets (core/secret.ts names them) go into a private script the pane's shell sources (` . 'PATH'`,
+ *   secrets (core/support/secret.ts names them) go into a private script the pane's shell sources (` . 'PATH'`,
  *   only the path typed), which deletes itself first; then `herdr agent start NAME --kind KIND --pane
  *   ID -- ARGS…` runs the agent with flume's arguments unchanged, so herdr knows it by name (`agent
  *   wait`, readiness) and it keeps herdr's `HERDR_PANE_ID`, so herdr's own Claude integration reports.
  *   herdr runs the kind's executable by name, so the folder of flume's program leads the PATH given.
  * - **Any other program**: the pane's shell `exec`s `env -i /bin/sh SCRIPT`, the script exporting
- *   exactly flume's environment (core/pane-env.ts); herdr then sees a process, not an agent it named.
+ *   exactly flume's environment (core/drivers/pane-env.ts); herdr then sees a process, not an agent it named.
  *
  * Either way no value of a secret stands in any argv, and nothing a user wrote is typed into a shell.
  */

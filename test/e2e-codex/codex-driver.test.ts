@@ -4,7 +4,7 @@
  * draft is seen; `resend` submits the same text left in the box, refuses other text with nothing
  * typed, and types the text when the box is empty; `stop` returns once every process is gone.
  */
-import { processRunning } from '../../core/process.js';
+import { processRunning } from '../../core/support/process.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';

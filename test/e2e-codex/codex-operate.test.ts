@@ -3,7 +3,7 @@
  * rollout), a draft in its input box refuses a tell with nothing typed, and `stop` is truthful (it
  * refuses a working agent without --force, and returns only once every process of the agent is gone).
  */
-import { processRunning } from '../../core/process.js';
+import { processRunning } from '../../core/support/process.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';

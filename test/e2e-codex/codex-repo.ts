@@ -3,7 +3,7 @@
  * `agents.codex` pointing at the scripted Responses API (test/helpers/codex-env.ts), flume's CLI run
  * with a state folder of the test's own, and status polled as an operator would read it.
  */
-import { processRunning } from '../../core/process.js';
+import { processRunning } from '../../core/support/process.js';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { agentRepo, type AgentRepo } from '../helpers/agent-repo.js';
 import { FLUME_BIN } from '../helpers/repo.js';
 import { codexEnv, type CodexEnv } from '../helpers/codex-env.js';
 import type { Script } from '../helpers/responses-api.js';
-import { run } from '../../core/exec.js';
+import { run } from '../../core/support/exec.js';
 import { launchedRecord } from '../helpers/result-schema.js';
 
 /** A repository whose stages run the real Codex. */

@@ -19,7 +19,7 @@ import { bash, toolResults } from '../helpers/messages-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { environOf } from '../helpers/proc.js';
 import { commit, git, makeRepo, remove, write } from '../helpers/repo.js';
-import { UTF8_LOCALE } from '../../core/environment.js';
+import { UTF8_LOCALE } from '../../core/support/environment.js';
 import { prompts, realRepo, waitFor, type RealRepo, type RealRepoOptions } from './real-repo.js';
 
 beforeAll(() => assertIsolated());

@@ -22,7 +22,7 @@ import { bash, text, type ReplyLike } from '../helpers/messages-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { tmuxHost } from '../../agents/panes/tmux.js';
 import { draftText } from '../../agents/claude-code/screen.js';
-import type { PaneHost } from '../../core/agent.js';
+import type { PaneHost } from '../../core/api/pane-host.js';
 import { prompts, realRepo, transcript, waitFor, type RealRepoOptions } from './real-repo.js';
 import { launchedRecord } from '../helpers/result-schema.js';
 
@@ -92,10 +92,10 @@ async function until(run: Run, id: string, probe: (view: Awaited<ReturnType<type
 
 /** flume's own prompt check (the driver's confirm hook, in process), as a supervisor pass runs it. */
 async function confirm(run: Run, key: string, text: string): Promise<string> {
-  const { openRepository } = await import('../../core/context.js');
+  const { openRepository } = await import('../../core/config/repository.js');
   const { defaultPreset } = await import('../../plugins/defaults.js');
   const { readRecord } = await import('../../core/state/store.js');
-  const { callHook } = await import('../../core/hooks.js');
+  const { callHook } = await import('../../core/api/hooks.js');
   process.env.FLUME_STATE_DIR = run.t.state;
   const repository = await openRepository(run.t.repo, await defaultPreset());
   const record = (await readRecord(repository.info.commonDir, key))!;

@@ -16,8 +16,8 @@ import { makeClaudeEnv, type ClaudeEnv, type ClaudeEnvOptions, type TranscriptLi
 import { startMessagesApi, type MessagesApi, type Script } from '../helpers/messages-api.js';
 import { FLUME_BIN } from '../helpers/repo.js';
 import { tmuxHost } from '../../agents/panes/tmux.js';
-import type { PaneHost } from '../../core/agent.js';
-import { run } from '../../core/exec.js';
+import type { PaneHost } from '../../core/api/pane-host.js';
+import { run } from '../../core/support/exec.js';
 import { launchedRecord } from '../helpers/result-schema.js';
 
 /** A repository run by flume with the real Claude Code as its agent. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { flume, flumeEnv, makeRepo, remove, tempDir, trustMade, type CliResult } from './repo.js';
 import { FAKE_CLAUDE, type FakeScript } from './fake-claude/index.js';
 import { killTmuxServer } from '../../agents/panes/tmux.js';
-import { signalQuietly, waitGone } from '../../core/process.js';
+import { signalQuietly, waitGone } from '../../core/support/process.js';
 
 /** What a test works with. */
 export interface AgentRepo {

@@ -7,10 +7,11 @@
 import { mkdtemp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { run } from '../../core/exec.js';
-import { addWorktree, commonDirOf, createBranch, excludePath, readObjects, resolveRevision, treeNames, judgeLandings, unlandedCounts } from '../../core/git.js';
-import type { DeliverableRequest } from '../../core/hooks.js';
-import type { PlaceRecord, StageDef } from '../../core/types.js';
+import { run } from '../../core/support/exec.js';
+import { addWorktree, commonDirOf, createBranch, excludePath, readObjects, resolveRevision, treeNames, judgeLandings, unlandedCounts } from '../../core/support/git.js';
+import type { DeliverableRequest } from '../../core/api/hooks.js';
+import type { PlaceRecord } from '../../core/api/record.js';
+import type { StageDef } from '../../core/api/config.js';
 
 const IDENTITY = {
   GIT_AUTHOR_NAME: 'flume test',

@@ -7,8 +7,8 @@
 import { createInterface } from 'node:readline';
 
 const dist = new URL('../../dist/', import.meta.url);
-const { status } = await import(new URL('core/engine/status.js', dist).href);
-const { findRepository } = await import(new URL('core/git.js', dist).href);
+const { status } = await import(new URL('core/engine/status/status.js', dist).href);
+const { findRepository } = await import(new URL('core/support/git.js', dist).href);
 const { defaultPreset } = await import(new URL('plugins/defaults.js', dist).href);
 
 // One reading at a time, in the order asked: answers match requests line for line.

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyScreen, draftText } from '../../agents/claude-code/screen.js';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
-import { run, which } from '../../core/exec.js';
+import { run, which } from '../../core/support/exec.js';
 import { fakeClaude, readRecords, waitFor, type FakeClaudeOptions, type FakeScript } from '../helpers/fake-claude/index.js';
 
 const REAL = join(import.meta.dirname, '../fixtures/claude-2.1.332');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
-import { run, which } from '../../core/exec.js';
+import { run, which } from '../../core/support/exec.js';
 import { FAKE_CLAUDE, fakeClaude, readRecords, waitFor, type FakeClaudeOptions, type FakeScript } from '../helpers/fake-claude/index.js';
 
 // The box's `❯` is followed by a no-break space, as 2.1.332 draws it; the footer's second render

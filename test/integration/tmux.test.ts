@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
 import { splitBursts } from '../../core/index.js';
-import { isFlumeError } from '../../core/errors.js';
-import { lookAtPane, ownsPane } from '../../core/agent.js';
-import { run, which } from '../../core/exec.js';
+import { isFlumeError } from '../../core/api/errors.js';
+import { lookAtPane, ownsPane } from '../../core/api/pane-host.js';
+import { run, which } from '../../core/support/exec.js';
 import { fakeClaude, readRecords, waitFor } from '../helpers/fake-claude/index.js';
 
 const hasTmux = which('tmux') !== undefined;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexDriver } from '../../../agents/codex/driver.js';
 import { classifyScreen, draftText } from '../../../agents/codex/screen.js';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
-import { which } from '../../../core/exec.js';
+import { which } from '../../../core/support/exec.js';
 import type { AgentHandle, Flume } from '../../../core/index.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 

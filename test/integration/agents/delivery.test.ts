@@ -107,9 +107,9 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     }, 'the agent\'s input box', 30_000);
     expect(userPrompts(place.stage.agent.transcriptPath), screen).toEqual([]);
     // Any command that steps the place (here a retry would start afresh; tidy and watch step too).
-    const { openRepository } = await import('../../../core/context.js');
+    const { openRepository } = await import('../../../core/config/repository.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');
-    const { advance } = await import('../../../core/engine/step.js');
+    const { advance } = await import('../../../core/engine/stage/step.js');
     process.env.FLUME_STATE_DIR = current.state;
     const repository = await openRepository(current.repo, await defaultPreset());
     await advance(repository, 'fix--slow');

@@ -48,9 +48,9 @@ describe('the printed command', () => {
     const dir = tempDir('flume-operator-');
     operatorSocket = join(dir, 'sock');
     await tmuxHost({ socket: operatorSocket }).open({ title: 'operator', cwd: dir, argv: ['sh', '-c', line], env: { ...(process.env as Record<string, string>) } });
-    const { openRepository } = await import('../../../core/context.js');
+    const { openRepository } = await import('../../../core/config/repository.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');
-    const { advance } = await import('../../../core/engine/step.js');
+    const { advance } = await import('../../../core/engine/stage/step.js');
     process.env.FLUME_STATE_DIR = current.state;
     const repository = await openRepository(current.repo, await defaultPreset());
     await waitFor(async () => {

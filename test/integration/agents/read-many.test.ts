@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 import { claudeCodeDriver } from '../../../agents/claude-code/driver.js';
-import type { PaneHost } from '../../../core/agent.js';
-import type { Flume } from '../../../core/plugin.js';
-import type { AgentHandle } from '../../../core/types.js';
-import { which } from '../../../core/exec.js';
+import type { PaneHost } from '../../../core/api/pane-host.js';
+import type { Flume } from '../../../core/api/plugin.js';
+import type { AgentHandle } from '../../../core/api/agent.js';
+import { which } from '../../../core/support/exec.js';
 import { fakeClaude, waitFor, type FakeScript } from '../../helpers/fake-claude/index.js';
 
 const hasTmux = which('tmux') !== undefined;

@@ -15,9 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeDriver } from '../../../agents/claude-code/driver.js';
 import { classifyScreen, draftText } from '../../../agents/claude-code/screen.js';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
-import { which } from '../../../core/exec.js';
+import { which } from '../../../core/support/exec.js';
 import type { Flume } from '../../../core/index.js';
-import type { AgentHandle } from '../../../core/types.js';
+import type { AgentHandle } from '../../../core/api/agent.js';
 import { fakeClaude, readRecords, waitFor, type FakeScript } from '../../helpers/fake-claude/index.js';
 
 describe.skipIf(!which('tmux'))('the claude-code driver types as 2.1.332 takes keys', () => {

@@ -1,12 +1,12 @@
 /**
- * Status checks each repository the host's list names without a git process (core/git.ts
+ * Status checks each repository the host's list names without a git process (core/support/git.ts
  * `knownRepository`): where it answers, it must answer what `findRepository` does; where the
  * repository is no longer the one listed, it must not answer (findRepository then decides).
  */
 import { mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findRepository, knownRepository } from '../../../core/git.js';
+import { findRepository, knownRepository } from '../../../core/support/git.js';
 import { commit, git, makeRepo, tempDir } from '../../helpers/repo.js';
 
 describe('a listed repository checked without git', () => {

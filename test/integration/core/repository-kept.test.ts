@@ -1,6 +1,6 @@
 /**
  * A process that reads a repository again and again (the supervisor answering status) keeps the
- * reading while nothing git reads for it changed (core/git.ts `readRepositoryKept`). Each change a
+ * reading while nothing git reads for it changed (core/support/git.ts `readRepositoryKept`). Each change a
  * place's repository sees is made to a reading already kept (its files older than the margin), and
  * the next reading must be what git says afresh. Kept readings are seen to run no git at all.
  */
@@ -8,8 +8,8 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findRepository, readRepository, readRepositoryKept } from '../../../core/git.js';
-import { readPlaces } from '../../../core/engine/reading.js';
+import { findRepository, readRepository, readRepositoryKept } from '../../../core/support/git.js';
+import { readPlaces } from '../../../core/engine/status/reading.js';
 import { commit, git, makeRepo, tempDir } from '../../helpers/repo.js';
 
 const wrappers = tempDir('flume-kept-git-');

@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'vitest';
 import AjvModule from 'ajv';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
-import { processRunning } from '../../../core/process.js';
+import { processRunning } from '../../../core/support/process.js';
 import { git, PROJECT, write } from '../../helpers/repo.js';
 
 const PAGE = join(PROJECT, 'docs', 'writing-a-plugin.md');

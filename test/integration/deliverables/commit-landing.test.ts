@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createFlume, type Flume } from '../../../core/plugin.js';
-import type { DeliverableRequest } from '../../../core/hooks.js';
+import { createFlume, type Flume } from '../../../core/api/plugin.js';
+import type { DeliverableRequest } from '../../../core/api/hooks.js';
 import { deliverablePlugins } from '../../../deliverables/index.js';
 import { deliverableRequest, makePlace, makeRepo, type TestRepo } from '../../helpers/deliverable-request.js';
 

@@ -1,10 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fingerprint } from '../../../core/engine/decide.js';
+import { fingerprint } from '../../../core/engine/stage/decide.js';
 import { join } from 'node:path';
-import { createFlume, type Flume } from '../../../core/plugin.js';
-import type { DeliverableRequest } from '../../../core/hooks.js';
+import { createFlume, type Flume } from '../../../core/api/plugin.js';
+import type { DeliverableRequest } from '../../../core/api/hooks.js';
 import { deliverablePlugins } from '../../../deliverables/index.js';
 import { deliverableRequest, makePlace, makeRepo, type TestRepo } from '../../helpers/deliverable-request.js';
 

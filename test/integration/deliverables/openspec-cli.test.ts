@@ -3,7 +3,7 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { run } from '../../../core/exec.js';
+import { run } from '../../../core/support/exec.js';
 import { countTasks } from '../../../deliverables/index.js';
 import { prng, randomTasksFile } from './random-tasks.js';
 

@@ -2,9 +2,9 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { run } from '../../../core/exec.js';
-import { createFlume, type Flume } from '../../../core/plugin.js';
-import type { DeliverableRequest } from '../../../core/hooks.js';
+import { run } from '../../../core/support/exec.js';
+import { createFlume, type Flume } from '../../../core/api/plugin.js';
+import type { DeliverableRequest } from '../../../core/api/hooks.js';
 import { deliverablePlugins } from '../../../deliverables/index.js';
 import { deliverableRequest, makePlace, makeRepo, type TestRepo } from '../../helpers/deliverable-request.js';
 

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createFlume } from '../../../core/plugin.js';
-import { definePlugin } from '../../../core/plugin.js';
+import { createFlume } from '../../../core/api/plugin.js';
+import { definePlugin } from '../../../core/api/plugin.js';
 import { deliverablePlugins } from '../../../deliverables/index.js';
 import { deliverableRequest, makePlace, makeRepo, type TestRepo } from '../../helpers/deliverable-request.js';
 

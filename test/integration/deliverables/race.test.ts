@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { createFlume, type Flume } from '../../../core/plugin.js';
-import type { DeliverableRequest } from '../../../core/hooks.js';
-import { resolveRevision } from '../../../core/git.js';
+import { createFlume, type Flume } from '../../../core/api/plugin.js';
+import type { DeliverableRequest } from '../../../core/api/hooks.js';
+import { resolveRevision } from '../../../core/support/git.js';
 import { countTasks, deliverablePlugins } from '../../../deliverables/index.js';
 import { deliverableRequest, makePlace, makeRepo, type TestRepo } from '../../helpers/deliverable-request.js';
 

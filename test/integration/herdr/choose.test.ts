@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlume, definePlugin } from '../../../core/index.js';
-import { chooseHost, hostNote } from '../../../core/engine/hosts.js';
-import { isFlumeError } from '../../../core/errors.js';
-import { which } from '../../../core/exec.js';
+import { chooseHost, hostNote } from '../../../core/engine/supervisor/hosts.js';
+import { isFlumeError } from '../../../core/api/errors.js';
+import { which } from '../../../core/support/exec.js';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 import { printedHostPlugin } from '../../../agents/printed.js';
 import { herdrPlugin } from '../../../plugins/herdr/index.js';

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { which } from '../../../core/exec.js';
+import { which } from '../../../core/support/exec.js';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../../core/index.js';
-import { which } from '../../../core/exec.js';
+import { which } from '../../../core/support/exec.js';
 import { rowTokens, SIDEBAR_TTL_MS, sidebarRefresher, sidebarRows, watchSidebar } from '../../../plugins/herdr/index.js';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CRASH_POINTS } from '../../../core/crash.js';
+import { CRASH_POINTS } from '../../../core/support/crash.js';
 import { commit, git, makeRepo, remove, tempDir, write } from '../../helpers/repo.js';
 import {
   branches,

@@ -14,8 +14,8 @@ import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, git, makeRepo, remove, tempDir } from '../../helpers/repo.js';
 import { environOf } from '../../helpers/proc.js';
-import { GIT_LOCAL_VARIABLES } from '../../../core/environment.js';
-import { which } from '../../../core/exec.js';
+import { GIT_LOCAL_VARIABLES } from '../../../core/support/environment.js';
+import { which } from '../../../core/support/exec.js';
 
 const hasTmux = which('tmux') !== undefined;
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 import { preseed } from '../../../agents/claude-code/preseed.js';
-import { which } from '../../../core/exec.js';
+import { which } from '../../../core/support/exec.js';
 import { rememberRepository } from '../../../core/state/host.js';
 import { appendEvent, placesStateDir, withPlaceLock } from '../../../core/state/store.js';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';

@@ -32,7 +32,7 @@ done`);
     // Status is read in this process (the same report `status --json` prints), many times a second;
     // the state folder names the tmux socket its agent reading uses.
     process.env.FLUME_STATE_DIR = t.state;
-    const { status } = await import('../../../core/engine/status.js');
+    const { status } = await import('../../../core/engine/status/status.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');
 
     const place = await t.launch('tick', 'ticks', 'Tick them.');

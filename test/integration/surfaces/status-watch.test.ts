@@ -49,9 +49,9 @@ describe('flume status --watch', () => {
     expect(before).toMatch(/fix\/view\s+active\s+1\/2 code (working|starting)/);
     writeFileSync(gate, '');
     // The agent commits; a step of the place (as the supervisor would take) ends the stage and starts the next.
-    const { openRepository } = await import('../../../core/context.js');
+    const { openRepository } = await import('../../../core/config/repository.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');
-    const { advance } = await import('../../../core/engine/step.js');
+    const { advance } = await import('../../../core/engine/stage/step.js');
     process.env.FLUME_STATE_DIR = current.state;
     const repository = await openRepository(current.repo, await defaultPreset());
     await waitFor(async () => {
@@ -78,8 +78,8 @@ describe('flume status --watch', () => {
     // Quiet while nothing changes: the command's own loop, run here so its readings can be counted
     // (a fixed wait proves nothing on a host too slow to read again within it). Two readings after
     // the first view, each the same view, print nothing more.
-    const { watchStatus } = await import('../../../core/cli/status-watch.js');
-    const { status } = await import('../../../core/engine/status.js');
+    const { watchStatus } = await import('../../../core/cli/view/status-watch.js');
+    const { status } = await import('../../../core/engine/status/status.js');
     const { defaultPreset } = await import('../../../plugins/defaults.js');
     process.env.FLUME_STATE_DIR = state;
     let readings = 0;

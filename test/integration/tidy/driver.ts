@@ -3,12 +3,12 @@
  * the engine (fast: no node start per call) or through the built CLI (`dist/bin/flume.js`), so the
  * same history can be driven both ways and the two must agree.
  */
-import { openRepository } from '../../../core/context.js';
-import { makePlace } from '../../../core/engine/launch.js';
-import { dropPlace } from '../../../core/engine/drop.js';
-import { tidy, type TidyOutcome } from '../../../core/engine/tidy.js';
-import { status, type StatusReport } from '../../../core/engine/status.js';
-import type { PlaceRecord } from '../../../core/types.js';
+import { openRepository } from '../../../core/config/repository.js';
+import { makePlace } from '../../../core/engine/launch/launch.js';
+import { dropPlace } from '../../../core/engine/tidy/drop.js';
+import { tidy, type TidyOutcome } from '../../../core/engine/tidy/tidy.js';
+import { status, type StatusReport } from '../../../core/engine/status/status.js';
+import type { PlaceRecord } from '../../../core/api/record.js';
 import { defaultPreset } from '../../../plugins/defaults.js';
 import { flume, flumeEnv } from '../../helpers/repo.js';
 import { parseStatus, validStatus } from '../../helpers/status-schema.js';

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withPlaceLock } from '../../../core/state/store.js';
-import type { TidyOutcome } from '../../../core/engine/tidy.js';
+import type { TidyOutcome } from '../../../core/engine/tidy/tidy.js';
 import { commit, git, makeRepo, tempDir, write } from '../../helpers/repo.js';
 import { branches, outcomeOf, shown, tidyFixture, worktreePaths } from './support.js';
 

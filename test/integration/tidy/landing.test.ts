@@ -9,7 +9,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { unlandedCounts } from '../../../core/git.js';
+import { unlandedCounts } from '../../../core/support/git.js';
 import { commit, git, makeRepo, remove, write } from '../../helpers/repo.js';
 
 let root: string;

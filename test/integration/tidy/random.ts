@@ -32,9 +32,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync,
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { unlandedCounts } from '../../../core/git.js';
-import type { PlaceRecord } from '../../../core/types.js';
-import type { TidyOutcome } from '../../../core/engine/tidy.js';
+import { unlandedCounts } from '../../../core/support/git.js';
+import type { PlaceRecord } from '../../../core/api/record.js';
+import type { TidyOutcome } from '../../../core/engine/tidy/tidy.js';
 import { remove, tempDir } from '../../helpers/repo.js';
 import { cliDriver, engineDriver, type Driver } from './driver.js';
 import {

@@ -4,8 +4,8 @@
  * driver for the focused tests.
  */
 import { execFile } from 'node:child_process';
-import type { TidyOutcome } from '../../../core/engine/tidy.js';
-import type { PlaceStatus } from '../../../core/engine/status.js';
+import type { TidyOutcome } from '../../../core/engine/tidy/tidy.js';
+import type { PlaceStatus } from '../../../core/engine/status/status.js';
 import { git as gitSync, makeRepo, remove, trustMade } from '../../helpers/repo.js';
 import { cliDriver, engineDriver, type Driver } from './driver.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { printedCommand, SECRET_NAME } from '../../../agents/printed.js';
-import { withoutPasteMarkers } from '../../../core/pane-env.js';
+import { withoutPasteMarkers } from '../../../core/drivers/pane-env.js';
 import { shellLine } from '../../../core/cli/output.js';
 
 describe('the printed command', () => {

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readTranscript } from '../../../agents/claude-code/reading.js';
 import { readState } from '../../../agents/claude-code/transcript.js';
 import { patternsFor } from '../../../agents/claude-code/patterns.js';
-import type { AgentHandle } from '../../../core/types.js';
+import type { AgentHandle } from '../../../core/api/agent.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/claude-2.1.332/transcripts');
 const handle = { version: '2.1.332' } as AgentHandle;

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { describe as words } from '../../../core/cli/launch.js';
-import type { Action } from '../../../core/engine/decide.js';
+import { describe as words } from '../../../core/cli/commands/launch.js';
+import type { Action } from '../../../core/engine/stage/decide.js';
 
 describe("launch's progress words", () => {
   const actions: Action[] = [

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
-import { describePlace } from '../../../core/cli/status.js';
-import { render } from '../../../core/cli/status-watch.js';
-import type { PlaceStatus } from '../../../core/engine/status.js';
+import { describePlace } from '../../../core/cli/view/place-words.js';
+import { render } from '../../../core/cli/view/status-watch.js';
+import type { PlaceStatus } from '../../../core/engine/status/status.js';
 
 const problem = 'verify.md has no verdict flume can read: its last verdict line "Verdict: passed" says neither pass nor fix';
 

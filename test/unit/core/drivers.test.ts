@@ -4,13 +4,15 @@
  * checked, and what the core knows of a built-in is a capability the plugin declares.
  */
 import { describe, expect, it } from 'vitest';
-import { createFlume, defineDeliverable, definePlugin, type Flume } from '../../../core/plugin.js';
-import { defineDriver, definePaneHost, type AgentDriver, type PaneHost } from '../../../core/agent.js';
-import { reachDriver, requireDriver } from '../../../core/drivers.js';
-import { callHook, type StartRequest } from '../../../core/hooks.js';
-import { FlumeError } from '../../../core/errors.js';
-import { chooseHost, hostNote } from '../../../core/engine/hosts.js';
-import type { AgentHandle } from '../../../core/types.js';
+import { createFlume, definePlugin, type Flume } from '../../../core/api/plugin.js';
+import { defineDeliverable } from '../../../core/api/deliverable.js';
+import { defineDriver, type AgentDriver } from '../../../core/api/driver.js';
+import { definePaneHost, type PaneHost } from '../../../core/api/pane-host.js';
+import { reachDriver, requireDriver } from '../../../core/drivers/reach.js';
+import { callHook, type StartRequest } from '../../../core/api/hooks.js';
+import { FlumeError } from '../../../core/api/errors.js';
+import { chooseHost, hostNote } from '../../../core/engine/supervisor/hosts.js';
+import type { AgentHandle } from '../../../core/api/agent.js';
 
 const handle: AgentHandle = { driver: 'acme', sessionId: 's-1', host: 'acme-host', cwd: '/x', startedAt: 't' };
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { agentBaseEnvironment, GIT_LOCAL_VARIABLES, utf8LocaleFor, withoutGitLocal } from '../../../core/environment.js';
-import { run } from '../../../core/exec.js';
-import { agentEnvironment } from '../../../agents/claude-code/driver.js';
-import { codexEnvironment } from '../../../agents/codex/driver.js';
+import { agentBaseEnvironment, GIT_LOCAL_VARIABLES, utf8LocaleFor, withoutGitLocal } from '../../../core/support/environment.js';
+import { run } from '../../../core/support/exec.js';
+import { agentEnvironment } from '../../../agents/claude-code/environment.js';
+import { codexEnvironment } from '../../../agents/codex/environment.js';
 import { printedNote } from '../../../core/cli/output.js';
 
 describe("an agent's environment", () => {

@@ -1,16 +1,16 @@
 /**
- * The error catalogue (core/error-catalogue.ts) and the source kept in step: every code flume raises
+ * The error catalogue (core/api/error-catalogue.ts) and the source kept in step: every code flume raises
  * is in the catalogue, every code in it is raised somewhere, and every code matched on is one of them.
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { PROJECT } from '../../helpers/repo.js';
-import { ERROR_CATALOGUE, catalogueMessage } from '../../../core/error-catalogue.js';
-import { ERROR_CODES, FlumeError } from '../../../core/errors.js';
+import { ERROR_CATALOGUE, catalogueMessage } from '../../../core/api/error-catalogue.js';
+import { ERROR_CODES, FlumeError } from '../../../core/api/errors.js';
 
 const FOLDERS = ['core', 'agents', 'deliverables', 'kinds', 'plugins', 'bin'];
-const CATALOGUE_FILE = join('core', 'error-catalogue.ts');
+const CATALOGUE_FILE = join('core', 'api', 'error-catalogue.ts');
 const CODE = /'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g;
 
 function sources(): { file: string; text: string }[] {

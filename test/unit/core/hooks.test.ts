@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { callHook, tappedKeys } from '../../../core/hooks.js';
-import { createFlume, definePlugin, type Flume } from '../../../core/plugin.js';
-import { FlumeError } from '../../../core/errors.js';
-import type { DeliverableRequest } from '../../../core/hooks.js';
+import { callHook, tappedKeys } from '../../../core/api/hooks.js';
+import { createFlume, definePlugin, type Flume } from '../../../core/api/plugin.js';
+import { FlumeError } from '../../../core/api/errors.js';
+import type { DeliverableRequest } from '../../../core/api/hooks.js';
 import { PROJECT } from '../../helpers/repo.js';
 
 const flumeWith = (...plugins: { name: string; apply(flume: Flume): void }[]) => createFlume({ plugins: plugins.map(definePlugin) });
@@ -191,7 +191,7 @@ describe('the keys tapped', () => {
   });
 
   it("reads no private field of tapable's", () => {
-    const source = readFileSync(join(PROJECT, 'core', 'hooks.ts'), 'utf8');
+    const source = readFileSync(join(PROJECT, 'core', 'api', 'hooks.ts'), 'utf8');
     expect(source).not.toMatch(/\._(map|x|factory|interceptors|args|call|promise|callAsync)\b/);
   });
 });

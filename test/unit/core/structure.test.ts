@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import { PROJECT } from '../../helpers/repo.js';
-import { schemaFiles } from '../../../core/config/write-schema.js';
-import { createFlume } from '../../../core/plugin.js';
+import { schemaFiles } from '../../../core/engine/schemas.js';
+import { createFlume } from '../../../core/api/plugin.js';
 import { defaultPreset } from '../../../plugins/defaults.js';
 
 const PLUGIN_FOLDERS = ['kinds', 'deliverables', 'agents', 'plugins'];
@@ -120,9 +120,9 @@ describe('the layout', () => {
     expect(found).toEqual([]);
   });
 
-  it('core reaches an agent driver one way: through core/drivers.ts, never the registry or the hooks directly', () => {
-    // plugin.ts taps the hooks when a driver registers; context.ts checks what is registered (the config check).
-    const allowed = [join('core', 'drivers.ts'), join('core', 'plugin.ts'), join('core', 'context.ts')];
+  it('core reaches an agent driver one way: through core/drivers/reach.ts, never the registry or the hooks directly', () => {
+    // plugin.ts taps the hooks when a driver registers; repository.ts checks what is registered (the config check).
+    const allowed = [join('core', 'drivers', 'reach.ts'), join('core', 'api', 'plugin.ts'), join('core', 'config', 'repository.ts')];
     const found: string[] = [];
     for (const file of sources('core').filter((f) => !allowed.includes(relative(PROJECT, f)))) {
       codeLines(readFileSync(file, 'utf8')).forEach((line, index) => {
@@ -135,14 +135,14 @@ describe('the layout', () => {
   it('execa, simple-git and node\'s child_process are each imported in exactly one module', () => {
     const all = [...sources('core'), ...PLUGIN_FOLDERS.flatMap(sources), ...sources('bin')];
     const users = (name: string) => all.filter((file) => imports(file).includes(name)).map((file) => relative(PROJECT, file));
-    expect(users('execa')).toEqual([join('core', 'exec.ts')]);
-    expect(users('simple-git')).toEqual([join('core', 'git.ts')]);
+    expect(users('execa')).toEqual([join('core', 'support', 'exec.ts')]);
+    expect(users('simple-git')).toEqual([join('core', 'support', 'git.ts')]);
     // exec.ts runs the short programs flume reads (git, tmux) on node's own child_process, and no other module does.
-    expect(all.filter((file) => imports(file).some((s) => s === 'node:child_process' || s === 'child_process')).map((file) => relative(PROJECT, file))).toEqual([join('core', 'exec.ts')]);
+    expect(all.filter((file) => imports(file).some((s) => s === 'node:child_process' || s === 'child_process')).map((file) => relative(PROJECT, file))).toEqual([join('core', 'support', 'exec.ts')]);
   });
 
-  it('every hook is declared once, in core/hooks.ts', () => {
-    const hooks = readFileSync(join(PROJECT, 'core', 'hooks.ts'), 'utf8');
+  it('every hook is declared once, in core/api/hooks.ts', () => {
+    const hooks = readFileSync(join(PROJECT, 'core', 'api', 'hooks.ts'), 'utf8');
     for (const name of ['beforeReady', 'startAgent', 'confirmPrompt', 'readDeliverable', 'beforeTidy']) expect(hooks).toContain(`${name}: `);
     for (const file of sources('core').filter((f) => !f.endsWith('hooks.ts'))) {
       expect(readFileSync(file, 'utf8'), relative(PROJECT, file)).not.toMatch(/new (AsyncSeries|AsyncParallel|Sync)\w*Hook\(/);
@@ -156,5 +156,85 @@ describe('the layout', () => {
     for (const [file, content] of Object.entries(schemaFiles(drivers))) {
       expect(readFileSync(join(PROJECT, file), 'utf8'), `${file} is stale: run npm run build && npm run schema`).toBe(content);
     }
+  });
+});
+
+/** Every relative import of a source, resolved to the file it names (type-only and dynamic imports too). */
+function importedFiles(file: string): string[] {
+  return imports(file)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => join(dirname(file), spec).replace(/\.js$/, '.ts').replace(/\.mjs$/, '.mts'))
+    .filter((target) => existsSync(target));
+}
+
+/** The folders of core in layers: each may import its own layer and those below it, never one above. */
+const LAYERS: Array<{ name: string; folders: string[] }> = [
+  { name: 'support', folders: ['support'] },
+  { name: 'api', folders: ['api'] },
+  { name: 'state, config and drivers', folders: ['state', 'config', 'drivers'] },
+  { name: 'engine', folders: ['engine'] },
+  { name: 'cli', folders: ['cli'] },
+];
+
+function layerOf(file: string): number | undefined {
+  const [top, folder] = relative(PROJECT, file).split(sep);
+  if (top !== 'core' || folder === undefined || folder.endsWith('.ts')) return undefined;
+  const index = LAYERS.findIndex((layer) => layer.folders.includes(folder));
+  return index < 0 ? undefined : index;
+}
+
+describe('the rooms', () => {
+  const all = [...sources('core'), ...PLUGIN_FOLDERS.flatMap(sources), ...sources('bin')];
+
+  it('core is layered: support ← api ← state, config, drivers ← engine ← cli; no module imports a layer above its own', () => {
+    // support/ (git, processes, the environment) is what everything stands on; of api/ it knows the errors alone.
+    const found: string[] = [];
+    for (const file of sources('core')) {
+      const mine = layerOf(file);
+      if (mine === undefined) continue;
+      for (const target of importedFiles(file)) {
+        const theirs = layerOf(target);
+        const errors = mine === 0 && relative(PROJECT, target).startsWith(join('core', 'api', 'error'));
+        if (theirs !== undefined && theirs > mine && !errors) found.push(`${relative(PROJECT, file)} (${LAYERS[mine].name}) imports ${relative(PROJECT, target)} (${LAYERS[theirs].name})`);
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('core/api holds the contracts alone: it imports nothing of core but itself and support/', () => {
+    const found = sources(join('core', 'api')).flatMap((file) =>
+      importedFiles(file)
+        .filter((target) => !relative(PROJECT, target).startsWith(join('core', 'api') + sep) && !relative(PROJECT, target).startsWith(join('core', 'support') + sep))
+        .map((target) => `${relative(PROJECT, file)} imports ${relative(PROJECT, target)}`),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('has no import circle anywhere (type-only and dynamic imports counted)', () => {
+    const edges = new Map(all.map((file) => [file, importedFiles(file)]));
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const walk = (file: string, path: string[]) => {
+      state.set(file, 'open');
+      for (const next of edges.get(file) ?? []) {
+        if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(PROJECT, f)).join(' → '));
+        else if (!state.has(next)) walk(next, [...path, next]);
+      }
+      state.set(file, 'done');
+    };
+    for (const file of all) if (!state.has(file)) walk(file, [file]);
+    expect(circles).toEqual([]);
+  });
+
+  it('keeps every folder of code small enough to read whole: at most 12 files', () => {
+    const crowded: string[] = [];
+    const walk = (dir: string) => {
+      const names = readdirSync(dir);
+      const files = names.filter((name) => statSync(join(dir, name)).isFile());
+      if (files.length > 12) crowded.push(`${relative(PROJECT, dir)}: ${files.length} files`);
+      for (const name of names) if (statSync(join(dir, name)).isDirectory() && name !== 'fixtures' && name !== 'node_modules') walk(join(dir, name));
+    };
+    for (const folder of ['core', ...PLUGIN_FOLDERS, 'bin']) walk(join(PROJECT, folder));
+    expect(crowded).toEqual([]);
   });
 });

@@ -7,9 +7,9 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readBrief } from '../../../core/engine/brief.js';
-import { eachName } from '../../../core/engine/launch-plan.js';
-import { FlumeError } from '../../../core/errors.js';
+import { readBrief } from '../../../core/engine/launch/brief.js';
+import { eachName } from '../../../core/engine/launch/launch-plan.js';
+import { FlumeError } from '../../../core/api/errors.js';
 import { remove, tempDir } from '../../helpers/repo.js';
 
 const cleanups: Array<() => void> = [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decide, fingerprint, type Facts } from '../../../core/engine/decide.js';
-import type { KindDef, PlaceRecord, StageRecord } from '../../../core/types.js';
+import { decide, fingerprint, type Facts } from '../../../core/engine/stage/decide.js';
+import type { KindDef } from '../../../core/api/config.js';
+import type { PlaceRecord, StageRecord } from '../../../core/api/record.js';
 
 const kind: KindDef = {
   name: 'change',

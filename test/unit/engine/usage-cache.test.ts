@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentPlugins } from '../../../agents/index.js';
-import { createFlume } from '../../../core/plugin.js';
-import { agentUsage, totalCounts } from '../../../core/engine/usage.js';
-import type { AgentHandle } from '../../../core/types.js';
+import { createFlume } from '../../../core/api/plugin.js';
+import { agentUsage, totalCounts } from '../../../core/engine/stage/usage.js';
+import type { AgentHandle } from '../../../core/api/agent.js';
 
 const SPOTTER = join(import.meta.dirname, '../../fixtures/claude-transcripts/spotter_4d5611e5-241a-462a-8d15-5122611a9569.jsonl');
 const SHORT = join(import.meta.dirname, '../../fixtures/claude-transcripts/spotter_short.jsonl');

@@ -3,8 +3,8 @@
  * table prices every model used, else the agent's own recorded cost, else no cost and why.
  */
 import { describe, expect, it } from 'vitest';
-import { budgetOf, sumUsage, usageView } from '../../../core/engine/usage.js';
-import type { AgentUsage } from '../../../core/types.js';
+import { budgetOf, sumUsage, usageView } from '../../../core/engine/stage/usage.js';
+import type { AgentUsage } from '../../../core/api/agent.js';
 
 const sonnet = { input: 1_000_000, output: 200_000, cacheRead: 4_000_000, cacheWrite: 100_000 };
 const haiku = { input: 10_000, output: 1_000, cacheRead: 0, cacheWrite: 0 };

@@ -1,0 +1,33 @@
+/**
+ * What the Codex driver and its checks share: the variables a Codex session hands the commands it
+ * runs (never passed on to an agent flume starts), the agent's environment, and finding its program.
+ */
+import { agentBaseEnvironment, FlumeError, which } from '../../core/index.js';
+import type { CodexOptions } from './options.js';
+
+/**
+ * What a Codex session hands the commands it runs, bound to that session: its thread and session ids,
+ * the marks of its sandbox and of its own command runner. CODEX_HOME is the driver's to set.
+ */
+export const CODEX_SESSION_VARIABLES: readonly string[] = ['CODEX_THREAD_ID', 'CODEX_SESSION_ID', 'CODEX_SANDBOX', 'CODEX_SANDBOX_NETWORK_DISABLED', 'CODEX_CI'];
+
+/**
+ * The agent's environment: the caller's (`base`), less git's local variables and Codex's session
+ * variables, with a UTF-8 locale where it has none (core/support/environment.ts), the config's added.
+ */
+export function codexEnvironment(options: CodexOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env = agentBaseEnvironment(CODEX_SESSION_VARIABLES, base);
+  Object.assign(env, options.env ?? {});
+  env.TERM ??= 'xterm-256color';
+  return env;
+}
+
+/** Throws AGENT_START_FAILED unless the program is found (a path, or a name on the agent's PATH). */
+export function requireProgram(program: string, env: Record<string, string>): string {
+  const found = which(program, env.PATH ?? '');
+  if (found) return found;
+  throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: it is not ${program.includes('/') ? 'an executable file' : "on the agent's PATH"}.`, {
+    fix: `Install the Codex CLI (npm install -g @openai/codex) so ${program} is on PATH, or name its program in the config (agents.codex.binary); then flume retry the place.`,
+    details: { program },
+  });
+}

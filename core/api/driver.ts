@@ -1,0 +1,100 @@
+/**
+ * The contract a third party implements to run an agent program under flume: how it is started,
+ * where its transcript is and how to read it, how it is told and stopped, and what `doctor` checks.
+ * Every answer a driver gives must come from the agent's own record, never from a guess.
+ */
+import type { AgentPlan, ConfirmRequest, StartRequest } from './hooks.js';
+import type { DoctorCheck, PaneHost } from './pane-host.js';
+import type { AgentHandle, AgentReading, AgentUsage, PromptState } from './agent.js';
+
+/** A driver's answer to `usage`: the figures, and the cursor to hand back next time (plain JSON). */
+export interface UsageRead {
+  usage: AgentUsage;
+  cursor: unknown;
+}
+
+/** An agent program flume can start, confirm prompts to, read, tell and stop. */
+export interface AgentDriver {
+  /** The key stages name in `agent:` (`claude-code`). */
+  key: string;
+  /**
+   * Optional: the key of the pane host this driver always runs on, whatever host the launch chose
+   * (a driver that hands its command to the operator names a host that cannot type).
+   */
+  host?: string;
+  /**
+   * Optional: a JSON schema (draft-07) of the driver's options, the config's `agents[<key>]`. flume
+   * checks the config against it when the repository opens, naming the field and the driver.
+   */
+  optionsSchema?: Record<string, unknown>;
+  /**
+   * Optional: the variables a session of this program hands the programs it starts, bound to that
+   * session (its id, its pid, its inbox socket and the token to it). flume leaves them out of the
+   * agent's environment (`StartRequest.env`), so an agent started from inside another session is
+   * neither taken for its child nor handed its credentials. A name ending in `*` stands for every
+   * name with that prefix.
+   */
+  sessionVariables?: readonly string[];
+  /** Starts the agent for a stage on the given host and returns at once with its handle. */
+  start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
+  /**
+   * Optional: what `start` would run for the request on the host, checked as `start` checks it (its
+   * program present), starting nothing and writing nothing (`launch --dry-run`). Throws as `start`
+   * would for what `start` refuses.
+   */
+  plan?(request: StartRequest, host: PaneHost): Promise<AgentPlan>;
+  /**
+   * Waits until the agent accepts input. `slow` when it did not within the time (never a failure),
+   * `exited` when its process is gone.
+   */
+  waitForInput(handle: AgentHandle, timeoutMs: number): Promise<'ready' | 'slow' | 'exited'>;
+  /** Types the text and submits it, whole, however long or multi-line. */
+  send(handle: AgentHandle, text: string): Promise<void>;
+  /**
+   * Sends the text once more after it was not taken: submits it if it still sits in the input box,
+   * types it again if the box is empty, and refuses (AGENT_BUSY) if the box holds anything else.
+   */
+  resend(handle: AgentHandle, text: string): Promise<void>;
+  /** Reads the transcript: was the text taken as a prompt? */
+  confirm(request: ConfirmRequest): Promise<PromptState>;
+  /** Reads the agent's state from its own record (and its screen, for dialogs). */
+  read(handle: AgentHandle): Promise<AgentReading>;
+  /**
+   * Optional: reads many agents at once, each as `read` would (undefined where one could not be read),
+   * sharing what they have in common (their host's panes, the agent's own state files). Status uses
+   * it so its cost does not grow by a process per place; without it, `read` is called for each.
+   */
+  readMany?(handles: AgentHandle[]): Promise<Array<AgentReading | undefined>>;
+  /** True when the input box holds text nobody submitted (a tell must not submit it). */
+  hasDraft(handle: AgentHandle): Promise<boolean>;
+  /**
+   * Ends the agent; resolves once its process is gone, else throws AGENT_DID_NOT_EXIT. `hangUp` ends it
+   * at once (its stage delivered, nothing of its turn is wanted) rather than asking it to quit.
+   */
+  stop(handle: AgentHandle, options?: { hangUp?: boolean }): Promise<void>;
+  /**
+   * Optional: what the agent used so far, from its own record (Claude Code: `usage` of each reply in
+   * its transcript; Codex: its rollout's token counts). `cursor` is what the last call returned for
+   * this handle, kept by flume: the driver reads only what its record gained since (restarting when
+   * the record shrank or was replaced), so asking costs what was added, not the record's length.
+   * Undefined when the agent has no record yet.
+   */
+  usage?(handle: AgentHandle, cursor?: unknown): Promise<UsageRead | undefined>;
+  /** Files and folders whose change may change a reading, for the supervisor to watch. */
+  watchPaths(handle: AgentHandle): string[];
+  /**
+   * Optional: what this agent needs on this machine, for `flume doctor`: its program present, its
+   * version within the range flume was tested with, its credentials. A third-party driver brings its
+   * checks with it; one without is listed as unchecked.
+   */
+  checks?(): Promise<DoctorCheck[]>;
+}
+
+
+/**
+ * A typed identity for writing an agent driver. Registering it (`flume.agents.register(plugin, driver)`)
+ * is the whole job: the core reaches every method through one checked path (core/drivers.ts).
+ */
+export function defineDriver<D extends AgentDriver>(driver: D): D {
+  return driver;
+}

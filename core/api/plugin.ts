@@ -1,0 +1,200 @@
+/**
+ * The plugin contract and the flume instance plugins are applied to. A plugin is `{ name, apply }`;
+ * `apply` registers what it provides, each written with its `define…`: kinds (`defineKind`),
+ * deliverable readers (`defineDeliverable`), agent drivers (`defineDriver`) and pane hosts
+ * (`definePaneHost`), and may tap hooks with its own name. Registering is the whole job: the core
+ * taps the hooks a reader or a driver answers itself, named after the registering plugin. The
+ * built-ins use exactly this contract (plugins/defaults.ts).
+ */
+import { createHooks, type DeliverableReading, type DeliverableRequest, type Hooks } from './hooks.js';
+import { FlumeError, inPlugin } from './errors.js';
+import type { AgentDriver } from './driver.js';
+import type { PaneHost } from './pane-host.js';
+import type { KindDef } from './config.js';
+import type { configSchema, Infer } from './config.js';
+import type { DeliverableReader } from './deliverable.js';
+
+/** A repository's flume config, as written in `flume.config.ts`. */
+export type FlumeConfig = Omit<Infer<typeof configSchema>, 'plugins'> & {
+  plugins?: PluginEntry[];
+};
+/** One entry of a config's `plugins`: a module, a module with the options its factory is handed, or a plugin. */
+export type PluginEntry = string | readonly [string, Record<string, unknown>] | FlumePlugin;
+
+/** A minimal logger handed to plugins; only the CLI decides where lines go. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  debug(message: string): void;
+}
+
+/** A flume plugin: a namespaced name (`flume:kind:fix`, `acme:kind:unit`) and an apply function. */
+export interface FlumePlugin {
+  name: string;
+  apply(flume: Flume): void | Promise<void>;
+}
+
+/** What a plugin's `apply` is handed. */
+export interface Flume {
+  readonly hooks: Hooks;
+  /** The repository's config (validated), or an empty one where no repository is involved. */
+  readonly config: FlumeConfig;
+  /** The repository root the config came from, when there is one. */
+  readonly root?: string;
+  readonly kinds: Registry<KindDef>;
+  /** Deliverable readers by type; registering one taps `readDeliverable.for(type)` in the plugin's name. */
+  readonly deliverables: Registry<DeliverableReader>;
+  /** Agent drivers by key; registering one taps `startAgent`, `planAgent` and `confirmPrompt` for its key. */
+  readonly agents: Registry<AgentDriver>;
+  readonly hosts: Registry<PaneHost>;
+  /** What holds when the config names nothing: set by a preset (the built-ins' is plugins/defaults.ts). */
+  readonly defaults: FlumeDefaults;
+  readonly logger: Logger;
+}
+
+/** Defaults a preset sets, so the core names no built-in. */
+export interface FlumeDefaults {
+  /** The agent driver a stage runs when neither it nor the config's `agent.driver` names one. */
+  driver?: string;
+  /** The deliverable a fix round (a stage run again because the next sent it back) ends on; default the stage's own. */
+  fixDeliverable?: string;
+}
+
+/** A named set of things plugins register; the first registration of a name wins unless replaced. */
+export class Registry<T extends object> {
+  private readonly items = new Map<string, { value: T; plugin: string; replaced?: string }>();
+
+  /**
+   * `field` names what a value is registered under (`key`, `name`, `type`); `onRegister` runs for each
+   * registration once it stands (the core taps a driver's or a reader's hooks there).
+   */
+  constructor(
+    private readonly what: string,
+    private readonly options: { field?: string; onRegister?: (plugin: string, value: T, key: string) => void } = {},
+  ) {}
+
+  /** Registers `value` under its key (or name); a second registration of one key is an error unless `replace`. */
+  register(plugin: string, value: T, options: { replace?: boolean } = {}): void {
+    const field = this.options.field;
+    const own = (value ?? {}) as Record<string, unknown>;
+    const key = field ? own[field] : (own.key ?? own.name);
+    if (typeof key !== 'string' || key === '') {
+      throw new FlumeError('BAD_CONFIG', `${this.what} registered by ${plugin} has no "${field ?? 'key'}".`, {
+        fix: `Give it a string "${field ?? 'key'}" (write it with its define… function).`,
+        plugin,
+      });
+    }
+    const existing = this.items.get(key);
+    if (existing && !options.replace) {
+      throw new FlumeError('BAD_CONFIG', `${this.what} "${key}" is registered twice: by ${existing.plugin} and by ${plugin}.`, {
+        fix: `Rename one of them, or register with { replace: true } to replace the ${existing.plugin} one.`,
+        details: { key, first: existing.plugin, second: plugin },
+        plugin,
+      });
+    }
+    // Who was replaced is kept, so `flume kinds` can say a repository's kind stands in for a built-in.
+    this.items.set(key, { value, plugin, replaced: existing ? (existing.replaced ?? existing.plugin) : undefined });
+    this.options.onRegister?.(plugin, value, key);
+  }
+
+  /** The value registered under `key`, or undefined. */
+  get(key: string): T | undefined {
+    return this.items.get(key)?.value;
+  }
+
+  /** The plugin that registered `key`. */
+  owner(key: string): string | undefined {
+    return this.items.get(key)?.plugin;
+  }
+
+  /** The plugin whose registration of `key` a later one replaced (the first, when replaced twice), or undefined. */
+  replaced(key: string): string | undefined {
+    return this.items.get(key)?.replaced;
+  }
+
+  /** Every registered value, in registration order. */
+  all(): T[] {
+    return [...this.items.values()].map((entry) => entry.value);
+  }
+}
+
+/** A typed identity for writing a plugin. */
+export function definePlugin(plugin: FlumePlugin): FlumePlugin {
+  return plugin;
+}
+
+/**
+ * A typed identity for `flume.config.ts`: the config itself, a promise of it, or a function (sync or
+ * async) returning it, which flume calls when it loads the file. All checking happens then.
+ */
+// The function form is tried first: a function's return is typed once, against the first signature
+// that gives it a context, so with the object form first its literals ('tmux') would widen to string.
+export function defineConfig(config: () => FlumeConfig | Promise<FlumeConfig>): () => FlumeConfig | Promise<FlumeConfig>;
+export function defineConfig(config: Promise<FlumeConfig>): Promise<FlumeConfig>;
+export function defineConfig(config: FlumeConfig): FlumeConfig;
+export function defineConfig(config: ConfigExport): ConfigExport {
+  return config;
+}
+
+/** What a config file may export: the config, a promise of it, or a function returning either. */
+export type ConfigExport = FlumeConfig | Promise<FlumeConfig> | (() => FlumeConfig | Promise<FlumeConfig>);
+
+const silent: Logger = { info() {}, warn() {}, debug() {} };
+
+/** Creates a flume instance and applies the plugins to it, in order; a failing plugin is named. */
+export async function createFlume(options: {
+  plugins: FlumePlugin[];
+  config?: FlumeConfig;
+  root?: string;
+  logger?: Logger;
+}): Promise<Flume> {
+  const hooks = createHooks();
+  const flume: Flume = {
+    hooks,
+    config: options.config ?? {},
+    root: options.root,
+    kinds: new Registry<KindDef>('Kind'),
+    deliverables: new Registry<DeliverableReader>('Deliverable reader', {
+      field: 'type',
+      onRegister(plugin, reader, type) {
+        // Tapped once per registration; a reader replaced since lets the one replacing it answer.
+        hooks.readDeliverable.for(type).tapPromise(plugin, async (request) => (flume.deliverables.get(type) === reader ? reader.read(request) : undefined));
+      },
+    }),
+    agents: new Registry<AgentDriver>('Agent driver', { onRegister: (plugin, driver, key) => tapDriver(flume, plugin, driver, key) }),
+    hosts: new Registry<PaneHost>('Pane host'),
+    defaults: {},
+    logger: options.logger ?? silent,
+  };
+  for (const plugin of options.plugins) {
+    if (!plugin || typeof plugin.name !== 'string' || typeof plugin.apply !== 'function') {
+      throw new FlumeError('BAD_CONFIG', 'A plugin must be an object with a string "name" and an "apply" function.', {
+        fix: 'Write plugins with definePlugin({ name: "you:thing", apply(flume) { … } }).',
+        details: { plugin: describe(plugin) },
+      });
+    }
+    try {
+      await plugin.apply(flume);
+    } catch (error) {
+      throw inPlugin(error, plugin.name, 'apply');
+    }
+  }
+  return flume;
+}
+
+/**
+ * The hooks a registered driver answers, tapped in the registering plugin's name: start, plan and
+ * confirm stay hooks (a plugin may tap a key before the driver to intercept them), but a driver's
+ * plugin taps nothing itself. A driver replaced since lets the one replacing it answer.
+ */
+function tapDriver(flume: Flume, plugin: string, driver: AgentDriver, key: string): void {
+  const current = () => flume.agents.get(key) === driver;
+  flume.hooks.startAgent.for(key).tapPromise(plugin, async (request, host) => (current() ? driver.start(request, host) : undefined));
+  flume.hooks.planAgent.for(key).tapPromise(plugin, async (request, host) => (current() && driver.plan ? driver.plan(request, host) : undefined));
+  flume.hooks.confirmPrompt.for(key).tapPromise(plugin, async (request) => (current() ? driver.confirm(request) : undefined));
+}
+
+function describe(value: unknown): string {
+  if (value === null || typeof value !== 'object') return String(value);
+  return `{ ${Object.keys(value).join(', ')} }`;
+}

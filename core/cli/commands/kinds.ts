@@ -1,0 +1,33 @@
+import type { Command } from '../command.js';
+import { jsonOption, repositoryFrom, repoOption } from '../command.js';
+import { printJson } from '../output.js';
+import { deliverableOf, driverOf } from '../../config/repository.js';
+
+/** `flume kinds`: every kind with its stages and each stage's deliverable. */
+export const kindsCommand: Command = {
+  command: 'kinds',
+  describe: 'List every kind (built-in and declared) with its stages and their deliverables.',
+  builder: (yargs) => jsonOption(repoOption(yargs)),
+  async run(args, context) {
+    const { flume } = await repositoryFrom(args, context);
+    const kinds = flume.kinds.all().map((kind) => ({
+      name: kind.name,
+      description: kind.description ?? '',
+      declaredBy: flume.kinds.owner(kind.name),
+      // The plugin whose kind of this name it stands in for (a repository's `fix` replaces the built-in); absent otherwise.
+      replaces: flume.kinds.replaced(kind.name),
+      branch: kind.branch ?? `${kind.name}/{name}`,
+      stages: kind.stages.map((stage) => ({ name: stage.name, deliverable: deliverableOf(stage).type, agent: driverOf(flume, stage) })),
+    }));
+    if (args.json) {
+      printJson(context.io, { kinds });
+      return;
+    }
+    for (const kind of kinds) {
+      const builtIn = kind.replaces?.startsWith('flume:') ? 'built-in ' : '';
+      const replaces = kind.replaces ? ` (replaces the ${builtIn}kind ${kind.name} of ${kind.replaces})` : '';
+      context.io.stdout(`${kind.name}${kind.description ? ` — ${kind.description}` : ''}${replaces}\n`);
+      kind.stages.forEach((stage, i) => context.io.stdout(`  ${i + 1}. ${stage.name} → ${stage.deliverable}\n`));
+    }
+  },
+};

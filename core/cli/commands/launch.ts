@@ -1,0 +1,186 @@
+import type { Command } from '../command.js';
+import { jsonOption, repositoryFrom, repoOption, statusPlace } from '../command.js';
+import { printJson, printedLine, printedNote, progress } from '../output.js';
+import { FlumeError, isFlumeError } from '../../api/errors.js';
+import { askYesNo, canAsk } from '../ask.js';
+import { TRUST_MEANING } from './trust.js';
+import { trustRepository } from '../../config/trust.js';
+import type { CliContext } from '../command.js';
+import { makePlace, type LaunchRequest } from '../../engine/launch/launch.js';
+import { advance } from '../../engine/stage/step.js';
+import { ensureSupervisor } from './watch.js';
+import { keyOf } from '../../state/store.js';
+import { hostNote } from '../../engine/supervisor/hosts.js';
+import { canType } from '../../api/pane-host.js';
+import type { Action } from '../../engine/stage/decide.js';
+import type { AgentHandle } from '../../api/agent.js';
+import type { DeliveryState, PlaceRecord } from '../../api/record.js';
+
+/** `flume launch`: make a place for a launch, ready it, and start its first stage. */
+export const launchCommand: Command = {
+  command: 'launch',
+  describe: 'Make a place for a launch (a worktree on <kind>/<name>), ready it, and start its first stage.',
+  builder: (yargs) =>
+    jsonOption(repoOption(yargs, 'The repository to launch in (default: the current folder).'))
+      .option('kind', { type: 'string', demandOption: true, requiresArg: true, describe: 'The kind: fix, change, question, or one the repository declares.' })
+      .option('name', { type: 'string', requiresArg: true, describe: 'The launch name: the place is places/<kind>--<name> on <kind>/<name>.' })
+      .option('auto-name', { type: 'boolean', describe: 'Make the name from the brief (a suffix when taken), for callers that give none.' })
+      .conflicts('auto-name', 'name')
+      .option('brief', { type: 'string', requiresArg: true, describe: 'The brief: what the work is.' })
+      .option('brief-file', { type: 'string', requiresArg: true, describe: 'A file holding the brief.' })
+      .option('from', { type: 'string', requiresArg: true, describe: 'Where the branch starts (default: the branch the main checkout is on).' })
+      .option('start', { type: 'boolean', default: true, describe: 'Start the first stage\'s agent (--no-start only makes and readies the place).' })
+      .option('watch', { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch for scripts that step places themselves).' })
+      .option('dry-run', { type: 'boolean', describe: 'Make every check of the launch and print what it would do (place, branch, readying, the agent\'s command and its whole prompt), changing nothing.' }),
+  async run(args, context) {
+    const { io } = context;
+    const json = Boolean(args.json);
+    const steps = progress(io);
+    const say = (line: string) => {
+      if (!json) steps.step(line);
+    };
+    if (args.name === undefined && !args['auto-name']) {
+      throw new FlumeError('BAD_USAGE', 'Missing required argument: name', { fix: 'Name the launch with --name NAME, or let flume make one from the brief with --auto-name.' });
+    }
+    const request: LaunchRequest = {
+      kind: String(args.kind),
+      name: args.name === undefined ? undefined : String(args.name),
+      brief: args.brief === undefined ? undefined : String(args.brief),
+      briefFile: args['brief-file'] === undefined ? undefined : String(args['brief-file']),
+      from: args.from === undefined ? undefined : String(args.from),
+      start: args.start !== false,
+      watch: args.watch !== false,
+    };
+    if (args['dry-run']) {
+      // A dry run asks nothing: an untrusted config is refused as it is where flume cannot ask.
+      const { planLaunch } = await import('../../engine/launch/dry-run.js');
+      const { printDryRun } = await import('./launch-dry-run.js');
+      printDryRun(io, await planLaunch(await repositoryFrom(args, context), request), json);
+      return;
+    }
+    const repository = await repositoryFrom(args, context).catch((error) => askTrust(error, json, () => repositoryFrom(args, context), io));
+    let record = await makePlace(repository, request, say);
+    // A failed readying step is marked failed where it stands (the step under way), what failed after it.
+    let failed = record.ready.state === 'failed';
+    if (failed) {
+      const tail = record.ready.failed?.tail?.trimEnd();
+      if (!json) steps.fail(`readying failed at ${record.ready.failed?.step} (exit ${record.ready.failed?.exitCode})${tail ? `\n${indent(tail)}` : ''}`);
+    }
+    say(`made ${record.id} at ${record.path} on ${record.branch} (from ${record.base.slice(0, 12)})`);
+    if (!failed) say(`ready: ${record.ready.state === 'none' ? 'nothing declared' : 'done'}`);
+    if (args.start !== false) {
+      // The agent is named as soon as a step sees it, so what it does next reads after who it is.
+      let named = false;
+      const nameAgent = (agent: AgentHandle | undefined) => {
+        if (named || !agent) return;
+        named = true;
+        say(`agent: ${agent.driver} session ${agent.sessionId}${agent.pane ? ` in pane ${agent.pane}` : ''} (${hostNote(repository.flume.hosts.get(agent.host) ?? { key: agent.host }, repository.flume.config.agent?.host)})`);
+        if (!canType(repository.flume.hosts.get(agent.host)) && agent.command) {
+          say(`run: ${printedLine(agent.command, agent.cwd)}`);
+          const note = printedNote(agent.command);
+          if (note) say(`note: ${note}`);
+        }
+      };
+      const onAction = (action: Action, before: PlaceRecord) => {
+        if (action.type !== 'start-stage') nameAgent(before.stage?.agent);
+        say(describe(action));
+      };
+      const result = await advance(repository, keyOf(record), { justReadied: true, onAction });
+      record = result.record ?? record;
+      const stage = record.stage;
+      if (stage?.agent) {
+        nameAgent(stage.agent);
+        if (stage.delivery === 'never-started') {
+          if (!json) steps.fail(PROMPT_WORDS[stage.delivery]);
+        } else say(PROMPT_WORDS[stage.delivery]);
+        if (stage.waiting) say(`waiting: ${stage.waiting.needs}`);
+      } else if (record.held && !json) steps.hold(`held: ${record.held.reason}`);
+      // An agent that exited before it took input never will: the launch failed, and says why.
+      if (stage?.delivery === 'never-started' && stage.waiting) {
+        throw new FlumeError('AGENT_START_FAILED', `The agent of ${record.id} did not start: ${stage.waiting.needs}.`, {
+          fix: `Mend what it says, then start the stage again with flume retry ${record.id}.`,
+          details: { place: record.id, needs: stage.waiting.needs },
+        });
+      }
+    }
+    steps.done();
+    if (args.watch !== false && args.start !== false) await ensureSupervisor(context);
+    if (json) printJson(io, { place: await statusPlace(context, repository, record.id) });
+    // The place exists, but it did not get going: a distinct code, so a script need not read words.
+    failed ||= Boolean(record.held);
+    return failed ? LAUNCH_NOT_GOING : 0;
+  },
+};
+
+/**
+ * The exit code of a launch that made its place but did not get it going: a step failed (readying)
+ * or the place is held. 1 stays "refused or failed, nothing made"; `flume status PLACE` says what now.
+ */
+export const LAUNCH_NOT_GOING = 3;
+
+/** The prompt's delivery in words (status's `delivery` values are for programs). */
+const PROMPT_WORDS: Record<DeliveryState, string> = {
+  sending: 'prompt: sent, not confirmed yet',
+  taken: 'prompt: taken',
+  unknown: 'prompt: not confirmed (no transcript to read yet)',
+  'never-started': 'prompt: never taken (the agent did not start)',
+};
+
+/**
+ * On a terminal, an untrusted config is the user's to trust there and then, once: asked, never
+ * assumed. Anywhere else (JSON, scripts, agents) the refusal stands, naming the command that trusts.
+ */
+async function askTrust<T>(error: unknown, json: boolean, retry: () => Promise<T>, io: CliContext['io']): Promise<T> {
+  if (!(isFlumeError(error) && error.code === 'UNTRUSTED_CONFIG') || !canAsk(json)) throw error;
+  const { root, file } = error.details as { root: string; file: string };
+  io.stderr(`${error.message}\n${TRUST_MEANING}\n`);
+  if (!(await askYesNo(`Trust ${file}? [y/N] `))) throw error;
+  const record = await trustRepository(root);
+  io.stderr(`trusted ${record.file} (sha256 ${record.digest})\n`);
+  return retry();
+}
+
+/** An action as a person reads it in launch's progress: what happened, not the action's name. */
+export function describe(action: Action): string {
+  switch (action.type) {
+    case 'start-stage':
+      return `starting stage ${action.index + 1}${action.fixRound ? ' again, for a fix round' : ''}`;
+    case 'send-again':
+      return 'prompt not taken yet: sending it once more';
+    case 'mark-taken':
+      return 'prompt taken';
+    case 'mark-delivery':
+      return action.delivery === 'never-started' ? 'prompt never taken: the agent cannot take it now' : 'prompt not confirmed yet: no transcript to read';
+    case 'mark-waiting':
+      return `the stage waits on you: ${action.needs}`;
+    case 'clear-waiting':
+      return 'the agent is working again';
+    case 'mark-stuck':
+      return `the agent has been quiet since ${action.since}`;
+    case 'mark-not-ready':
+      return 'not started: the place is not ready';
+    case 'mark-delivered':
+      return `delivered: ${action.what}`;
+    case 'stop-agent':
+      return `stopping the agent: ${action.reason}`;
+    case 'mark-over-budget':
+      return `over budget: ${action.tokens} tokens of ${action.limit} (limits.tokens); the stage waits on you`;
+    case 'stop-over-budget':
+      return `stopping the agent: ${action.reason}`;
+    case 'finish':
+      return 'every stage delivered';
+    case 'wait':
+      return `nothing to do now: ${action.reason}`;
+    default:
+      return unreachable(action);
+  }
+}
+
+/** A new action fails to compile here until it has words of its own. */
+function unreachable(action: never): string {
+  return (action as Action).type;
+}
+
+function indent(text: string): string {
+  return text.split('\n').map((line) => `  ${line}`).join('\n');
+}

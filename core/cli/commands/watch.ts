@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import type { Argv } from 'yargs';
+import type { Command } from '../command.js';
+import type { CliContext } from '../command.js';
+import { supervise, supervisorLock } from '../../engine/supervisor/supervisor.js';
+import { lockHolder } from '../../state/lock.js';
+import type { PlaceRecord } from '../../api/record.js';
+import { hostStateDir } from '../../state/host.js';
+import { spawnDetached } from '../../support/exec.js';
+import { toMs } from '../../support/duration.js';
+import { FlumeError } from '../../api/errors.js';
+
+/** `flume watch`: the host's supervisor, moving every place on as its deliverables appear. */
+export const watchCommand: Command = {
+  command: 'watch',
+  describe: 'Run the host\'s supervisor: end each stage on its deliverable, start the next, report waiting and stuck, tidy what is over.',
+  builder: (yargs) =>
+    yargs
+      .option('poll', { type: 'string', requiresArg: true, default: '30s', describe: 'The slow poll behind the file-system events (e.g. 30s).' })
+      .option('linger', { type: 'string', requiresArg: true, default: '10m', describe: 'Exit after this long with no place on the host (0: never).' })
+      .option('quiet', { type: 'boolean', describe: 'Print nothing.' }),
+  async run(args, context) {
+    const pollMs = duration('poll', args.poll);
+    const lingerMs = duration('linger', args.linger);
+    const { rerun } = context;
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    await supervise(context.preset, {
+      pollMs,
+      lingerMs,
+      signal: controller.signal,
+      // Read commands (status, kinds) asked of this process, run by the same CLI code while it is warm.
+      // (A surface that builds its own context without `rerun` runs a supervisor that answers none.)
+      serve: rerun && (async () => {
+        const { serveWarm } = await import('../warm.js');
+        return serveWarm(hostStateDir(), context.self, rerun);
+      }),
+      log: args.quiet ? undefined : (line) => context.io.stdout(`${new Date().toISOString()} ${line}\n`),
+    });
+  },
+};
+
+/** Starts the supervisor in the background unless one runs; never fails the command that asked. */
+export async function ensureSupervisor(context: CliContext): Promise<void> {
+  // A holder that died (kill -9) left its lock behind: that is no supervisor, and a new one takes the lock over.
+  if ((await lockHolder(supervisorLock()))?.alive) return;
+  await spawnDetached(process.execPath, [context.self, 'watch'], { logFile: join(hostStateDir(), 'watch.log') });
+}
+
+/** The `--watch` option of a command that changes a place. */
+export function watchOption(yargs: Argv): Argv {
+  return yargs.option('watch', { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch: not now; a place launched with --no-watch never asks).' });
+}
+
+/**
+ * After a command changed a place: make sure a supervisor runs to move it on, unless the command
+ * said --no-watch or the place was launched with --no-watch (its caller steps it).
+ */
+export async function superviseAfter(args: Record<string, unknown>, context: CliContext, record: PlaceRecord): Promise<void> {
+  if (args.watch === false || record.launched?.watch === false) return;
+  await ensureSupervisor(context);
+}
+
+/** A duration flag in milliseconds: seconds, or a number with ms, s, m or h; anything else is bad usage. */
+function duration(flag: string, value: unknown): number {
+  const text = String(value);
+  if (/^[0-9]+(\.[0-9]+)?$/.test(text)) return Number(text) * 1000;
+  if (/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/.test(text)) return toMs(text, 0);
+  throw new FlumeError('BAD_USAGE', `--${flag} ${JSON.stringify(text)} is not a duration.`, {
+    fix: `Give --${flag} seconds, or a number with ms, s, m or h (for example 30s or 10m).`,
+    details: { [flag]: text },
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * What the interactive view does to a place, through the engine functions the CLI's commands call
+ * (tell, stop, retry, go-on, drop), so it refuses exactly as they do; and what it reads of the
+ * selected place beyond status: the tail of its agent's pane and its diff against its base.
+ */
+import type { CliContext } from '../command.js';
+import { placeFrom } from '../command.js';
+import { superviseAfter } from '../commands/watch.js';
+import { canType, ownsPane } from '../../api/pane-host.js';
+import { openRepository, type Repository } from '../../config/repository.js';
+import { FlumeError } from '../../api/errors.js';
+import { diffStat } from '../../support/git.js';
+import { dropPlace } from '../../engine/tidy/drop.js';
+import { restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
+import type { PlaceStatus } from '../../engine/status/status.js';
+import { readRecord } from '../../state/store.js';
+
+/** An action on a place, by the key the view binds it to. */
+export type ViewAction = 'tell' | 'stop' | 'force-stop' | 'retry' | 'go-on' | 'drop';
+
+/** Runs the action as its CLI command would (the supervisor started after it, as the command does); answers the command's own line. */
+export async function act(context: CliContext, place: PlaceStatus, action: ViewAction, text = ''): Promise<string> {
+  const { repository, key } = await placeFrom({ place: place.id, repo: place.repo }, context);
+  if (action === 'tell') {
+    const { record, sends } = await tell(repository, key, text);
+    await superviseAfter({}, context, record);
+    return `told ${record.id}: taken${sends > 1 ? ' (sent twice)' : ''}`;
+  }
+  if (action === 'stop' || action === 'force-stop') {
+    const { record, already } = await stopAgent(repository, key, action === 'force-stop');
+    await superviseAfter({}, context, record);
+    return `${record.id}: agent ${already ? 'was not running' : 'stopped'}`;
+  }
+  if (action === 'drop') {
+    const record = await dropPlace(repository, key);
+    await superviseAfter({}, context, record);
+    return `dropped ${record.id}; \`flume tidy\` removes its place`;
+  }
+  const record = await restartStage(repository, key, action === 'go-on' ? { goOn: true, note: text.trim() || undefined } : {});
+  await superviseAfter({}, context, record);
+  const stage = record.stage!;
+  return `${action === 'go-on' ? 'went on with' : 'restarted'} ${record.id} stage ${stage.name} (attempt ${stage.attempt}): prompt ${stage.delivery}`;
+}
+
+/** The command that puts this terminal on the place's agent's pane; refused when its host has none, or the pane is not the agent's. */
+export async function attachCommand(context: CliContext, place: PlaceStatus): Promise<{ file: string; args: string[]; env?: Record<string, string | undefined>; leave: string }> {
+  const { repository, key } = await placeFrom({ place: place.id, repo: place.repo }, context);
+  const handle = (await readRecord(repository.info.commonDir, key))?.stage?.agent;
+  const host = handle ? repository.flume.hosts.get(handle.host) : undefined;
+  const command = host && handle?.pane && (await ownsPane(host, handle)) ? host.attach?.(handle.pane) : undefined;
+  if (!command) {
+    throw new FlumeError('CANNOT_ATTACH', `${place.id}'s agent has no pane this terminal can be put on (${handle ? `${handle.host}${handle.pane ? ` ${handle.pane}` : ''}` : 'no agent'}).`, {
+      fix: host && !canType(host) ? 'Its command runs where the operator started it (flume status shows it).' : 'Start its stage again with flume retry, then attach.',
+      details: { place: place.id },
+    });
+  }
+  return command;
+}
+
+/** The selected place's extra lines: its diff against its base (`git diff --stat`) and the tail of its agent's screen. */
+export interface Detail {
+  diff: string[];
+  tail: string[];
+}
+
+/** Reads the detail of a place; parts that cannot be read are left empty. `repositories` keeps each repository opened once. */
+export async function readDetail(context: CliContext, place: PlaceStatus, width: number, repositories: Map<string, Promise<Repository>>): Promise<Detail> {
+  const diff = place.worktree.present ? await diffStat(place.path, place.base, width).catch(() => '') : '';
+  let tail: string[] = [];
+  const agent = place.stage?.agent;
+  if (agent?.pane) {
+    let opening = repositories.get(place.repo);
+    if (!opening) {
+      opening = openRepository(place.repo, await context.preset(), context.logger);
+      opening.catch(() => repositories.delete(place.repo));
+      repositories.set(place.repo, opening);
+    }
+    tail = await paneTail(await opening, place).catch(() => []);
+  }
+  return { diff: diff.split('\n').filter((line) => line.trim()), tail };
+}
+
+async function paneTail(repository: Repository, place: PlaceStatus): Promise<string[]> {
+  const handle = (await readRecord(repository.info.commonDir, `${place.kind}--${place.name}`))?.stage?.agent;
+  const host = handle?.pane ? repository.flume.hosts.get(handle.host) : undefined;
+  if (!handle?.pane || !host) return [];
+  // One look where the host has it (its identity and screen at once); a pane now another's is not shown.
+  const look = host.look ? await host.look(handle.pane) : undefined;
+  if (host.look && (!look || (handle.paneIdentity !== undefined && look.identity !== handle.paneIdentity))) return [];
+  const screen = look ? look.screen : (await ownsPane(host, handle)) ? await host.capture(handle.pane) : undefined;
+  const lines = (screen ?? '').split('\n').map((line) => line.replace(/\s+$/, ''));
+  while (lines.length && !lines[lines.length - 1]) lines.pop();
+  return lines;
+}

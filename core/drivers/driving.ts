@@ -1,0 +1,119 @@
+/**
+ * Small helpers for writing an agent driver whose agent runs in a pane, public through `flume`:
+ * reading a record kept as JSON lines, waiting on a look that may answer at once (`waitForInput(handle,
+ * 0)` looks once), opening the agent's pane with its handle, typing and submitting into its own pane,
+ * resending by what its input box holds, and closing it only once its process is gone.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { canType, ownsPane, type PaneHost } from '../api/pane-host.js';
+import { FlumeError } from '../api/errors.js';
+import type { StartRequest } from '../api/hooks.js';
+import { waitGone } from '../support/process.js';
+import type { AgentHandle } from '../api/agent.js';
+
+/**
+ * Every complete line of a JSON-lines file, parsed, in order: [] while the file is not there. A
+ * last line the agent is still writing (no newline yet) and a line that is not JSON are left out.
+ */
+export function readJsonl<T = unknown>(path: string): T[] {
+  if (!existsSync(path)) return [];
+  const lines = readFileSync(path, 'utf8').split('\n').slice(0, -1);
+  return lines.flatMap((line) => {
+    try {
+      return line.trim() ? [JSON.parse(line) as T] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * Asks `look` at once and then every 100 ms until it answers something (neither `undefined` nor
+ * `false`) or `timeoutMs` has passed: with a timeout of 0 it asks once. Resolves to the answer, or
+ * to `otherwise` when the time was up.
+ */
+export async function waitFor<T, const U = undefined>(look: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, otherwise?: U): Promise<T | U> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await look();
+    if (answer !== undefined && answer !== false) return answer;
+    if (Date.now() >= until) return otherwise as U;
+    await sleep(Math.min(100, Math.max(0, until - Date.now())));
+  }
+}
+
+/**
+ * Opens the agent's pane for a stage (titled with the place, in its folder) and returns its handle:
+ * the driver's key, the host's, the request's session, the place's folder, the time, what `open`
+ * answered (`pane`, `pid`, its identity as `paneIdentity`), then the driver's own fields.
+ */
+export async function openAgent(
+  host: PaneHost,
+  request: StartRequest,
+  agent: { driver: string; argv: string[]; env: Record<string, string> } & Pick<AgentHandle, 'transcriptPath' | 'version' | 'command' | 'data'>,
+): Promise<AgentHandle> {
+  const { driver, argv, env, ...own } = agent;
+  const opened = await host.open({ title: request.place.id, cwd: request.place.path, argv, env });
+  return {
+    driver,
+    host: host.key,
+    sessionId: request.sessionId,
+    cwd: request.place.path,
+    startedAt: new Date().toISOString(),
+    ...(opened.pane !== undefined ? { pane: opened.pane } : {}),
+    ...(opened.pid !== undefined ? { pid: opened.pid } : {}),
+    ...(opened.identity !== undefined ? { paneIdentity: opened.identity } : {}),
+    ...own,
+  };
+}
+
+/**
+ * Types `text` into the handle's own pane as it is and presses Enter. Nothing is typed into a pane
+ * that is not the handle's (AGENT_NOT_UP), nor on a host that cannot type.
+ */
+export async function submit(host: PaneHost, handle: AgentHandle, text: string): Promise<void> {
+  await typable(host, handle);
+  await host.type(handle.pane!, text);
+  await host.keys(handle.pane!, ['Enter']);
+}
+
+/**
+ * What a driver's `resend` does, given what the agent's input box holds now (`box`, as its screen
+ * shows it): the text still there is submitted, an empty box gets the text typed and submitted, and
+ * a box holding anything else is left alone (AGENT_BUSY): the text is never typed beside it.
+ */
+export async function resendInBox(host: PaneHost, handle: AgentHandle, box: string, text: string): Promise<void> {
+  if (box === '') return submit(host, handle, text);
+  if (box !== text) {
+    throw new FlumeError('AGENT_BUSY', `The input box of session ${handle.sessionId} holds other text; flume will not send its text along with it.`, {
+      fix: 'Clear the input box in its pane, then try again.',
+      details: { box, sessionId: handle.sessionId },
+    });
+  }
+  await typable(host, handle);
+  await host.keys(handle.pane!, ['Enter']);
+}
+
+/**
+ * Ends the agent in the handle's pane: closes the pane when it is the handle's own (never another's),
+ * then resolves once the handle's process is gone, at once when it is gone already. AGENT_DID_NOT_EXIT
+ * when it still runs after `timeoutMs`.
+ */
+export async function closeAgent(host: PaneHost, handle: AgentHandle, timeoutMs = 5000): Promise<void> {
+  if (await ownsPane(host, handle)) await host.close(handle.pane!);
+  if (handle.pid === undefined || (await waitGone(handle.pid, timeoutMs))) return;
+  throw new FlumeError('AGENT_DID_NOT_EXIT', `The agent of session ${handle.sessionId} (pid ${handle.pid}) still runs after its pane was closed.`, {
+    fix: `Look at it with \`ps -p ${handle.pid}\`; end it with \`kill ${handle.pid}\`.`,
+    details: { pid: handle.pid, sessionId: handle.sessionId },
+  });
+}
+
+/** The handle's pane, when flume may type into it: on a host that types, and the handle's own. */
+async function typable(host: PaneHost, handle: AgentHandle): Promise<void> {
+  if (canType(host) && handle.pane && (await ownsPane(host, handle))) return;
+  throw new FlumeError('AGENT_NOT_UP', `The agent of session ${handle.sessionId} is not in a pane flume can type into (${handle.host}${handle.pane ? ` pane ${handle.pane}` : ''}); nothing was typed.`, {
+    fix: 'Start the stage again with flume retry, or type into it where it runs.',
+    details: { host: handle.host, pane: handle.pane ?? null, sessionId: handle.sessionId },
+  });
+}

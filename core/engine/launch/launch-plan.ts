@@ -1,0 +1,190 @@
+/**
+ * The checks of a launch, made before anything is: what the place would be (name, kind, brief, base,
+ * target, branch, folder) and whether anything stands in its way. A launch and `launch --dry-run`
+ * both plan here, so a dry run refuses exactly what a launch refuses, with the same error.
+ */
+import { randomUUID } from 'node:crypto';
+import { lstatSync, type Stats } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { FlumeError } from '../../api/errors.js';
+import { kindOf, type Repository } from '../../config/repository.js';
+import { isValidBranchName, readRepository, resolveRevision, trackedUnder } from '../../support/git.js';
+import { checkName, nameFromBrief, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../../state/place.js';
+import { readRecord } from '../../state/store.js';
+import type { KindDef } from '../../api/config.js';
+import type { PlaceRecord } from '../../api/record.js';
+import { launchTarget } from './target.js';
+import { readBrief, type LaunchRequest } from './brief.js';
+
+/** A place a launch would make, every check before its lock passed. */
+export interface PlacePlan {
+  kind: KindDef;
+  name: string;
+  /** `<kind>--<name>`, the key of its record and lock. */
+  key: string;
+  path: string;
+  branch: string;
+  /** The revision the branch starts from, as named (`--from`, else the main checkout's branch, else HEAD). */
+  from: string;
+  /** The commit it names. */
+  base: string;
+  target: string;
+  brief: string;
+}
+
+/**
+ * Runs `attempt` with the request's name; with none, with names made from the brief, the next one
+ * (a numeric suffix) whenever a name is taken: the caller did not choose it, so it is not refused.
+ */
+export async function eachName<T>(request: LaunchRequest, attempt: (name: string) => Promise<T>): Promise<T> {
+  if (request.name !== undefined) return attempt(request.name);
+  const base = nameFromBrief(await readBrief(request));
+  for (let n = 1; n <= 50; n++) {
+    const name = n === 1 ? base : `${base.slice(0, 60)}-${n}`;
+    try {
+      return await attempt(name);
+    } catch (error) {
+      if (!(error instanceof FlumeError) || !['PLACE_EXISTS', 'BRANCH_EXISTS', 'WORKTREE_EXISTS'].includes(error.code)) throw error;
+    }
+  }
+  throw new FlumeError('PLACE_EXISTS', `Fifty places named after this brief exist already (${base}, ${base}-2, …).`, {
+    fix: 'Give the launch a name of its own.',
+    details: { name: base },
+  });
+}
+
+/** Checks everything about a launch of `name` that needs no lock, changing nothing; returns the place it would make. */
+export async function planPlace(repository: Repository, request: LaunchRequest, name: string): Promise<PlacePlan> {
+  checkName(name);
+  const { info, flume } = repository;
+  const kind = kindOf(flume, request.kind);
+  const brief = await readBrief(request);
+  if (!info.hasCommit) {
+    throw new FlumeError('NO_COMMIT', `${info.root} has no commit to start a place from.`, {
+      fix: 'Make a first commit in the repository, then launch again.',
+      details: { repo: info.root },
+    });
+  }
+  const from = request.from ?? info.mainBranch ?? 'HEAD';
+  const base = await resolveRevision(info.root, from);
+  if (!base) {
+    throw new FlumeError('BAD_REF', `--from ${JSON.stringify(from)} names no commit in ${info.root}.`, {
+      fix: 'Name a branch, tag or commit that exists (git branch -a lists branches).',
+      details: { from },
+    });
+  }
+  await refuseUnsafePlaces(info.root);
+  const target = await launchTarget(info, flume.config.target, request.from);
+  const branch = placeBranch(kind, name);
+  if (!(await isValidBranchName(info.root, branch))) {
+    throw new FlumeError('BAD_NAME', `The branch ${JSON.stringify(branch)} is not a valid branch name.`, {
+      fix: 'Choose a simpler name (letters, digits, "-").',
+      details: { branch },
+    });
+  }
+  return { kind, name, key: placeKey(kind.name, name), path: placePath(info.root, kind.name, name), branch, from, base, target, brief };
+}
+
+/** The record a launch of the plan writes first, as `making` (the intent). */
+export function placeRecord(repository: Repository, plan: PlacePlan, request: LaunchRequest): PlaceRecord {
+  const now = new Date().toISOString();
+  return {
+    version: 1,
+    id: placeId(plan.kind.name, plan.name),
+    kind: plan.kind.name,
+    name: plan.name,
+    repo: repository.info.root,
+    path: plan.path,
+    branch: plan.branch,
+    target: plan.target,
+    base: plan.base,
+    brief: plan.brief,
+    createdAt: now,
+    launch: randomUUID(),
+    phase: 'making',
+    ready: { state: 'none', at: now },
+    history: [],
+    launched: { start: request.start !== false, watch: request.watch !== false },
+  };
+}
+
+/** The refusal of a launch whose place another launch holds the lock of. */
+export function launchUnderWay(plan: Pick<PlacePlan, 'kind' | 'name'>): FlumeError {
+  const id = placeId(plan.kind.name, plan.name);
+  return new FlumeError('PLACE_EXISTS', `Another launch of ${id} is under way.`, {
+    fix: 'Choose another name, or wait and read `flume status`.',
+    details: { place: id },
+  });
+}
+
+/**
+ * Refuses a place that is there already: its record, a worktree or anything at its folder, or its
+ * branch. `skipInterrupted` (a dry run, which cannot recover it) passes over the record of a launch
+ * that never finished, which a launch puts right first.
+ */
+export async function refuseExisting(repository: Repository, plan: Pick<PlacePlan, 'key' | 'path' | 'branch'>, options: { skipInterrupted?: boolean } = {}): Promise<void> {
+  const { info } = repository;
+  const { key, path, branch } = plan;
+  const existing = await readRecord(info.commonDir, key);
+  if (existing && !(options.skipInterrupted && existing.phase === 'making')) {
+    throw new FlumeError('PLACE_EXISTS', `The place ${existing.id} exists already (${existing.path}).`, {
+      fix: 'Choose another name; `flume status` shows the existing place.',
+      details: { place: existing.id, path: existing.path },
+    });
+  }
+  const reading = await readRepository(info.root);
+  if (reading.worktrees.some((worktree) => resolve(worktree.path) === path)) {
+    throw new FlumeError('WORKTREE_EXISTS', `A worktree flume did not make is registered at ${path}.`, {
+      fix: 'Choose another name; flume never adopts a worktree it did not make.',
+      details: { path },
+    });
+  }
+  // lstat, not exists: a symlink at the place's path (even a dangling one) is something there.
+  const there = lstatOrUndefined(path);
+  if (there) {
+    throw new FlumeError('PLACE_EXISTS', `${there.isSymbolicLink() ? 'A symlink' : 'The folder'} ${path} exists already.`, {
+      fix: 'Choose another name; flume never adopts a folder it did not make.',
+      details: { path },
+    });
+  }
+  if (reading.branches.has(branch)) throw branchExists(branch);
+}
+
+/** The refusal of a launch whose branch exists. */
+export function branchExists(branch: string): FlumeError {
+  return new FlumeError('BRANCH_EXISTS', `The branch ${branch} exists already.`, {
+    fix: 'Choose another name; flume never adopts a branch it did not make.',
+    details: { branch },
+  });
+}
+
+/**
+ * Refuses a repository whose `places` is not flume's to use: a symlink (the worktree would land
+ * wherever it points, perhaps inside another repository), or a folder the repository tracks (the
+ * `/places/` line flume adds to info/exclude would hide the repository's own new files there).
+ */
+async function refuseUnsafePlaces(root: string): Promise<void> {
+  const places = join(root, PLACES_DIR);
+  const stat = lstatOrUndefined(places);
+  if (stat?.isSymbolicLink()) {
+    throw new FlumeError('PLACES_UNSAFE', `${places} is a symlink; flume would make the place wherever it points, perhaps in another repository.`, {
+      fix: `Remove the symlink (git rm ${PLACES_DIR} if it is committed), so flume can make its own ${PLACES_DIR}/ folder, then launch again.`,
+      details: { path: places, found: 'symlink' },
+    });
+  }
+  const tracked = await trackedUnder(root, PLACES_DIR);
+  if (tracked.length) {
+    throw new FlumeError('PLACES_UNSAFE', `The repository tracks files under ${PLACES_DIR}/ (${tracked.join(', ')}); flume's /${PLACES_DIR}/ line in info/exclude would hide new files there from git status.`, {
+      fix: `Move those files out of ${PLACES_DIR}/ (git mv) and commit, so the folder is flume's alone, then launch again.`,
+      details: { path: places, found: 'tracked', tracked },
+    });
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}

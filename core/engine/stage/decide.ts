@@ -1,0 +1,178 @@
+/**
+ * What to do next with a place: a pure function of its kind, its record and one reading of the facts
+ * (deliverable, agent, prompt). No process, no file: it is tested exhaustively on its own. The code
+ * that acts on its answer (step.ts) is small and dumb.
+ */
+import type { DeliverableReading } from '../../api/hooks.js';
+import type { AgentReading, PromptState } from '../../api/agent.js';
+import type { KindDef } from '../../api/config.js';
+import type { PlaceRecord } from '../../api/record.js';
+
+/** The limits a decision needs, in milliseconds. */
+export interface DecideLimits {
+  stuckAfterMs: number;
+  promptTimeoutMs: number;
+  fixRounds: number;
+  /** The stage's token budget (`limits.tokens`), if it has one. */
+  tokens?: number;
+  /** Past the budget: `wait` for the operator (default), or `stop` the agent. */
+  onBudget?: 'wait' | 'stop';
+}
+
+/** One reading of what is true now. */
+export interface Facts {
+  now: number;
+  /** The branch head the reading was taken at. */
+  head?: string;
+  /** The current stage's deliverable, read at one commit. */
+  deliverable?: DeliverableReading;
+  /** The current agent, read from its own record. */
+  agent?: AgentReading;
+  /** Whether the stage's prompt appears in the transcript. */
+  prompt?: PromptState;
+  /** True when the agent accepts input now (its input box is up), where the driver can tell. */
+  acceptsInput?: boolean;
+  /** True when the agent's host cannot type (its `canType` is false): its command went to the operator. */
+  paneless?: boolean;
+  /** The stage's tokens so far, as its agent's record counts them (read only where a budget applies). */
+  tokens?: number;
+}
+
+/** The one thing to do next. */
+export type Action =
+  | { type: 'wait'; reason: string }
+  | { type: 'start-stage'; index: number; reason: string; fixRound?: boolean }
+  | { type: 'stop-agent'; reason: string }
+  | { type: 'mark-delivered'; what: string }
+  | { type: 'mark-taken' }
+  | { type: 'send-again' }
+  | { type: 'mark-delivery'; delivery: 'unknown' | 'never-started' }
+  | { type: 'mark-waiting'; needs: string }
+  | { type: 'clear-waiting' }
+  | { type: 'mark-stuck'; since: string }
+  | { type: 'mark-over-budget'; tokens: number; limit: number }
+  | { type: 'stop-over-budget'; reason: string }
+  | { type: 'mark-not-ready' }
+  | { type: 'finish' };
+
+/** Decides the next action for a place. */
+export function decide(kind: KindDef, record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  if (record.phase !== 'made') return { type: 'wait', reason: `the place is ${record.phase}` };
+  if (record.dropped) return { type: 'wait', reason: 'the launch was dropped' };
+  const stage = record.stage;
+  if (!stage) {
+    if (record.launched?.start === false) return { type: 'wait', reason: 'launched with --no-start: it waits for flume stage or flume retry' };
+    if (record.held) return { type: 'wait', reason: record.held.reason };
+    if (record.ready.state === 'failed' && (kind.whenNotReady ?? 'refuse') === 'refuse') {
+      return { type: 'mark-not-ready' };
+    }
+    return { type: 'start-stage', index: 0, reason: 'the place is made' };
+  }
+  const running = isRunning(facts.agent);
+  if (stage.delivered) {
+    if (running) return { type: 'stop-agent', reason: `${stage.name} delivered ${stage.delivered.what}` };
+    return afterDelivery(kind, record, facts, limits);
+  }
+  if (facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) {
+    return { type: 'mark-delivered', what: facts.deliverable.what ?? 'delivered' };
+  }
+  if (stage.delivery !== 'taken') return decideDelivery(record, facts, limits);
+  return decideWork(record, facts, limits);
+}
+
+function afterDelivery(kind: KindDef, record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  const stage = record.stage!;
+  if (facts.deliverable?.sendBack && stage.index > 0) {
+    const rounds = stage.fixRounds ?? 0;
+    if (rounds < limits.fixRounds) return { type: 'start-stage', index: stage.index - 1, reason: `${stage.name} asks for fixes`, fixRound: true };
+    if (!stage.waiting) {
+      return { type: 'mark-waiting', needs: `${stage.name} asked for fixes ${rounds + 1} times; read its report and decide (tell, retry, or stage).` };
+    }
+    return { type: 'wait', reason: 'fix rounds used up' };
+  }
+  const next = stage.index + 1;
+  if (next < kind.stages.length) return { type: 'start-stage', index: next, reason: `${stage.name} delivered` };
+  if (!record.finished) return { type: 'finish' };
+  return { type: 'wait', reason: 'every stage delivered' };
+}
+
+function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  const stage = record.stage!;
+  if (facts.prompt === 'taken') return { type: 'mark-taken' };
+  if (stage.delivery === 'never-started') return { type: 'wait', reason: 'the stage never started' };
+  // A printed command not yet run is not up, and that is no failure: the operator runs it when they will.
+  const agentGone = facts.agent?.state === 'exited' || (facts.agent?.state === 'not-up' && !facts.paneless);
+  // Gone without the prompt in its transcript, sent or not: it can take nothing now (a crash may have
+  // come between its start and its first sending). Retry starts the stage afresh.
+  if (agentGone) return { type: 'mark-delivery', delivery: 'never-started' };
+  // The agent asks whether to trust its folder before it takes any prompt: only the user answers that.
+  if (facts.agent?.state === 'asking' && facts.agent.dialog === 'trust') {
+    const needs = facts.agent.needs ?? 'its agent asks whether to trust this folder';
+    return stage.waiting?.needs === needs ? { type: 'wait', reason: 'waiting on the operator' } : { type: 'mark-waiting', needs };
+  }
+  const sentAt = stage.lastSentAt ? Date.parse(stage.lastSentAt) : undefined;
+  if (sentAt === undefined) {
+    // Not sent yet: the agent was still starting. A slow start is slow, never failed.
+    if (facts.acceptsInput && !facts.paneless) return { type: 'send-again' };
+    return stage.delivery === 'unknown' ? { type: 'wait', reason: 'the agent is still starting' } : { type: 'mark-delivery', delivery: 'unknown' };
+  }
+  if (facts.now - sentAt < limits.promptTimeoutMs) return { type: 'wait', reason: 'waiting for the transcript to take the prompt' };
+  if (stage.sends < 2 && !facts.paneless && facts.acceptsInput !== false) return { type: 'send-again' };
+  // No transcript is unknown only while flume cannot see the agent take input; an agent whose input
+  // box is up and empty after two sendings took neither (Claude Code writes no transcript until then).
+  if ((facts.prompt === 'unknown' && !facts.acceptsInput) || facts.paneless) {
+    return stage.delivery === 'unknown' ? { type: 'wait', reason: 'no transcript yet' } : { type: 'mark-delivery', delivery: 'unknown' };
+  }
+  return { type: 'mark-delivery', delivery: 'never-started' };
+}
+
+function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  const stage = record.stage!;
+  const agent = facts.agent;
+  // The deliverable will not come without someone acting (a landing refused): the stage stops short
+  // on what its reader says is needed, whatever its agent does meanwhile.
+  const short = facts.deliverable && !facts.deliverable.present ? facts.deliverable.needs : undefined;
+  if (short) return stage.waiting?.needs === short ? { type: 'wait', reason: 'waiting on the operator' } : { type: 'mark-waiting', needs: short };
+  if (!agent) return { type: 'wait', reason: 'no agent reading' };
+  // Past its token budget: reported once with its figures; then the operator decides, unless the
+  // kind asks for its agent to be stopped. Nothing else about the stage changes.
+  if (limits.tokens !== undefined && facts.tokens !== undefined && facts.tokens > limits.tokens) {
+    if (!stage.overBudget) return { type: 'mark-over-budget', tokens: facts.tokens, limit: limits.tokens };
+    if (limits.onBudget === 'stop' && !stage.overBudget.stopped && isRunning(agent)) {
+      return { type: 'stop-over-budget', reason: `${stage.name} used ${facts.tokens} tokens, over its budget of ${limits.tokens}` };
+    }
+  }
+  if (agent.state === 'exited' || agent.state === 'not-up') {
+    if (stage.waiting) return { type: 'wait', reason: 'waiting on the operator' };
+    return { type: 'mark-waiting', needs: exitedNeeds(agent) };
+  }
+  if (agent.state === 'asking' || (agent.state === 'idle' && agent.turnEnded)) {
+    const needs = agent.needs ?? (agent.dialog === 'permission' ? 'a permission prompt is open' : 'it stopped and says nothing more');
+    if (stage.waiting?.needs === needs) return { type: 'wait', reason: 'waiting on the operator' };
+    return { type: 'mark-waiting', needs };
+  }
+  if (stage.waiting) return { type: 'clear-waiting' };
+  const quietSince = agent.lastActivity ? Date.parse(agent.lastActivity) : Date.parse(stage.startedAt);
+  if (facts.now - quietSince >= limits.stuckAfterMs) {
+    const since = new Date(quietSince).toISOString();
+    return stage.stuck?.since === since ? { type: 'wait', reason: 'stuck' } : { type: 'mark-stuck', since };
+  }
+  if (stage.stuck) return { type: 'clear-waiting' };
+  if (stage.overBudget) return { type: 'wait', reason: 'over its token budget: waiting on the operator' };
+  return { type: 'wait', reason: 'the agent is working' };
+}
+
+/** What tells one delivery from another: a stage that found its deliverable already there needs a new one. */
+export function fingerprint(reading: DeliverableReading): string {
+  return JSON.stringify([reading.what ?? '', reading.facts ?? {}]);
+}
+
+/** What a stage whose agent exited before its deliverable needs, in the words status and the record use. */
+export function exitedNeeds(agent: AgentReading): string {
+  return agent.needs ? `its agent exited without the deliverable; its last words: ${agent.needs}` : 'its agent exited without the deliverable';
+}
+
+/** True while an agent's process runs. */
+export function isRunning(agent: AgentReading | undefined): boolean {
+  return Boolean(agent) && agent!.state !== 'exited' && agent!.state !== 'not-up';
+}

@@ -1,0 +1,57 @@
+/**
+ * What starting a stage comes to before anything starts: the stage, its agent driver, the pane host it
+ * runs on and its prompt, each refused as the start refuses it. A stage start and `launch --dry-run`
+ * both ask here, so what the dry run shows is what the start does.
+ */
+import { FlumeError } from '../../api/errors.js';
+import { deliverableOf, driverOf } from '../../config/repository.js';
+import { requireDriver, type ReachedDriver } from '../../drivers/reach.js';
+import type { PaneHost } from '../../api/pane-host.js';
+import type { Flume } from '../../api/plugin.js';
+import type { KindDef, StageDef } from '../../api/config.js';
+import type { PlaceRecord } from '../../api/record.js';
+import { previousDelivery, renderPrompt } from './prompt.js';
+import { chooseHost } from '../supervisor/hosts.js';
+
+/** A stage about to start, everything it needs chosen. */
+export interface StageStart {
+  def: StageDef;
+  driverKey: string;
+  /** The driver, reached through the one checked path (core/drivers/reach.ts). */
+  driver: ReachedDriver;
+  /** The host it starts on, handed to the driver as it is: chosen once, never looked up again by key. */
+  host: PaneHost;
+  /** The prompt, as it will be sent (and searched for in the transcript). */
+  prompt: string;
+}
+
+/**
+ * Chooses what stage `index` of the place starts with; throws UNKNOWN_AGENT or NO_PANE_HOST as the
+ * start would. `record` is the place as the stage begins (its ended stages already in its history).
+ */
+export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDef, index: number, options: { fixRound?: boolean } = {}): Promise<StageStart> {
+  const def = kind.stages[index];
+  const driverKey = driverOf(flume, def);
+  if (driverKey === undefined) {
+    throw new FlumeError('UNKNOWN_AGENT', `No agent is named for ${kind.name}'s ${def.name}, and no plugin sets a default.`, {
+      fix: 'Name the agent in the stage ("agent") or in the config (agent.driver).',
+    });
+  }
+  const driver = requireDriver(flume, driverKey);
+  const host = driver.host ? pinnedHost(flume, driver) : await chooseHost(flume);
+  const deliverable = deliverableOf(def);
+  // The reader's own variables, computed once here: the stage's prompt and the reader agree on them.
+  const reader = flume.deliverables.get(deliverable.type)?.variables?.({ place: record, stage: def, options: deliverable });
+  const prompt = renderPrompt(flume.config, kind, def, record, { previous: previousDelivery(record), reader, fixRound: options.fixRound });
+  return { def, driverKey, driver, host, prompt };
+}
+
+/** The host a driver always runs on (its `host`), or NO_PANE_HOST when no plugin provides it. */
+function pinnedHost(flume: Flume, driver: ReachedDriver): PaneHost {
+  const host = flume.hosts.get(driver.host!);
+  if (host) return host;
+  throw new FlumeError('NO_PANE_HOST', `The agent "${driver.key}" runs only on the pane host "${driver.host}", which no plugin provides.`, {
+    fix: `Add the plugin that provides the host "${driver.host}", or name another agent.`,
+    details: { agent: driver.key, host: driver.host, plugin: driver.plugin },
+  });
+}

@@ -1,0 +1,318 @@
+/**
+ * One idempotent step of a place: read → decide → act, repeated until the decision is to wait.
+ * Held under the place's lock, so two flumes never act on one place at once; every action records
+ * its intent before it acts, so a crash between any two actions converges on the next step.
+ */
+import { randomUUID } from 'node:crypto';
+import { callHook } from '../../api/hooks.js';
+import { reachDriver, requireDriver, type ReachedDriver } from '../../drivers/reach.js';
+import { crashPoint } from '../../support/crash.js';
+import { FlumeError } from '../../api/errors.js';
+import { toMs } from '../../support/duration.js';
+import { deliverableOf, type Repository } from '../../config/repository.js';
+import { canType, ownsPane } from '../../api/pane-host.js';
+import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../../state/store.js';
+import type { AgentHandle } from '../../api/agent.js';
+import type { KindDef, StageDef } from '../../api/config.js';
+import type { PlaceRecord } from '../../api/record.js';
+import type { Flume } from '../../api/plugin.js';
+import { decide, fingerprint, type Action, type DecideLimits, type Facts } from './decide.js';
+import { readPlaces, deliverableRequest, type PlaceReading, type Reading } from '../status/reading.js';
+import { readyPlace } from '../launch/ready.js';
+import { stageStart } from './stage-start.js';
+import { awaitPrompt } from './deliver.js';
+import { agentUsage, budgetOf, tokensOf, totalCounts } from './usage.js';
+
+/** How a step runs. */
+export interface StepOptions {
+  /** Called with each action taken, for progress lines. */
+  onAction?: (action: Action, record: PlaceRecord) => void;
+  /** How long to wait for the place's lock (default 30 s). */
+  lockTimeoutMs?: number;
+  /** The place was readied a moment ago (by launch): the first stage need not ready it again. */
+  justReadied?: boolean;
+  /**
+   * What a supervisor's pass read of the place a moment ago, before the lock. When the record under
+   * the lock is still the one it read and it shows a new deliverable, the first round marks it
+   * delivered from that reading rather than reading the repository again: no flume acted on the place
+   * in between (its record would differ), and the deliverable's commit stays a fact. Any other
+   * decision is taken on a fresh reading under the lock.
+   */
+  prior?: { record: PlaceRecord; facts: Facts };
+  now?: () => number;
+}
+
+/** Advances the place `key` until there is nothing to do now; returns its record and the actions taken. */
+export async function advance(repository: Repository, key: string, options: StepOptions = {}): Promise<{ record?: PlaceRecord; actions: Action[] }> {
+  const { commonDir } = repository.info;
+  return withPlaceLock(commonDir, key, async () => {
+    const actions: Action[] = [];
+    let readied = options.justReadied ?? false;
+    // What the last round read, carried into the next when its action changed nothing else read.
+    let carried: Facts | undefined;
+    for (let round = 0; round < 12; round++) {
+      const record = await readRecord(commonDir, key);
+      if (!record) return { actions };
+      const kind = repository.flume.kinds.get(record.kind);
+      if (!kind) return { record, actions };
+      const limits = limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined, kind);
+      const prior = round === 0 && options.prior && JSON.stringify(options.prior.record) === JSON.stringify(record) ? { ...options.prior.facts, now: options.now?.() ?? Date.now() } : undefined;
+      const reused = carried ?? (prior && decide(kind, record, prior, limits).type === 'mark-delivered' ? prior : undefined);
+      const facts = reused ? { ...reused, now: options.now?.() ?? Date.now() } : await freshFacts(repository, record, kind, options);
+      carried = undefined;
+      const action = decide(kind, record, facts, limits);
+      if (action.type === 'wait') return { record, actions };
+      actions.push(action);
+      options.onAction?.(action, record);
+      await act(repository, record, kind, action, facts, readied);
+      if (action.type === 'start-stage') readied = false;
+      // A delivered stage's agent was stopped (stop throws unless its process is gone): what comes
+      // next is decided on the delivery just read, with the agent ended, not on another reading.
+      if (action.type === 'stop-agent' || action.type === 'stop-over-budget') carried = { ...facts, agent: { state: 'exited' } };
+    }
+    return { record: await readRecord(commonDir, key), actions };
+  }, { timeoutMs: options.lockTimeoutMs ?? 30_000 });
+}
+
+async function freshFacts(repository: Repository, record: PlaceRecord, kind: KindDef, options: StepOptions): Promise<Facts> {
+  const reading = await readPlaces(repository.info.root, [record]);
+  return gather(repository, reading, reading.places[0], kind, options.now?.() ?? Date.now());
+}
+
+/** The limits in force for a stage: the stage's own, then its kind's, then the config's, then flume's defaults. */
+export function limitsOf(repository: Repository, stage?: StageDef, kind?: KindDef): DecideLimits & { startTimeoutMs: number } {
+  const config = { ...repository.flume.config.limits, ...kind?.limits };
+  const own = stage?.limits ?? {};
+  const budget = budgetOf(repository.flume.config, kind, stage);
+  return {
+    stuckAfterMs: toMs(own.stuckAfter ?? config.stuckAfter, 20 * 60_000),
+    promptTimeoutMs: toMs(own.promptTimeout ?? config.promptTimeout, 20_000),
+    startTimeoutMs: toMs(own.startTimeout ?? config.startTimeout, 60_000),
+    fixRounds: own.fixRounds ?? config.fixRounds ?? 2,
+    ...(budget.tokens !== undefined ? { tokens: budget.tokens, onBudget: budget.onBudget } : {}),
+  };
+}
+
+/**
+ * Reads what is true now for one place, from a reading of its repository (which the supervisor
+ * takes once for all of a repository's places).
+ */
+export async function gather(repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef, now: number): Promise<Facts> {
+  const facts: Facts = { now };
+  const record = place.record;
+  const stage = record.stage;
+  if (!stage || record.phase !== 'made') return facts;
+  const def = kind.stages[stage.index];
+  const { flume } = repository;
+  facts.head = place.branch?.head;
+  // A host that cannot type handed the agent's command to the operator: decide never types there.
+  if (stage.agent && !canType(flume.hosts.get(stage.agent.host))) facts.paneless = true;
+  if (def) facts.deliverable = await readStageDeliverable(repository, reading, place, def);
+  // A new deliverable decides alone (decide marks it delivered whatever the agent does): the agent
+  // is read in the next round, once the delivery is on record, not before it.
+  if (!stage.delivered && facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) return facts;
+  const handle = stage.agent;
+  const driver = handle ? reachDriver(flume, handle.driver) : undefined;
+  if (handle && driver) {
+    facts.agent = await driver.read(handle);
+    // The stage's tokens, read (from where the last reading stopped) only where a budget applies.
+    if (stage.delivery === 'taken' && budgetOf(flume.config, kind, def).tokens !== undefined) {
+      const usage = await agentUsage(flume, repository.info.commonDir, handle);
+      if (usage) facts.tokens = tokensOf(totalCounts(usage));
+    }
+    if (stage.delivery !== 'taken') {
+      facts.prompt = await driver.confirm({ handle, text: stage.prompt, since: stage.startedAt });
+      if (!facts.paneless) facts.acceptsInput = (await driver.waitForInput(handle, 0)) === 'ready';
+    }
+  }
+  return facts;
+}
+
+async function act(repository: Repository, record: PlaceRecord, kind: KindDef, action: Action, facts: Facts, readied: boolean): Promise<void> {
+  const { commonDir } = repository.info;
+  const key = `${record.kind}--${record.name}`;
+  const stage = record.stage;
+  const stamp = new Date().toISOString();
+  switch (action.type) {
+    case 'start-stage':
+      await startStage(repository, record, kind, action.index, { readied, fixRound: action.fixRound });
+      return;
+    case 'send-again':
+      await sendPrompt(repository, record, driverFor(repository, record), (record.stage?.sends ?? 0) > 0);
+      return;
+    case 'stop-agent':
+      // The stage delivered: its agent is ended at once (DESIGN.md "The engine"), before the next starts.
+      await driverFor(repository, record).stop(stage!.agent!, { hangUp: true });
+      await appendEvent(commonDir, key, { event: 'agent-stopped', reason: action.reason });
+      return;
+    case 'mark-delivered':
+      stage!.delivered = { at: stamp, head: facts.head ?? '', what: action.what };
+      stage!.waiting = undefined;
+      stage!.stuck = undefined;
+      break;
+    case 'mark-taken':
+      stage!.delivery = 'taken';
+      break;
+    case 'mark-delivery':
+      stage!.delivery = action.delivery;
+      break;
+    case 'mark-waiting':
+      stage!.waiting = { needs: action.needs, at: stamp };
+      break;
+    case 'clear-waiting':
+      stage!.waiting = undefined;
+      stage!.stuck = undefined;
+      break;
+    case 'mark-stuck':
+      stage!.stuck = { since: action.since, at: stamp };
+      break;
+    case 'mark-over-budget':
+      stage!.overBudget = { at: stamp, tokens: action.tokens, limit: action.limit };
+      break;
+    case 'stop-over-budget':
+      // The kind's onBudget 'stop': the agent is asked to quit as `flume stop` does; stop throws
+      // unless its process is gone. The stage then waits for the operator, saying why.
+      await driverFor(repository, record).stop(stage!.agent!);
+      stage!.overBudget = { ...stage!.overBudget!, stopped: true };
+      stage!.waiting = { needs: `its agent was stopped: ${action.reason} (limits.tokens); retry the stage, or raise its budget`, at: stamp };
+      await writeRecord(commonDir, record);
+      await appendEvent(commonDir, key, { event: 'agent-stopped', reason: action.reason });
+      return;
+    case 'mark-not-ready':
+      record.held = { at: stamp, reason: `readying failed at "${record.ready.failed?.step}"; mend it and run flume retry` };
+      break;
+    case 'finish':
+      record.finished = { at: stamp };
+      break;
+  }
+  await writeRecord(commonDir, record);
+  await appendEvent(commonDir, key, { event: action.type, ...(action.type === 'mark-delivered' ? { what: action.what } : {}) });
+  if (action.type === 'mark-delivered') crashPoint('stage:ended');
+}
+
+/** Starts stage `index` of the place with a fresh agent; the place's previous agent has ended. */
+export async function startStage(
+  repository: Repository,
+  record: PlaceRecord,
+  kind: KindDef,
+  index: number,
+  options: { readied?: boolean; fixRound?: boolean } = {},
+): Promise<void> {
+  const { commonDir, root } = repository.info;
+  const { flume } = repository;
+  const key = `${record.kind}--${record.name}`;
+  const def = kind.stages[index];
+  if (!options.readied) {
+    record.ready = await readyPlace(flume, record);
+    if (record.ready.state === 'failed' && (kind.whenNotReady ?? 'refuse') === 'refuse') {
+      record.held = { at: new Date().toISOString(), reason: `readying failed at "${record.ready.failed?.step}"; mend it and run flume retry` };
+      await writeRecord(commonDir, record);
+      return;
+    }
+  }
+  const previous = record.stage;
+  if (previous) {
+    // What the ended stage used, kept with it: its agent has ended, so its record is whole.
+    const usage = previous.agent ? await agentUsage(flume, commonDir, previous.agent).catch(() => undefined) : undefined;
+    record.history.push({ name: previous.name, startedAt: previous.startedAt, endedAt: new Date().toISOString(), ...(previous.delivered ? { delivered: previous.delivered.what } : {}), ...(usage ? { usage } : {}) });
+  }
+  // One reading serves the head and the deliverable check below: the place's agent has ended and
+  // the next has not started, so nothing moves the branch in between (its place holds this record).
+  const reading = await readPlaces(root, [record]);
+  const head = reading.places[0].branch?.head ?? record.base;
+  const { driverKey, driver, host, prompt } = await stageStart(flume, record, kind, index, { fixRound: options.fixRound });
+  const sessionId = randomUUID();
+  record.held = undefined;
+  // A fix round ends on what the preset says such a round ends on (the built-ins: a new commit).
+  const override = options.fixRound && flume.defaults.fixDeliverable ? { type: flume.defaults.fixDeliverable } : undefined;
+  record.stage = {
+    name: def.name,
+    index,
+    startedAt: new Date().toISOString(),
+    startHead: head,
+    // Every start of this stage in the place counts: a retry, a fix round, a stage started by name.
+    attempt: 1 + record.history.filter((ended) => ended.name === def.name).length,
+    delivery: 'sending',
+    sends: 0,
+    prompt,
+    ...(options.fixRound ? { fixRounds: (previous?.fixRounds ?? 0) + 1 } : previous?.fixRounds ? { fixRounds: previous.fixRounds } : {}),
+    ...(override ? { deliverable: override } : {}),
+    // The intent, written before the agent starts: a crash after the start finds the session id.
+    agent: { driver: driverKey, sessionId, host: host.key, cwd: record.path, startedAt: new Date().toISOString() },
+  };
+  const already = await readStageDeliverable(repository, reading, reading.places[0], def);
+  if (already?.present) record.stage.presentAtStart = fingerprint(already);
+  await writeRecord(commonDir, record);
+  await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, sessionId, host: host.key });
+  const handle = await driver.start({ place: record, stage: def, sessionId, prompt, host: host.key }, host).catch(async (error) => {
+    // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
+    record.stage!.delivery = 'never-started';
+    record.stage!.waiting = { needs: `its agent could not start: ${error instanceof Error ? error.message : String(error)}`, at: new Date().toISOString() };
+    await writeRecord(commonDir, record);
+    throw error;
+  });
+  record.stage.agent = handle;
+  const typed = canType(host);
+  if (!typed) {
+    // The printed command carries the prompt: it counts as sent once.
+    record.stage.sends = 1;
+    record.stage.lastSentAt = new Date().toISOString();
+  }
+  await writeRecord(commonDir, record);
+  crashPoint('stage:agent-started');
+  if (!typed) return;
+  const limits = limitsOf(repository, def, kind);
+  const ready = await driver.waitForInput(handle, limits.startTimeoutMs);
+  if (ready !== 'ready') {
+    record.stage.delivery = ready === 'exited' ? 'never-started' : 'unknown';
+    if (ready === 'exited') record.stage.waiting = { needs: await exitedAtStart(flume, handle), at: new Date().toISOString() };
+    await writeRecord(commonDir, record);
+    return;
+  }
+  await sendPrompt(repository, record, driver);
+}
+
+/**
+ * Why an agent exited before it took input, from its pane's last lines; the dead pane is closed
+ * then, since a pane kept after its program exits keeps its host's server alive.
+ */
+async function exitedAtStart(flume: Flume, handle: AgentHandle): Promise<string> {
+  const host = flume.hosts.get(handle.host);
+  // A pane that is no longer the handle's is another agent's: neither read nor closed for this one.
+  const own = host ? await ownsPane(host, handle) : false;
+  const screen = host && own ? await host.capture(handle.pane!, { history: true }).catch(() => undefined) : undefined;
+  if (host && own) await host.close(handle.pane!).catch(() => undefined);
+  const last = (screen ?? '').split('\n').map((line) => line.trim()).filter((line) => line && !/^Pane is dead/.test(line)).slice(-3).join(' / ');
+  return `its agent's program ${handle.command?.[0] ?? handle.driver} exited before it took input${last ? `; its last words: ${last}` : ''}`;
+}
+
+async function sendPrompt(repository: Repository, record: PlaceRecord, driver: ReachedDriver, again = false): Promise<void> {
+  const { commonDir } = repository.info;
+  const stage = record.stage!;
+  const handle = stage.agent!;
+  stage.sends += 1;
+  stage.lastSentAt = new Date().toISOString();
+  await writeRecord(commonDir, record);
+  await (again ? driver.resend(handle, stage.prompt) : driver.send(handle, stage.prompt));
+  crashPoint('stage:prompt-sent');
+  const kind = repository.flume.kinds.get(record.kind);
+  const limits = limitsOf(repository, kind?.stages[stage.index], kind);
+  const taken = await awaitPrompt(repository.flume, handle, stage.prompt, stage.startedAt, limits.promptTimeoutMs);
+  if (taken === 'taken') {
+    stage.delivery = 'taken';
+    await writeRecord(commonDir, record);
+    await appendEvent(commonDir, `${record.kind}--${record.name}`, { event: 'prompt-taken', sends: stage.sends });
+  }
+}
+
+/** Reads the deliverable the place's current run of `def` ends on, at the branch head of the reading. */
+async function readStageDeliverable(repository: Repository, reading: Reading, place: PlaceReading, def: StageDef) {
+  const options = place.record.stage?.deliverable ?? deliverableOf(def);
+  const hook = repository.flume.hooks.readDeliverable.get(options.type);
+  const request = hook?.isUsed() ? deliverableRequest(reading, place, def, options) : undefined;
+  return request && hook ? callHook(`readDeliverable(${options.type})`, hook, request) : undefined;
+}
+
+function driverFor(repository: Repository, record: PlaceRecord): ReachedDriver {
+  return requireDriver(repository.flume, record.stage?.agent?.driver ?? '');
+}

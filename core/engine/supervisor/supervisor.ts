@@ -1,0 +1,341 @@
+/**
+ * `flume watch`, the host's supervisor (DESIGN.md's ruling): one per host, woken by file-system events
+ * (refs moving, transcripts growing, files appearing in places, records changing) with a slow poll as
+ * a fallback. Each pass reads each repository once, decides for every place without a lock, and
+ * steps (under the place's lock) only the places that have something to do; then it tidies places
+ * whose work is over. A step runs on its own: a pass starts it and goes on (a stage start can wait a
+ * minute for an agent's input box), so a slow place holds only itself; each place has at most one
+ * step under way, and its end wakes a pass that looks at the place again.
+ */
+import { existsSync, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { FlumeError } from '../../api/errors.js';
+import { processExists } from '../../support/process.js';
+import { openRepository, type Repository } from '../../config/repository.js';
+import { requireTrust } from '../../config/trust.js';
+import type { FlumePlugin } from '../../api/plugin.js';
+import { reachDriver } from '../../drivers/reach.js';
+import type { KindDef } from '../../api/config.js';
+import type { PlaceRecord } from '../../api/record.js';
+import { acquireLock } from '../../state/lock.js';
+import { ensureHostStateDir, hostStateDir, knownRepositories } from '../../state/host.js';
+import { keyOf, placesStateDir, readRecords } from '../../state/store.js';
+import { decide, type Facts } from '../stage/decide.js';
+import { readPlaces, type PlaceReading, type Reading } from '../status/reading.js';
+import { advance, gather, limitsOf } from '../stage/step.js';
+import { tidy } from '../tidy/tidy.js';
+import { workOver } from '../tidy/over.js';
+import { rewatch } from './files.js';
+import { isOwnNote, supervisorLock, writePassNote } from './supervisor-state.js';
+
+export { supervisorLock };
+
+/** How the supervisor runs. */
+export interface SupervisorOptions {
+  /** The slow poll, ms (default 30 s): the fallback when no event comes, and the clock for stuck. */
+  pollMs?: number;
+  /** Exit after this long with no place on the host (default 10 min); 0 never exits. */
+  lingerMs?: number;
+  /** Where lines about what it did go. */
+  log?: (line: string) => void;
+  /** Stops the loop when aborted. */
+  signal?: AbortSignal;
+  /**
+   * Started once the supervisor holds the host's lock, closed before it lets the lock go: the CLI
+   * answers read commands on the host's socket with it (core/cli/warm.ts).
+   */
+  serve?: () => Promise<{ close(): Promise<void> } | undefined>;
+}
+
+/** Runs the supervisor until aborted, or until the host has had no place for `lingerMs`. */
+export async function supervise(preset: () => Promise<FlumePlugin[]>, options: SupervisorOptions = {}): Promise<void> {
+  await ensureHostStateDir();
+  const lock = await acquireLock(supervisorLock(), { timeoutMs: 0, what: 'The supervisor of this host' }).catch((error) => {
+    if (error instanceof FlumeError && error.code === 'PLACE_BUSY') {
+      throw new FlumeError('WATCH_RUNNING', 'A flume watch already runs on this host.', {
+        fix: 'Nothing to do: it moves every place on. Stop it (kill its pid in the lock file) before starting another.',
+        details: { lock: supervisorLock() },
+      });
+    }
+    throw error;
+  });
+  const log = options.log ?? (() => undefined);
+  const pollMs = options.pollMs ?? 30_000;
+  const lingerMs = options.lingerMs ?? 10 * 60_000;
+  const repositories = new Map<string, RepositoryEntry>();
+  const skipped = new Map<string, string>();
+  const watchers = new Map<string, FSWatcher>();
+  let wake: (() => void) | undefined;
+  let dirty = true;
+  const poke = (_event?: unknown, filename?: string | null) => {
+    // The note of a pass is written after it: it must not wake the next one.
+    if (isOwnNote(filename)) return;
+    dirty = true;
+    wake?.();
+  };
+  options.signal?.addEventListener('abort', poke);
+  let emptySince = Date.now();
+  let passes = 0;
+  const run: Run = { log, pollMs, judged: 0, steps: new Map(), ended: new Map(), ends: 0, poke: () => poke() };
+  const opening = new Map<string, Promise<Opened>>();
+  // A repository whose opening takes longer than a moment is left to finish on its own; the next pass
+  // (woken when it ends) takes it. So a config that hangs stalls no other repository's places.
+  const opened = async (root: string): Promise<Opened | undefined> => {
+    let promise = opening.get(root);
+    if (!promise) {
+      promise = repositoryFor(preset, repositories, root).then((entry) => ({ entry }), (error: unknown) => ({ error }));
+      opening.set(root, promise);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const result = await Promise.race([promise, new Promise<undefined>((done) => (timer = setTimeout(() => done(undefined), OPEN_GRACE_MS)))]);
+    clearTimeout(timer);
+    if (result) {
+      opening.delete(root);
+      return result;
+    }
+    void promise.then(poke);
+    return undefined;
+  };
+  const served = await options.serve?.().catch((error: Error) => void log(`not answering read commands: ${error.message}`));
+  try {
+    while (!options.signal?.aborted) {
+      dirty = false;
+      const paths = new Set<string>([hostStateDir()]);
+      let places = 0;
+      for (const { root } of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
+        const result = await opened(root);
+        // Its config is still loading (probed for the first time): the pass goes on without it.
+        if (!result) continue;
+        if ('entry' in result) skipped.delete(root);
+        else {
+          const error = result.error;
+          // An untrusted, hung or broken config stops its own repository only: named once, then
+          // passed over (a hung one answers from the host's probe record at once) until it changes.
+          repositories.delete(root);
+          const line = `${root}: skipped: ${error instanceof FlumeError ? `${error.code} ` : ''}${(error as Error).message.split('\n')[0]}`;
+          if (skipped.get(root) !== line) log(line);
+          skipped.set(root, line);
+          paths.add(root);
+          continue;
+        }
+        try {
+          places += await pass(result.entry, paths, run);
+        } catch (error) {
+          log(`${root}: ${(error as Error).message.split('\n')[0]}`);
+        }
+      }
+      rewatch(watchers, paths, poke);
+      // Status reads when the last pass ended; tests wait on passes rather than on the clock.
+      await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, steps: run.steps.size, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
+      if (places > 0) emptySince = Date.now();
+      else if (lingerMs > 0 && Date.now() - emptySince >= lingerMs) break;
+      if (!dirty) await new Promise<void>((done) => {
+        const timer = setTimeout(done, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          // Let a burst of events settle into one pass.
+          setTimeout(done, 50);
+        };
+      });
+      wake = undefined;
+    }
+  } finally {
+    for (const watcher of watchers.values()) watcher.close();
+    // Steps under way end before the lock goes: a new supervisor never steps a place beside them.
+    await Promise.allSettled(run.steps.values());
+    await served?.close();
+    await lock.release();
+  }
+}
+
+/** What the passes of one supervisor share. */
+interface Run {
+  log: (line: string) => void;
+  pollMs: number;
+  /** How many times tidying judged a place whose work is over. */
+  judged: number;
+  /** The steps under way, by place (its repository's common dir and key): at most one a place. */
+  steps: Map<string, Promise<void>>;
+  /** When each place's last step ended, as a count of step ends (`ends` at that moment). */
+  ended: Map<string, number>;
+  /** How many steps have ended so far. */
+  ends: number;
+  /** Wakes the next pass. */
+  poke: () => void;
+}
+
+/**
+ * One pass over a repository: decide for every place from one reading; start a step for those with
+ * work, without waiting for it. A place whose step is under way is left to it; so is a place whose
+ * step ended after this pass began reading (the reading predates the step's work; the end woke the
+ * next pass, which reads afresh).
+ */
+async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promise<number> {
+  const { repository } = entry;
+  const { info } = repository;
+  const { log, pollMs, steps } = run;
+  const began = run.ends;
+  const settled = (key: string) => !steps.has(join(info.commonDir, key)) && (run.ended.get(join(info.commonDir, key)) ?? 0) <= began;
+  const { records } = await readRecords(info.commonDir);
+  paths.add(placesStateDir(info.commonDir));
+  paths.add(join(info.commonDir, 'refs', 'heads'));
+  if (records.length === 0) return 0;
+  const reading = await readPlaces(info.root, records);
+  const over: Array<{ key: string; stamp: string }> = [];
+  await Promise.all(
+    reading.places.map(async (place) => {
+      const record = place.record;
+      const kind = repository.flume.kinds.get(record.kind);
+      paths.add(join(info.commonDir, 'refs', 'heads', record.kind));
+      if (existsSync(record.path)) paths.add(record.path);
+      const handle = record.stage?.agent;
+      const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
+      if (handle && driver) for (const path of driver.watchPaths(handle)) paths.add(path);
+      for (const path of entry.memo.get(keyOf(record))?.facts.deliverable?.readFrom ?? []) paths.add(dirname(path));
+      // Tidying costs a pass of its own: run it only when some place's work reads as over.
+      // A landed place whose last stage the engine has not finished, its agent still running, is not
+      // tidying's yet: the step ends the stage and stops the agent, and its end wakes a pass. Judged
+      // now, it would read "kept: its agent is still running" for the moment in between.
+      const finishing = !record.dropped && !record.finished && Boolean(record.stage?.agent?.pid && processExists(record.stage.agent.pid));
+      // Landed as the landing reader reads it (a lander's record, where one is installed; else git).
+      if ((record.dropped && record.phase !== 'gone') || (!finishing && (await workOver(repository.flume, reading, place).catch(() => undefined)) === 'landed')) {
+        over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
+      }
+      if (!kind || !settled(keyOf(record))) return;
+      const { facts, fresh } = await factsOf(entry.memo, repository, reading, place, kind);
+      const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined, kind));
+      if (action.type === 'wait') return;
+      // Checked again: deciding awaited, and only one step a place may be under way.
+      if (!settled(keyOf(record))) return;
+      // A reading this pass took (not a memo) may spare the step its own first reading.
+      const step = stepPlace(repository, record, run, fresh ? { record, facts } : undefined);
+      // For the benchmark's side-by-side figure only: the pass waits for each step, as it once did.
+      if (process.env.FLUME_AWAIT_STEPS === '1') await step;
+    }),
+  );
+  // A place tidying kept is judged again only when what it was judged on changed, or at the slow
+  // poll: judging takes its lock (a file event) and would otherwise wake the next pass, without end.
+  const now = Date.now();
+  for (const key of entry.judged.keys()) if (!over.some((o) => o.key === key)) entry.judged.delete(key);
+  for (const { key, stamp } of over) {
+    // A place whose step is under way is judged once the step has ended (its end wakes a pass).
+    if (!settled(key)) continue;
+    const last = entry.judged.get(key);
+    if (last && last.stamp === stamp && now - last.at < pollMs) continue;
+    entry.judged.set(key, { stamp, at: now });
+    run.judged++;
+    try {
+      for (const outcome of await tidy(repository, { only: key })) {
+        if (outcome.action === 'removed' || (outcome.action === 'kept' && outcome.reason !== last?.reason)) log(`${outcome.id}: tidy ${outcome.action}${outcome.reason ? `: ${outcome.reason}` : ''}`);
+        entry.judged.set(key, { stamp, at: now, reason: outcome.reason });
+      }
+    } catch (error) {
+      log(`${key}: tidy: ${(error as Error).message.split('\n')[0]}`);
+    }
+  }
+  return records.length;
+}
+
+/**
+ * Starts a step of the place and returns it; it is under way (in `run.steps`) until it ends. The end
+ * of a step that acted wakes a pass, which looks at the place again at once: what the step did may
+ * call for more. A step that did nothing wakes nobody: it read the place afresh under its lock and
+ * found nothing to do, so a pass that read it otherwise (a memo, a moment earlier) would only start
+ * it again, pass after pass. Nor does one that failed: one that fails at once (the place locked by a
+ * launch, retry or tidy; an agent that cannot start) would fail again at once, pass after pass; what
+ * it wrote before failing, and a lock's release, are file events that wake a pass anyway.
+ */
+function stepPlace(repository: Repository, record: PlaceRecord, run: Run, prior?: { record: PlaceRecord; facts: Facts }): Promise<void> {
+  const key = join(repository.info.commonDir, keyOf(record));
+  const steps = run.steps;
+  let acted = false;
+  const step = advance(repository, keyOf(record), { lockTimeoutMs: 0, prior })
+    .then((result) => {
+      acted = result.actions.length > 0;
+      for (const done of result.actions) run.log(`${record.id}: ${done.type}${'reason' in done ? ` (${done.reason})` : ''}`);
+    })
+    .catch((error) => {
+      if (!(error instanceof FlumeError && error.code === 'PLACE_BUSY')) run.log(`${record.id}: ${(error as Error).message.split('\n')[0]}`);
+    })
+    .finally(() => {
+      steps.delete(key);
+      run.ended.set(key, ++run.ends);
+      if (acted) run.poke();
+    });
+  steps.set(key, step);
+  return step;
+}
+
+async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<string, RepositoryEntry>, root: string) {
+  const cached = cache.get(root);
+  // Trust is asked every pass (a file read and a digest): an edited or revoked config stops at once.
+  const digest = (await requireTrust(root))?.digest;
+  // The config is read again now and then, so an edited flume.config.ts takes effect.
+  if (cached && cached.digest === digest && Date.now() - cached.openedAt < 60_000) return cached;
+  const entry = { repository: await openRepository(root, await preset()), openedAt: Date.now(), digest, memo: cached?.memo ?? new Map<string, Memo>(), judged: cached?.judged ?? new Map() };
+  cache.set(root, entry);
+  return entry;
+}
+
+/** How long a pass waits for a repository to open before going on without it, ms. */
+const OPEN_GRACE_MS = 1000;
+
+/** A repository opened, or why it could not be. */
+type Opened = { entry: RepositoryEntry } | { error: unknown };
+
+/** A repository the supervisor keeps open, with what it last read of each place. */
+interface RepositoryEntry {
+  repository: Repository;
+  openedAt: number;
+  /** The digest of the config it was opened with (undefined: none). */
+  digest?: string;
+  memo: Map<string, Memo>;
+  /** Places whose work is over, as tidying last judged them: the stamp it judged, when, and its answer. */
+  judged: Map<string, { stamp: string; at: number; reason?: string }>;
+}
+
+/** The facts last read for a place, and the stamp of everything they were read from. */
+interface Memo {
+  stamp: string;
+  facts: Facts;
+}
+
+/**
+ * The facts of a place: read afresh when anything they come from changed (its record, its branch
+ * head, its transcript, its agent's state file, its folder), else the last reading with the clock
+ * moved on. An idle place then costs a few stat calls a pass, not an agent reading (processes). A
+ * stage whose prompt is not yet taken is always read afresh: a slow start shows only on screen.
+ */
+async function factsOf(memo: Map<string, Memo>, repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef): Promise<{ facts: Facts; fresh: boolean }> {
+  const record = place.record;
+  const handle = record.stage?.agent;
+  const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
+  // The driver names every file its readings come from (its agent's own state file too).
+  const watched = handle && driver ? driver.watchPaths(handle) : [];
+  const key = keyOf(record);
+  const last = memo.get(key);
+  // The files the last reading of its deliverable came from outside any commit (a lander's record): no ref moves when they do.
+  const readFrom = last?.facts.deliverable?.readFrom ?? [];
+  const files = [handle?.transcriptPath, ...watched, record.path, ...readFrom];
+  const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
+  // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
+  // killed agent changes no file: whether its process runs is part of what the facts were read from.
+  const stamp = JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? processExists(handle.pid) : null]);
+  if (last && last.stamp === stamp && record.stage?.delivery === 'taken') return { facts: { ...last.facts, now: Date.now() }, fresh: false };
+  const facts = await gather(repository, reading, place, kind, Date.now());
+  memo.set(key, { stamp, facts });
+  return { facts, fresh: true };
+}
+
+/**
+ * What tidying judges a place on, as one string: its record (less what tidying itself writes), its
+ * branch's and its target's heads, its folder, and whether its agent runs. Equal stamps, equal answer.
+ */
+async function tidyStamp(reading: Reading, place: PlaceReading): Promise<string> {
+  const { kept: _kept, ...record } = place.record;
+  const folder = await stat(record.path).then((s) => `${s.mtimeMs}`, () => '-');
+  const pid = record.stage?.agent?.pid;
+  return JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, folder, pid ? processExists(pid) : null]);
+}
+

@@ -1,0 +1,28 @@
+/** Dropping a launch: marks it so tidying takes its place (and keeps a branch with unlanded work). */
+import { FlumeError } from '../../api/errors.js';
+import type { Repository } from '../../config/repository.js';
+import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../../state/store.js';
+import type { PlaceRecord } from '../../api/record.js';
+
+/** Marks the place `key` dropped; idempotent. */
+export async function dropPlace(repository: Repository, key: string, reason?: string): Promise<PlaceRecord> {
+  const { commonDir } = repository.info;
+  // Refuse an unknown place before taking its lock: a refusal leaves no lock file or state folder.
+  if (!(await readRecord(commonDir, key))) throw unknownPlace(repository, key);
+  return withPlaceLock(commonDir, key, async () => {
+    const record = await readRecord(commonDir, key);
+    if (!record) throw unknownPlace(repository, key);
+    if (record.dropped) return record;
+    record.dropped = { at: new Date().toISOString(), ...(reason ? { reason } : {}) };
+    await writeRecord(commonDir, record);
+    await appendEvent(commonDir, key, { event: 'dropped', reason });
+    return record;
+  });
+}
+
+function unknownPlace(repository: Repository, key: string): FlumeError {
+  return new FlumeError('UNKNOWN_PLACE', `There is no place ${key.replace('--', '/')} in ${repository.info.root}.`, {
+    fix: '`flume status` lists the places flume runs.',
+    details: { place: key },
+  });
+}

@@ -1,0 +1,239 @@
+/**
+ * The one module that runs other programs. Everything goes as argv: nothing a user typed ever
+ * reaches a shell. A string step from a repository's own config runs under `sh -c` because the
+ * repository wrote it as a shell line.
+ *
+ * Two ways in, by what is run. `run` is for the short programs flume asks and reads the answer of
+ * (git, tmux, an agent's `--version`, flume itself), dozens of times in one command: it goes through
+ * node's own `child_process`, because loading execa costs more than starting node (about 110 ms,
+ * measured), and every `flume status` would pay it. `runStep` and `spawnDetached` are for what flume
+ * starts on the user's behalf (a repository's readying steps, a worktree tool, the supervisor): they
+ * go through execa, loaded when first needed, for its kill-after-grace on a time limit and its
+ * clean-up of a step when flume itself exits. `startDetached` leaves one of flume's own programs
+ * running after it, on node's child_process too.
+ *
+ * Every way in starts from the caller's environment less git's local variables (core/support/environment.ts):
+ * a caller inside a git hook must not point flume's git, or anything flume starts, at its repository.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, closeSync, constants, openSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { withoutGitLocal } from './environment.js';
+
+/** What a finished program left. */
+export interface RunResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr interleaved, as a person would have seen them. */
+  all: string;
+  timedOut: boolean;
+  /** Set when the program could not be started at all (not found, not executable). */
+  failedToStart?: string;
+}
+
+/** How to run a program. */
+export interface RunOptions {
+  cwd?: string;
+  /**
+   * Added to the caller's environment (less git's local variables); with `clean`, the program gets
+   * exactly this and nothing of flume's own. A variable set to undefined is removed.
+   */
+  env?: Record<string, string | undefined>;
+  clean?: boolean;
+  input?: string;
+  timeoutMs?: number;
+  /** The signal that ends a program past `timeoutMs` (default SIGTERM; SIGKILL for one that may ignore it). */
+  killSignal?: NodeJS.Signals;
+}
+
+/** Runs a short program flume reads the answer of, to its end; never throws for a non-zero exit. */
+export async function run(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const result = await spawnToEnd(file, args, options);
+  const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString('utf8');
+  return {
+    exitCode: result.exitCode,
+    stdout: text(result.stdout),
+    stderr: text(result.stderr),
+    all: text(result.all),
+    timedOut: result.timedOut,
+    ...(result.failedToStart ? { failedToStart: result.failedToStart } : {}),
+  };
+}
+
+/** Runs a short program to its end, its output as bytes (for binary git output such as `cat-file --batch`). */
+export async function runBytes(file: string, args: string[], options: RunOptions = {}): Promise<{ exitCode: number | null; stdout: Buffer; stderr: string }> {
+  const result = await spawnToEnd(file, args, options);
+  return { exitCode: result.exitCode, stdout: Buffer.concat(result.stdout), stderr: Buffer.concat(result.stderr).toString('utf8') };
+}
+
+interface Spawned {
+  exitCode: number | null;
+  stdout: Buffer[];
+  stderr: Buffer[];
+  all: Buffer[];
+  timedOut: boolean;
+  failedToStart?: string;
+}
+
+function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<Spawned> {
+  return new Promise((resolve) => {
+    const done: Spawned = { exitCode: null, stdout: [], stderr: [], all: [], timedOut: false };
+    const env = environment(options);
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      resolve(done);
+    };
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(file, args, { cwd: options.cwd, env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    } catch (error) {
+      done.failedToStart = error instanceof Error ? error.message : String(error);
+      finish();
+      return;
+    }
+    child.stdout!.on('data', (chunk: Buffer) => (done.stdout.push(chunk), done.all.push(chunk)));
+    child.stderr!.on('data', (chunk: Buffer) => (done.stderr.push(chunk), done.all.push(chunk)));
+    // A program that was never started answers with an 'error' and no exit.
+    child.on('error', (error) => {
+      if (child.pid === undefined) done.failedToStart = error.message;
+      if (child.pid === undefined) finish();
+    });
+    child.on('close', (code) => {
+      done.exitCode = code;
+      finish();
+    });
+    if (options.timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        done.timedOut = true;
+        child.kill(options.killSignal ?? 'SIGTERM');
+      }, options.timeoutMs);
+    }
+    if (options.input !== undefined) {
+      // A program that exits without reading all its input closes the pipe: that is its answer, not flume's error.
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(options.input);
+    }
+  });
+}
+
+/** A program's whole environment: `env` alone with `clean`, else the caller's less git's local variables, then `env`. */
+function environment(options: { env?: Record<string, string | undefined>; clean?: boolean }): Record<string, string> {
+  return withoutUnset(options.clean ? (options.env ?? {}) : { ...withoutGitLocal(process.env), ...options.env });
+}
+
+/** The environment without the variables set to undefined (removed, as the caller asked). */
+function withoutUnset(env: Record<string, string | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) kept[name] = value;
+  return kept;
+}
+
+/**
+ * Runs what flume starts on the user's behalf (a readying step, a worktree tool) to its end, through
+ * execa: past its time limit it is sent `killSignal`, and SIGKILL if it is still there 5 s later; if
+ * flume itself exits meanwhile, the step is ended too. Never throws for a non-zero exit.
+ */
+export async function runStep(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const { execa } = await import('execa');
+  const result = await execa(file, args, {
+    cwd: options.cwd,
+    env: environment(options),
+    extendEnv: false,
+    input: options.input,
+    timeout: options.timeoutMs,
+    killSignal: options.killSignal,
+    reject: false,
+    all: true,
+    stripFinalNewline: false,
+    stdin: options.input === undefined ? 'ignore' : undefined,
+  });
+  const startError = result.failed && result.exitCode === undefined && !result.timedOut ? result.originalMessage || result.message : undefined;
+  return {
+    exitCode: result.exitCode ?? null,
+    stdout: String(result.stdout ?? ''),
+    stderr: String(result.stderr ?? ''),
+    all: String(result.all ?? ''),
+    timedOut: Boolean(result.timedOut),
+    ...(startError ? { failedToStart: startError } : {}),
+  };
+}
+
+/**
+ * Starts a program detached from flume, its output appended to a file, and returns its pid. The
+ * file is opened here and handed over as a descriptor, so no pipe ties the child to flume and the
+ * command that started it can exit at once.
+ */
+export async function spawnDetached(file: string, args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; logFile?: string } = {}): Promise<number | undefined> {
+  const { execa } = await import('execa');
+  const out: number | 'ignore' = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
+  try {
+    const subprocess = execa(file, args, {
+      cwd: options.cwd,
+      env: environment(options),
+      extendEnv: false,
+      detached: true,
+      stdin: 'ignore',
+      stdout: out as 'ignore',
+      stderr: out as 'ignore',
+      reject: false,
+      cleanup: false,
+    });
+    subprocess.catch(() => undefined);
+    subprocess.unref();
+    return subprocess.pid;
+  } finally {
+    if (typeof out === 'number') closeSync(out);
+  }
+}
+
+/**
+ * Starts one of flume's own programs detached, to go on after this process ends (the background
+ * config probe), on node's own child_process: a command that must answer at once does not pay for
+ * loading execa. Its output goes nowhere; nothing waits for it.
+ */
+export function startDetached(file: string, args: string[], options: { cwd?: string } = {}): void {
+  const child = spawn(file, args, { cwd: options.cwd, env: environment({}), detached: true, stdio: 'ignore' });
+  child.on('error', () => undefined);
+  child.unref();
+}
+
+/**
+ * Runs a program on the caller's own terminal (stdin, stdout and stderr handed over) to its end:
+ * how the live view puts the operator on an agent's pane (`tmux attach`). Resolves with its exit code.
+ */
+export function runAttached(file: string, args: string[], options: { env?: Record<string, string | undefined> } = {}): Promise<number | null> {
+  return new Promise((resolve) => {
+    try {
+      const child = spawn(file, args, { env: environment(options), stdio: 'inherit' });
+      child.on('error', () => resolve(null));
+      child.on('close', (code) => resolve(code));
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
+/** The full path of a program on PATH, or undefined. */
+export function which(program: string, path = process.env.PATH ?? ''): string | undefined {
+  if (program.includes('/')) return isExecutable(program) ? program : undefined;
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, program);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
