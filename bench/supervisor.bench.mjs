@@ -4,7 +4,7 @@
 // under 1% of a core, under 150 MB); (3) places move independently: 8 places whose stage starts are
 // slow while 8 others deliver, from each commit to its delivery's record (limits: median under 1 s,
 // p90 under 2 s), optionally side by side with a supervisor whose pass waits for each step
-// (FLUME_AWAIT_STEPS=1, how it worked before; AWAITED=0 skips it).
+// (bench/watch-awaiting.mjs, how it worked before; AWAITED=0 skips it).
 // WATCH_NODE_ARGS passes node flags to the supervisor (e.g. `--cpu-prof --cpu-prof-dir=<dir>`).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -192,7 +192,7 @@ async function independentRun(awaitSteps, count, slowMs) {
     // Agents started from now on (the slow places', and the delivering places' next stage) are slow.
     writeFileSync(join(configDir, 'script.json'), JSON.stringify({ startDelayMs: slowMs, onPrompt: [{ actions: [{ sleepMs: 600_000 }] }] }));
     const nodeArgs = (process.env.WATCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    watcher = spawn(process.execPath, [...nodeArgs, FLUME, 'watch', '--poll', '30s', '--linger', '0', '--quiet'], { env: { ...env, ...(awaitSteps ? { FLUME_AWAIT_STEPS: '1' } : {}) }, stdio: 'ignore' });
+    watcher = spawn(process.execPath, [...nodeArgs, ...(awaitSteps ? [join(PROJECT, 'bench', 'watch-awaiting.mjs')] : [FLUME, 'watch', '--poll', '30s', '--linger', '0', '--quiet'])], { env, stdio: 'ignore' });
     const startDeadline = Date.now() + 60_000;
     while (![...Array(count).keys()].every((i) => eventsOf(repo, `fix--s${i}`).some((e) => e.event === 'stage-started'))) {
       if (Date.now() > startDeadline) throw new Error('the slow places never started');

@@ -42,3 +42,4 @@ export type { StageView } from './engine/stage/stage-view.js';
 export { waitingOn, waitingPlaces, waitingTracker, type Waiting } from './engine/stage/waiting.js';
 export { paneEnvScript, shellQuote, SHELL_NAME, splitBursts, withoutPasteMarkers } from './drivers/pane-env.js';
 export { privateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './state/private.js';
+export { forgetKept, Kept, keptCache, keptCaches, type KeptOptions } from './support/kept.js';

@@ -6,7 +6,7 @@
  * reading one does.
  */
 import { stat } from 'node:fs/promises';
-import { lookAtPanes, processExists, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
+import { keptCache, lookAtPanes, processExists, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
 import { readState, sessionStates, type SessionFile, type TranscriptReading } from './transcript.js';
 import { classifyScreen, draftText, permissionTool } from './screen.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
@@ -76,14 +76,13 @@ export async function readTranscript(handle: AgentHandle, path: string | undefin
   if (kept && kept.stamp === before && kept.patterns === patterns) return structuredClone(kept.reading);
   const reading = await readState(path, { patterns });
   if (before && (await fileStamp(path)) === before) {
-    if (READINGS.size >= 500) READINGS.delete(READINGS.keys().next().value!);
     READINGS.set(path, { stamp: before, patterns, reading: structuredClone(reading) });
   }
   return reading;
 }
 
 /** The last reading of each transcript this process read, by path. */
-const READINGS = new Map<string, { stamp: string; patterns: ClaudeCodePatterns; reading: TranscriptReading }>();
+const READINGS = keptCache<string, { stamp: string; patterns: ClaudeCodePatterns; reading: TranscriptReading }>('claude-code transcript readings', { holds: 'the last reading of each Claude Code transcript, by path, with the stamp of the file it was read from', entries: 500 });
 
 /** What identifies a file's content without reading it: device, inode, size and change time. */
 async function fileStamp(path: string): Promise<string | undefined> {

@@ -3,12 +3,12 @@
  * per program and environment PATH in a process, at an agent's start; the answer is kept in the
  * agent's handle, so reading an agent never runs the program.
  */
-import { run } from '../../core/index.js';
+import { keptCache, run } from '../../core/index.js';
 
 /** How long `--version` may take before flume goes on without knowing. */
 const VERSION_TIMEOUT_MS = 10_000;
 
-const asked = new Map<string, Promise<string | undefined>>();
+const asked = keptCache<string, Promise<string | undefined>>('claude-code versions', { holds: 'the version each Claude Code program reports, by its path and PATH', entries: 100 });
 
 /**
  * The version the program reports (`2.1.300`), or undefined when it does not say one (not found,

@@ -3,14 +3,14 @@
  * was checked against (0.171.0; its screens and rollout lines are pinned in
  * test/integration/codex-vs-real.test.ts).
  */
-import { run, FlumeError, type DoctorCheck } from '../../core/index.js';
+import { keptCache, run, FlumeError, type DoctorCheck } from '../../core/index.js';
 import { codexEnvironment, requireProgram } from './environment.js';
 import type { CodexOptions } from './options.js';
 
 /** The Codex CLI versions flume's readings were checked against. */
 export const CHECKED_VERSIONS = ['0.171.0'];
 
-const asked = new Map<string, Promise<string | undefined>>();
+const asked = keptCache<string, Promise<string | undefined>>('codex versions', { holds: 'the version each Codex program reports, by its path and PATH', entries: 100 });
 
 /** `codex --version` (`codex-cli 0.171.0`) as `0.171.0`; undefined when it does not say. Asked once per program and PATH. */
 export function codexVersion(binary: string, env: Record<string, string>): Promise<string | undefined> {

@@ -3,6 +3,7 @@
  * (`cat-file --batch`, `patch-id`) go through exec.ts. A reading of a repository (`readRepository`)
  * costs a fixed number of git processes however many places it holds: that is what keeps status cheap.
  */
+import { keptCache } from './kept.js';
 import type { SimpleGit } from 'simple-git';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -196,14 +197,13 @@ export async function readRepositoryKept(root: string, commonDir: string): Promi
   READINGS.delete(key);
   // Anything changed since shortly before the reading began is newer than the margin: not kept.
   if (stamp.newestNs < startedNs - RACY_MARGIN_NS) {
-    if (READINGS.size >= 50) READINGS.delete(READINGS.keys().next().value!);
     READINGS.set(key, { stamp: stamp.stamp, reading: copyReading(reading) });
   }
   return reading;
 }
 
-/** Repository readings kept by `readRepositoryKept`, by root and common dir. */
-const READINGS = new Map<string, { stamp: string; reading: RepositoryReading }>();
+/** Repository readings kept by `readRepositoryKept`, by root and common dir, each with its stamp. */
+const READINGS = keptCache<string, { stamp: string; reading: RepositoryReading }>('repository readings', { holds: "a repository's worktrees and branches, by root, with the stamp of the files git read them from", entries: 50 });
 
 /** How much older than a reading every file it stamps must be for the reading to be kept: 1 s. */
 const RACY_MARGIN_NS = 1_000_000_000n;

@@ -5,6 +5,7 @@
  * `<common>/flume/usage/<session id>.json` (atomic writes; the last figures with it), so status
  * and the supervisor read only what a transcript gained since they last asked.
  */
+import { keptCache } from '../../support/kept.js';
 import { randomUUID } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,7 +53,6 @@ export async function agentUsage(flume: Flume, commonDir: string, handle: AgentH
   if (cached && read.cursor === cached.cursor && KEPT.get(file) === cached) return read.usage;
   const next: Cached = { driver: handle.driver, usage: read.usage, cursor: read.cursor };
   if (JSON.stringify(next) !== JSON.stringify(cached)) await writeCache(commonDir, file, next).catch(() => undefined);
-  if (KEPT.size >= 1000) KEPT.delete(KEPT.keys().next().value!);
   KEPT.set(file, next);
   return read.usage;
 }
@@ -139,7 +139,7 @@ interface Cached {
 }
 
 /** The last cursor of each session this process read or wrote, by cache file. */
-const KEPT = new Map<string, Cached>();
+const KEPT = keptCache<string, Cached>('usage cursors', { holds: "the last usage figures and cursor of each agent session this process read or wrote, by its cache file", entries: 1000 });
 
 function cacheFile(commonDir: string, sessionId: string): string {
   return join(commonDir, 'flume', 'usage', `${sessionId.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);

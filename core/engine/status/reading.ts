@@ -3,6 +3,7 @@
  * and branches read once, files at each place's head fetched in one batch, and landing judged for
  * every place in one pass. The number of git processes does not grow with the number of places.
  */
+import { keptCache } from '../../support/kept.js';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -81,7 +82,6 @@ async function landings(root: string, repository: RepositoryReading, places: Pla
   }
   if (missing.length === 0) return judged;
   const found = await judgeLandings(root, missing).catch(() => undefined);
-  if (LANDINGS.size > 1000) LANDINGS.clear();
   for (const pair of missing) {
     const at = found?.get(pair.branch);
     if (!at) continue;
@@ -94,7 +94,7 @@ async function landings(root: string, repository: RepositoryReading, places: Pla
 }
 
 /** Landing judgements by repository, branch head and target head. */
-const LANDINGS = new Map<string, GitLanding>();
+const LANDINGS = keptCache<string, GitLanding>('landing judgements', { holds: "git's judgement of a branch's landing, by repository, branch head and target head", entries: 1000 });
 
 /** The request a deliverable reader gets for one place, read at the branch head taken in the reading. */
 export function deliverableRequest(reading: Reading, place: PlaceReading, stage: StageDef, options: { type: string; [key: string]: unknown }): DeliverableRequest | undefined {
@@ -163,20 +163,14 @@ function batchLoader(root: string) {
  */
 function keepObject(root: string, spec: string, value: { type: string; content: Buffer } | undefined): void {
   if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?:/.test(spec) || (value && value.content.length > 64 * 1024)) return;
-  // At most 2,000 answers and 8 MB: the oldest go first.
-  while (OBJECTS.size > 0 && (OBJECTS.size >= 2000 || keptBytes + (value?.content.length ?? 0) > 8 * 1024 * 1024)) {
-    const [oldest, kept] = OBJECTS.entries().next().value!;
-    keptBytes -= kept.value?.content.length ?? 0;
-    OBJECTS.delete(oldest);
-  }
   const key = `${root}\0${spec}`;
-  const previous = OBJECTS.get(key);
-  if (previous) keptBytes -= previous.value?.content.length ?? 0;
-  keptBytes += value?.content.length ?? 0;
   // A copy: the answer is a slice of the whole batch's output, which it would otherwise keep alive.
   OBJECTS.set(key, { value: value && { type: value.type, content: Buffer.from(value.content) } });
 }
 
-/** Objects kept by `keepObject`, and the bytes of their contents. */
-const OBJECTS = new Map<string, { value: { type: string; content: Buffer } | undefined }>();
-let keptBytes = 0;
+/** Objects kept by `keepObject`: at most 2,000 answers and 8 MB of contents, the oldest going first. */
+const OBJECTS = keptCache<string, { value: { type: string; content: Buffer } | undefined }>('objects', {
+  holds: 'what a path holds at a commit (or that it holds nothing), by repository and full commit id',
+  entries: 2000,
+  bytes: { max: 8 * 1024 * 1024, of: (kept) => kept.value?.content.length ?? 0 },
+});

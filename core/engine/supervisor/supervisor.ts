@@ -46,6 +46,12 @@ export interface SupervisorOptions {
    * answers read commands on the host's socket with it (core/cli/warm.ts).
    */
   serve?: () => Promise<{ close(): Promise<void> } | undefined>;
+  /**
+   * What a pass does with each step it starts: by default nothing (the pass goes on, and the step's end
+   * wakes the next). A caller that wants each pass to wait for its steps (the supervisor benchmark's
+   * side-by-side figure, bench/watch-awaiting.mjs) returns the step.
+   */
+  afterStep?: (step: Promise<void>) => Promise<void> | void;
 }
 
 /** Runs the supervisor until aborted, or until the host has had no place for `lingerMs`. */
@@ -77,7 +83,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   options.signal?.addEventListener('abort', poke);
   let emptySince = Date.now();
   let passes = 0;
-  const run: Run = { log, pollMs, judged: 0, steps: new Map(), ended: new Map(), ends: 0, poke: () => poke() };
+  const run: Run = { log, pollMs, judged: 0, steps: new Map(), ended: new Map(), ends: 0, poke: () => poke(), afterStep: options.afterStep };
   const opening = new Map<string, Promise<Opened>>();
   // A repository whose opening takes longer than a moment is left to finish on its own; the next pass
   // (woken when it ends) takes it. So a config that hangs stalls no other repository's places.
@@ -163,6 +169,8 @@ interface Run {
   ends: number;
   /** Wakes the next pass. */
   poke: () => void;
+  /** The caller's `afterStep`. */
+  afterStep?: SupervisorOptions['afterStep'];
 }
 
 /**
@@ -210,8 +218,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
       if (!settled(keyOf(record))) return;
       // A reading this pass took (not a memo) may spare the step its own first reading.
       const step = stepPlace(repository, record, run, fresh ? { record, facts } : undefined);
-      // For the benchmark's side-by-side figure only: the pass waits for each step, as it once did.
-      if (process.env.FLUME_AWAIT_STEPS === '1') await step;
+      await run.afterStep?.(step);
     }),
   );
   // A place tidying kept is judged again only when what it was judged on changed, or at the slow
