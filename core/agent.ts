@@ -3,7 +3,7 @@
  * program is started, where its transcript is and how to read it) and a pane host (where it runs).
  * Every answer a driver gives must come from the agent's own record, never from a guess.
  */
-import { FlumeError } from './errors.js';
+import { flumeError } from './errors.js';
 import { processExists } from './process.js';
 import type { AgentPlan, ConfirmRequest, StartRequest } from './hooks.js';
 import type { AgentHandle, AgentReading, AgentUsage, PromptState } from './types.js';
@@ -303,15 +303,15 @@ export type { PromptState };
 export function checkPaneSpec(spec: PaneSpec): void {
   const [program] = spec.argv;
   if (!program || program.includes('=')) {
-    throw new FlumeError('BAD_USAGE', `A pane's program must be named first and hold no '=': ${JSON.stringify(spec.argv)}.`, {
-      fix: 'Pass the program as argv[0], preferably as an absolute path.',
+    throw flumeError('BAD_USAGE', { argv: JSON.stringify(spec.argv) }, {
+      variant: 'paneProgram',
       details: { argv: spec.argv },
     });
   }
   const bad = Object.keys(spec.env).filter((key) => key === '' || key.includes('=') || key.startsWith('-'));
   if (bad.length) {
-    throw new FlumeError('BAD_USAGE', `Environment names cannot be empty, hold '=' or start with '-': ${bad.join(', ')}.`, {
-      fix: 'Rename or drop those variables.',
+    throw flumeError('BAD_USAGE', { names: bad.join(', ') }, {
+      variant: 'environmentNames',
       details: { names: bad },
     });
   }

@@ -10,11 +10,11 @@ export { canType, checkPaneSpec, defineDriver, definePaneHost, lookAtPane, lookA
 export { processExists, processRunning, signalQuietly, waitGone } from './process.js';
 export { closeAgent, openAgent, readJsonl, resendInBox, submit, waitFor } from './driving.js';
 export type { AgentDriver, DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState, UsageRead } from './agent.js';
-export { FlumeError, ERROR_CODES, isFlumeError } from './errors.js';
+export { FlumeError, ERROR_CODES, flumeError, isFlumeError } from './errors.js';
 export { SECRET_NAME } from './secret.js';
-export type { FlumeErrorCode, FlumeErrorOptions, PluginErrorCode } from './errors.js';
+export type { FlumeErrorBuild, FlumeErrorCode, FlumeErrorOptions, PluginErrorCode } from './errors.js';
 export { ERROR_CATALOGUE } from './error-catalogue.js';
-export type { CatalogueEntry } from './error-catalogue.js';
+export type { CatalogueEntry, CatalogueWording } from './error-catalogue.js';
 export { configSchema } from './config/schema.js';
 export type { FlumeConfig, KindDef, StageDef, ReadyStep, Limits } from './config/schema.js';
 export { run, which } from './exec.js';

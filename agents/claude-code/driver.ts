@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { agentBaseEnvironment, canType, defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
+import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -216,8 +216,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const draft = screen === undefined ? '' : draftText(screen, patterns);
       if (draft === '') return driver.send(handle, text);
       if (sameText(draft, asRecorded(text, patterns), patterns)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
-      throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
-        fix: 'Clear the input box in its pane, then try again.',
+      throw flumeError('AGENT_BUSY', {}, {
+        variant: 'driver',
       });
     },
 
@@ -280,8 +280,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       }
       const pid = handle.pid ?? (await sessionState(configOf(handle), handle.sessionId))?.pid;
       if (pid && processExists(pid) && !(await waitFor(async () => !processExists(pid), 3000))) {
-        throw new FlumeError('AGENT_DID_NOT_EXIT', `The agent of session ${handle.sessionId} (pid ${pid}) did not exit.`, {
-          fix: `Look at it with \`ps -p ${pid}\`; it may be ending a tool call.`,
+        throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pid }, {
+          variant: 'session',
           details: { pid, sessionId: handle.sessionId },
         });
       }
@@ -330,20 +330,19 @@ export async function requireProgram(program: string, env: Record<string, string
   const { constants } = await import('node:fs');
   const { delimiter, resolve } = await import('node:path');
   const executable = async (path: string) => (await stat(path).then((s) => s.isFile(), () => false)) && (await access(path, constants.X_OK).then(() => true, () => false));
-  const fix = `Install Claude Code (npm install -g @anthropic-ai/claude-code) so ${program} is on PATH, or name its program in the config (agents.claude-code.binary); then flume retry the place.`;
   if (program.includes('/')) {
     const path = resolve(program);
     if (await executable(path)) return path;
     const there = await stat(path).then(() => true, () => false);
-    throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: ${there ? 'it is not an executable file' : 'there is no such file'}.`, { fix, details: { program } });
+    throw flumeError('AGENT_START_FAILED', { program }, { variant: there ? 'claudeNotExecutable' : 'claudeNoFile', details: { program } });
   }
   const folders = (env.PATH ?? '').split(delimiter).filter(Boolean);
   for (const folder of folders) {
     const path = join(folder, program);
     if (await executable(path)) return path;
   }
-  throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: it is not on the agent's PATH (${folders.length} folder${folders.length === 1 ? '' : 's'} searched).`, {
-    fix,
+  throw flumeError('AGENT_START_FAILED', { program, count: folders.length }, {
+    variant: folders.length === 1 ? 'claudeNotOnPathOne' : 'claudeNotOnPath',
     details: { program, path: env.PATH ?? '' },
   });
 }
@@ -366,13 +365,13 @@ export function agentEnvironment(options: ClaudeCodeOptions, base: NodeJS.Proces
 async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
   if (host && handle.pane) {
     if (await ownsPane(host, handle)) return host;
-    throw new FlumeError('AGENT_NOT_UP', `The pane ${handle.pane} no longer holds the agent of session ${handle.sessionId}; nothing was typed.`, {
-      fix: 'Start the stage again with flume retry.',
+    throw flumeError('AGENT_NOT_UP', { pane: handle.pane, sessionId: handle.sessionId }, {
+      variant: 'paneGone',
       details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
     });
   }
-  throw new FlumeError('AGENT_NOT_UP', `The agent of session ${handle.sessionId} runs where flume cannot type (${handle.host}).`, {
-    fix: 'Type into it where it runs; flume reads its transcript all the same.',
+  throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId, host: handle.host }, {
+    variant: 'elsewhere',
   });
 }
 

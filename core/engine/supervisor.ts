@@ -10,7 +10,7 @@
 import { existsSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { FlumeError } from '../errors.js';
+import { FlumeError, flumeError } from '../errors.js';
 import { processExists } from '../process.js';
 import { openRepository, type Repository } from '../context.js';
 import { requireTrust } from '../config/trust.js';
@@ -52,8 +52,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   await ensureHostStateDir();
   const lock = await acquireLock(supervisorLock(), { timeoutMs: 0, what: 'The supervisor of this host' }).catch((error) => {
     if (error instanceof FlumeError && error.code === 'PLACE_BUSY') {
-      throw new FlumeError('WATCH_RUNNING', 'A flume watch already runs on this host.', {
-        fix: 'Nothing to do: it moves every place on. Stop it (kill its pid in the lock file) before starting another.',
+      throw flumeError('WATCH_RUNNING', {}, {
         details: { lock: supervisorLock() },
       });
     }
