@@ -6,7 +6,7 @@
  * a secret's value: a variable whose name says it is a secret (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`,
  * `…_SECRET`, `…_PASSWORD`) is written as a reference, `NAME="$NAME"`, for the operator's shell to fill.
  */
-import { definePaneHost, definePlugin, FlumeError, SECRET_NAME, SHELL_NAME } from '../core/index.js';
+import { definePaneHost, definePlugin, flumeError, SECRET_NAME, SHELL_NAME } from '../core/index.js';
 
 export { SECRET_NAME };
 
@@ -47,13 +47,13 @@ export const printedHost = definePaneHost({
     return undefined;
   },
   async type() {
-    throw new FlumeError('AGENT_NOT_UP', 'An agent started as a printed command has no pane flume can type into.', {
-      fix: 'Type into the terminal where the command runs.',
+    throw flumeError('AGENT_NOT_UP', {}, {
+      variant: 'printed',
     });
   },
   async keys() {
-    throw new FlumeError('AGENT_NOT_UP', 'An agent started as a printed command has no pane flume can press keys in.', {
-      fix: 'Use the terminal where the command runs.',
+    throw flumeError('AGENT_NOT_UP', {}, {
+      variant: 'printedKeys',
     });
   },
   async alive() {

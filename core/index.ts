@@ -15,11 +15,11 @@ export { processExists, processRunning, signalQuietly, waitGone } from './suppor
 export { closeAgent, openAgent, readJsonl, resendInBox, submit, waitFor } from './drivers/driving.js';
 export type { AgentDriver, UsageRead } from './api/driver.js';
 export type { DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState } from './api/pane-host.js';
-export { FlumeError, ERROR_CODES, isFlumeError } from './api/errors.js';
+export { FlumeError, ERROR_CODES, flumeError, isFlumeError } from './api/errors.js';
 export { SECRET_NAME } from './support/secret.js';
-export type { FlumeErrorCode, FlumeErrorOptions, PluginErrorCode } from './api/errors.js';
+export type { FlumeErrorBuild, FlumeErrorCode, FlumeErrorOptions, PluginErrorCode } from './api/errors.js';
 export { ERROR_CATALOGUE } from './api/error-catalogue.js';
-export type { CatalogueEntry } from './api/error-catalogue.js';
+export type { CatalogueEntry, CatalogueWording } from './api/error-catalogue.js';
 export { configSchema } from './api/config.js';
 export type { FlumeConfig } from './api/plugin.js';
 export type { KindDef, StageDef, ReadyStep, Limits } from './api/config.js';

@@ -1,7 +1,7 @@
 /**
  * The `path` option a file deliverable may take, shared by the readers that read one file.
  */
-import { FlumeError, type DeliverableRequest } from '../core/index.js';
+import { flumeError, type DeliverableRequest } from '../core/index.js';
 
 /**
  * The file a reader reads: the stage's `path` option, else `fallback()`. The path is relative to the
@@ -14,8 +14,8 @@ export function fileOption(request: DeliverableRequest, plugin: string, fallback
   if (typeof option === 'string' && option.trim() !== '' && !option.startsWith('/') && !option.split('/').includes('..')) {
     return option.replace(/^(\.\/)+/, '');
   }
-  throw new FlumeError('BAD_CONFIG', `The deliverable path ${JSON.stringify(option)} is not a file inside the place.`, {
-    fix: 'Give the stage\'s deliverable a "path" relative to the place, such as "docs/verify.md".',
+  throw flumeError('BAD_CONFIG', { path: JSON.stringify(option) }, {
+    variant: 'deliverablePath',
     details: { path: option, place: request.place.id, stage: request.stage.name },
     plugin,
     hook: 'readDeliverable',

@@ -8,7 +8,7 @@
  * know before construct runs. A stage option `change` names another id, for a caller (crew's fix
  * round, a declared kind) that works a change it did not launch under that name.
  */
-import { FlumeError, type DeliverableContext } from '../core/index.js';
+import { flumeError, type DeliverableContext } from '../core/index.js';
 
 /** The folder every active OpenSpec change sits in, relative to the repository root. */
 export const CHANGES_DIR = 'openspec/changes';
@@ -21,8 +21,8 @@ export function changeId(request: DeliverableContext, plugin: string): string {
   const option = request.options.change;
   const id = option === undefined ? request.place.name : option;
   if (typeof id !== 'string' || !isFolderName(id)) {
-    throw new FlumeError('BAD_CONFIG', `The OpenSpec change id ${JSON.stringify(id)} is not a folder under ${CHANGES_DIR}/.`, {
-      fix: `Give the stage's deliverable a "change" option naming the change's folder, such as "add-widget".`,
+    throw flumeError('BAD_CONFIG', { id: JSON.stringify(id), folder: CHANGES_DIR }, {
+      variant: 'openspecChange',
       details: { change: id, place: request.place.id, stage: request.stage.name },
       plugin,
       hook: 'readDeliverable',

@@ -16,7 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { definePlugin, FlumeError, schemaCheck, type DeliverableReading, type DeliverableRequest, type FlumePlugin, type SchemaCheck } from '../core/index.js';
+import { definePlugin, FlumeError, flumeError, schemaCheck, type DeliverableReading, type DeliverableRequest, type FlumePlugin, type SchemaCheck } from '../core/index.js';
 import { gitLanding } from './landing.js';
 
 const NAME = 'flume:deliverable:sluice';
@@ -103,8 +103,7 @@ async function parse(file: string, text: string, branch: string): Promise<Sluice
 }
 
 function bad(file: string, problems: string[]): FlumeError {
-  return new FlumeError('BAD_RECORD', `${file} is not a record ${NAME} can read: ${problems.join('; ')}.`, {
-    fix: 'sluice wrote what sluice-record.schema.json does not allow: have it write the record again (submit the branch again), or move the file aside.',
+  return flumeError('BAD_RECORD', { file, reader: NAME, problems: problems.join('; ') }, {
     details: { file, reader: NAME, problems },
   });
 }
@@ -120,7 +119,7 @@ export function sluiceRecordSchema(): Record<string, unknown> {
     const path = fileURLToPath(new URL(`${up}/schemas/sluice-record.schema.json`, import.meta.url));
     if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8'));
   }
-  throw new FlumeError('IO_FAILED', 'sluice-record.schema.json could not be read or written: it is not in the schemas folder beside flume\'s package.json.', {
-    fix: 'Reinstall flume: the schema ships with the package.',
+  throw flumeError('IO_FAILED', {}, {
+    variant: 'sluiceSchema',
   });
 }

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { agentBaseEnvironment, canType, defineDriver, FlumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
+import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -170,8 +170,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const draft = screen === undefined ? '' : draftText(screen, patterns);
       if (draft === '') return driver.send(handle, text);
       if (sameText(draft, asRecorded(text, patterns), patterns)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
-      throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
-        fix: 'Clear the input box in its pane, then try again.',
+      throw flumeError('AGENT_BUSY', {}, {
+        variant: 'driver',
       });
     },
 
@@ -234,8 +234,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       }
       const pid = handle.pid ?? (await sessionState(configOf(handle), handle.sessionId))?.pid;
       if (pid && processExists(pid) && !(await waitFor(async () => !processExists(pid), 3000))) {
-        throw new FlumeError('AGENT_DID_NOT_EXIT', `The agent of session ${handle.sessionId} (pid ${pid}) did not exit.`, {
-          fix: `Look at it with \`ps -p ${pid}\`; it may be ending a tool call.`,
+        throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pid }, {
+          variant: 'session',
           details: { pid, sessionId: handle.sessionId },
         });
       }
@@ -279,13 +279,13 @@ async function cancelledPrompt(host: PaneHost | undefined, handle: AgentHandle, 
 async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
   if (host && handle.pane) {
     if (await ownsPane(host, handle)) return host;
-    throw new FlumeError('AGENT_NOT_UP', `The pane ${handle.pane} no longer holds the agent of session ${handle.sessionId}; nothing was typed.`, {
-      fix: 'Start the stage again with flume retry.',
+    throw flumeError('AGENT_NOT_UP', { pane: handle.pane, sessionId: handle.sessionId }, {
+      variant: 'paneGone',
       details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
     });
   }
-  throw new FlumeError('AGENT_NOT_UP', `The agent of session ${handle.sessionId} runs where flume cannot type (${handle.host}).`, {
-    fix: 'Type into it where it runs; flume reads its transcript all the same.',
+  throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId, host: handle.host }, {
+    variant: 'elsewhere',
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { homedir } from 'node:os';
-import { agentBaseEnvironment, FlumeError } from '../../core/index.js';
+import { agentBaseEnvironment, flumeError } from '../../core/index.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
 export interface ClaudeCodeOptions {
@@ -63,20 +63,19 @@ export async function requireProgram(program: string, env: Record<string, string
   const { constants } = await import('node:fs');
   const { delimiter, resolve } = await import('node:path');
   const executable = async (path: string) => (await stat(path).then((s) => s.isFile(), () => false)) && (await access(path, constants.X_OK).then(() => true, () => false));
-  const fix = `Install Claude Code (npm install -g @anthropic-ai/claude-code) so ${program} is on PATH, or name its program in the config (agents.claude-code.binary); then flume retry the place.`;
   if (program.includes('/')) {
     const path = resolve(program);
     if (await executable(path)) return path;
     const there = await stat(path).then(() => true, () => false);
-    throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: ${there ? 'it is not an executable file' : 'there is no such file'}.`, { fix, details: { program } });
+    throw flumeError('AGENT_START_FAILED', { program }, { variant: there ? 'claudeNotExecutable' : 'claudeNoFile', details: { program } });
   }
   const folders = (env.PATH ?? '').split(delimiter).filter(Boolean);
   for (const folder of folders) {
     const path = join(folder, program);
     if (await executable(path)) return path;
   }
-  throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: it is not on the agent's PATH (${folders.length} folder${folders.length === 1 ? '' : 's'} searched).`, {
-    fix,
+  throw flumeError('AGENT_START_FAILED', { program, count: folders.length }, {
+    variant: folders.length === 1 ? 'claudeNotOnPathOne' : 'claudeNotOnPath',
     details: { program, path: env.PATH ?? '' },
   });
 }

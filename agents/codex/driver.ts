@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   defineDriver,
-  FlumeError,
+  flumeError,
   isRepositoryTrusted,
   lookAtPane,
   ownsPane,
@@ -145,8 +145,8 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       const draft = screen === undefined ? '' : draftText(screen);
       if (draft === '') return driver.send(handle, text);
       if (sameDraft(draft, text)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
-      throw new FlumeError('AGENT_BUSY', 'The input box holds other text; flume will not send its text along with it.', {
-        fix: 'Clear the input box in its pane, then try again.',
+      throw flumeError('AGENT_BUSY', {}, {
+        variant: 'driver',
       });
     },
 
@@ -190,8 +190,8 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       for (const pid of pids) signalQuietly(pid, 'SIGKILL');
       const left = pids.filter((pid) => processExists(pid));
       if (left.length && !(await waitFor(async () => left.every((pid) => !processExists(pid)), 2000))) {
-        throw new FlumeError('AGENT_DID_NOT_EXIT', `The Codex agent of session ${handle.sessionId} (pid ${left.join(', ')}) did not exit.`, {
-          fix: `Look at it with \`ps -p ${left.join(',')}\`; it may be ending a tool call.`,
+        throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pids: left.join(', '), pidList: left.join(',') }, {
+          variant: 'codex',
           details: { pids: left, sessionId: handle.sessionId },
         });
       }
@@ -258,8 +258,8 @@ function commandOf(call: { name: string; arguments: string }): string {
 /** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
 async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
   if (host && handle.pane && (await ownsPane(host, handle))) return host;
-  throw new FlumeError('AGENT_NOT_UP', `The Codex agent of session ${handle.sessionId} has no pane of its own flume can type into; nothing was typed.`, {
-    fix: 'Type into it where it runs, or start the stage again with flume retry.',
+  throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId }, {
+    variant: 'codexNoPane',
     details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
   });
 }

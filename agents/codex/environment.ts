@@ -2,7 +2,7 @@
  * What the Codex driver and its checks share: the variables a Codex session hands the commands it
  * runs (never passed on to an agent flume starts), the agent's environment, and finding its program.
  */
-import { agentBaseEnvironment, FlumeError, which } from '../../core/index.js';
+import { agentBaseEnvironment, flumeError, which } from '../../core/index.js';
 import type { CodexOptions } from './options.js';
 
 /**
@@ -26,8 +26,8 @@ export function codexEnvironment(options: CodexOptions, base: NodeJS.ProcessEnv 
 export function requireProgram(program: string, env: Record<string, string>): string {
   const found = which(program, env.PATH ?? '');
   if (found) return found;
-  throw new FlumeError('AGENT_START_FAILED', `The agent's program ${program} could not start: it is not ${program.includes('/') ? 'an executable file' : "on the agent's PATH"}.`, {
-    fix: `Install the Codex CLI (npm install -g @openai/codex) so ${program} is on PATH, or name its program in the config (agents.codex.binary); then flume retry the place.`,
+  throw flumeError('AGENT_START_FAILED', { program }, {
+    variant: program.includes('/') ? 'codexNotExecutable' : 'codexNotOnPath',
     details: { program },
   });
 }

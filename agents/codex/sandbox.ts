@@ -17,7 +17,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { FlumeError, run } from '../../core/index.js';
+import { flumeError, run } from '../../core/index.js';
 
 /** The folders a commit on `branch` in the worktree at `place` writes, each as git names it there. */
 export async function commitFolders(place: string, branch: string): Promise<string[]> {
@@ -26,8 +26,8 @@ export async function commitFolders(place: string, branch: string): Promise<stri
   const result = await run('git', ['rev-parse', ...asked], { cwd: place, timeoutMs: 10_000 });
   const [gitDir, objects, refFile, logFile] = result.stdout.split('\n').map((line) => line.trim());
   if (result.exitCode !== 0 || !gitDir || !objects || !refFile || !logFile) {
-    throw new FlumeError('AGENT_START_FAILED', `git could not name the folders a commit in ${place} writes: ${(result.stderr || result.stdout).trim() || `exit ${result.exitCode}`}`, {
-      fix: `Check the place with \`git -C ${place} status\`; then flume retry the place.`,
+    throw flumeError('AGENT_START_FAILED', { place, message: (result.stderr || result.stdout).trim() || `exit ${result.exitCode}` }, {
+      variant: 'codexSandbox',
       details: { place, branch },
     });
   }

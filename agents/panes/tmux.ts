@@ -30,7 +30,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   definePaneHost,
-  FlumeError,
+  flumeError,
   paneEnvScript,
   privateDir,
   PRIVATE_FILE_MODE,
@@ -101,8 +101,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
   async function livePane(pane: string): Promise<void> {
     const info = await paneInfo(pane);
     if (!info || info.dead) {
-      throw new FlumeError('AGENT_NOT_UP', `The pane ${pane} has no running program.`, {
-        fix: 'Read the pane with `flume status`; start the agent again with `flume retry`.',
+      throw flumeError('AGENT_NOT_UP', { pane }, {
+        variant: 'paneEmpty',
         details: { pane, socket: options.socket },
       });
     }
@@ -111,8 +111,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
   async function check(result: RunResult, what: string, pane?: string): Promise<void> {
     if (result.exitCode === 0) return;
     if (pane) await livePane(pane);
-    throw new FlumeError(pane ? 'IO_FAILED' : 'AGENT_START_FAILED', `tmux could not ${what}: ${firstLine(result)}`, {
-      fix: 'Check that tmux runs here (`tmux -V`) and that the socket folder is writable.',
+    throw flumeError(pane ? 'IO_FAILED' : 'AGENT_START_FAILED', { what, message: firstLine(result) }, {
+      variant: 'tmux',
       details: { socket: options.socket, stderr: result.stderr.trim() },
     });
   }
@@ -177,8 +177,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
         if (dead) break;
         if (Date.now() >= until) {
           await tmux([['kill-pane', '-t', pane]]);
-          throw new FlumeError('AGENT_START_FAILED', `tmux pane ${pane} did not start its program in ${spec.cwd}.`, {
-            fix: 'Check that /bin/sh runs here and that the machine is not overloaded, then start the agent again.',
+          throw flumeError('AGENT_START_FAILED', { pane, cwd: spec.cwd }, {
+            variant: 'tmuxPane',
             details: { pane, socket: options.socket },
           });
         }
@@ -230,8 +230,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       const found = new Map<string, PaneState>();
       if (result.exitCode !== 0) {
         if (/no server running|error connecting/i.test(result.stderr)) return found;
-        throw new FlumeError('IO_FAILED', `tmux could not list its panes: ${firstLine(result)}`, {
-          fix: 'Check that tmux runs here (`tmux -V`).',
+        throw flumeError('IO_FAILED', { message: firstLine(result) }, {
+          variant: 'tmuxList',
           details: { socket: options.socket, stderr: result.stderr.trim() },
         });
       }
@@ -302,8 +302,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
         if (signal) signalQuietly(info.pid, signal);
         if (await waitGone(info.pid, waitMs)) return reap(info.server, info.pid);
       }
-      throw new FlumeError('AGENT_DID_NOT_EXIT', `The program in pane ${pane} (pid ${info.pid}) did not exit.`, {
-        fix: `Look at the process with \`ps -p ${info.pid}\` and end it by hand.`,
+      throw flumeError('AGENT_DID_NOT_EXIT', { pane, pid: info.pid }, {
+        variant: 'pane',
         details: { pane, pid: info.pid },
       });
     },

@@ -3,7 +3,7 @@
  * text) can act on is a FlumeError: a SCREAMING_SNAKE code, a one-line message, and a fix that names
  * the safe next step. Only the CLI turns one into output and an exit code.
  */
-import { ERROR_CATALOGUE, type CatalogueCode } from './error-catalogue.js';
+import { ERROR_CATALOGUE, catalogueWording, fillShape, type CatalogueCode, type CatalogueValues, type CatalogueVariant } from './error-catalogue.js';
 
 /** Every code flume raises, with the exit code it maps to (from the catalogue, core/api/error-catalogue.ts). */
 export const ERROR_CODES = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [code, entry.exit])) as {
@@ -50,6 +50,11 @@ export class FlumeError extends Error {
     this.hook = options.hook;
   }
 
+  /** An error as `toJSON` gave it, raised again (one a child process built and reported). */
+  static fromJSON(json: { code: FlumeErrorCode | PluginErrorCode; message: string; fix?: string; details?: Record<string, unknown>; plugin?: string; hook?: string }): FlumeError {
+    return new FlumeError(json.code, json.message, { fix: json.fix, details: json.details, plugin: json.plugin, hook: json.hook });
+  }
+
   /** The process exit code this error maps to: 2 for bad usage, 1 otherwise. */
   get exitCode(): number {
     return ERROR_CODES[this.code as FlumeErrorCode] ?? 1;
@@ -66,6 +71,28 @@ export class FlumeError extends Error {
       ...(Object.keys(this.details).length ? { details: this.details } : {}),
     };
   }
+}
+
+/** What `flumeError` takes beside the code and the values: which wording, and what the error carries. */
+export interface FlumeErrorBuild<V extends string = string> extends Pick<FlumeErrorOptions, 'details' | 'plugin' | 'hook' | 'cause'> {
+  /** The catalogue's named wording of the code to use (`'default'`, or none: the entry's own). */
+  variant?: V;
+}
+
+/**
+ * The FlumeError for `code`, worded by its catalogue entry (core/error-catalogue.ts): the message and
+ * the fix with each `{word}` filled from `values`. A word without a value throws, so a call site that
+ * forgets one fails its first test rather than printing `{word}`.
+ */
+export function flumeError<C extends CatalogueCode, V extends CatalogueVariant<C> | 'default' = 'default'>(
+  code: C,
+  values: CatalogueValues<C, V>,
+  options: FlumeErrorBuild<V> = {},
+): FlumeError {
+  const { variant, ...carried } = options;
+  const wording = catalogueWording(code, variant);
+  const filled = values as Record<string, unknown>;
+  return new FlumeError(code, fillShape(wording.message, filled, code), { ...carried, fix: fillShape(wording.fix, filled, code) });
 }
 
 /** True for a FlumeError, optionally of one code. */
@@ -93,8 +120,9 @@ export function inPlugin(error: unknown, plugin: string, hook: string): FlumeErr
   const message = error instanceof Error ? error.message : String(error);
   const own = pluginCode(error);
   const carried = (error ?? {}) as { fix?: unknown; details?: unknown };
-  return new FlumeError(own ?? 'PLUGIN_FAILED', `[${plugin}] ${hook} failed: ${message}`, {
-    fix: typeof carried.fix === 'string' ? carried.fix : `Check the plugin "${plugin}"; the error came from its ${hook} tap.`,
+  const worded = flumeError('PLUGIN_FAILED', { plugin, hook, message });
+  return new FlumeError(own ?? 'PLUGIN_FAILED', worded.message, {
+    fix: typeof carried.fix === 'string' ? carried.fix : worded.fix,
     details: carried.details && typeof carried.details === 'object' ? (carried.details as Record<string, unknown>) : undefined,
     plugin,
     hook,

@@ -4,8 +4,7 @@
  * checks are hand-written and small (a few `typeof`s), since they run on every status; undefined is
  * always allowed (a bail hook's "not mine"), and properties a type does not name are let through.
  */
-import { ERROR_CATALOGUE, catalogueMessage } from './error-catalogue.js';
-import { FlumeError } from './errors.js';
+import { FlumeError, flumeError } from './errors.js';
 
 /** The problems with a value a tap returned, each in a few words; empty when it is well formed. */
 export type ReturnCheck = (value: unknown) => string[];
@@ -62,8 +61,7 @@ export function driverReturnCheck(method: string): ReturnCheck | undefined {
 
 /** The error for a tap's malformed return: PLUGIN_BAD_RETURN, naming the plugin, the hook and each problem. */
 export function badReturn(plugin: string, hook: string, problems: string[], value: unknown): FlumeError {
-  return new FlumeError('PLUGIN_BAD_RETURN', catalogueMessage('PLUGIN_BAD_RETURN', { plugin, hook, what: 'a malformed value', problems: problems.join('; ') }), {
-    fix: `${ERROR_CATALOGUE.PLUGIN_BAD_RETURN.fix.replace('the plugin named', `the plugin "${plugin}"`)}`,
+  return flumeError('PLUGIN_BAD_RETURN', { plugin, hook, problems: problems.join('; ') }, {
     details: { problems, returned: describe(value) },
     plugin,
     hook,

@@ -2,7 +2,7 @@
  * The contract of a pane host: where an agent runs (a tmux pane, a herdr pane, a printed command),
  * how flume opens one, types into it, looks at it and closes it; and the checks every host shares.
  */
-import { FlumeError } from './errors.js';
+import { flumeError } from './errors.js';
 import { processExists } from '../support/process.js';
 import type { AgentHandle } from './agent.js';
 
@@ -208,15 +208,15 @@ export function canType(host: Pick<PaneHost, 'canType'> | undefined): boolean {
 export function checkPaneSpec(spec: PaneSpec): void {
   const [program] = spec.argv;
   if (!program || program.includes('=')) {
-    throw new FlumeError('BAD_USAGE', `A pane's program must be named first and hold no '=': ${JSON.stringify(spec.argv)}.`, {
-      fix: 'Pass the program as argv[0], preferably as an absolute path.',
+    throw flumeError('BAD_USAGE', { argv: JSON.stringify(spec.argv) }, {
+      variant: 'paneProgram',
       details: { argv: spec.argv },
     });
   }
   const bad = Object.keys(spec.env).filter((key) => key === '' || key.includes('=') || key.startsWith('-'));
   if (bad.length) {
-    throw new FlumeError('BAD_USAGE', `Environment names cannot be empty, hold '=' or start with '-': ${bad.join(', ')}.`, {
-      fix: 'Rename or drop those variables.',
+    throw flumeError('BAD_USAGE', { names: bad.join(', ') }, {
+      variant: 'environmentNames',
       details: { names: bad },
     });
   }

@@ -7,7 +7,7 @@
  * built-ins use exactly this contract (plugins/defaults.ts).
  */
 import { createHooks, type DeliverableReading, type DeliverableRequest, type Hooks } from './hooks.js';
-import { FlumeError, inPlugin } from './errors.js';
+import { flumeError, inPlugin } from './errors.js';
 import type { AgentDriver } from './driver.js';
 import type { PaneHost } from './pane-host.js';
 import type { KindDef } from './config.js';
@@ -79,15 +79,15 @@ export class Registry<T extends object> {
     const own = (value ?? {}) as Record<string, unknown>;
     const key = field ? own[field] : (own.key ?? own.name);
     if (typeof key !== 'string' || key === '') {
-      throw new FlumeError('BAD_CONFIG', `${this.what} registered by ${plugin} has no "${field ?? 'key'}".`, {
-        fix: `Give it a string "${field ?? 'key'}" (write it with its define… function).`,
+      throw flumeError('BAD_CONFIG', { what: this.what, plugin, field: field ?? 'key' }, {
+        variant: 'registeredWithoutKey',
         plugin,
       });
     }
     const existing = this.items.get(key);
     if (existing && !options.replace) {
-      throw new FlumeError('BAD_CONFIG', `${this.what} "${key}" is registered twice: by ${existing.plugin} and by ${plugin}.`, {
-        fix: `Rename one of them, or register with { replace: true } to replace the ${existing.plugin} one.`,
+      throw flumeError('BAD_CONFIG', { what: this.what, key, first: existing.plugin, plugin }, {
+        variant: 'registeredTwice',
         details: { key, first: existing.plugin, second: plugin },
         plugin,
       });
@@ -168,8 +168,8 @@ export async function createFlume(options: {
   };
   for (const plugin of options.plugins) {
     if (!plugin || typeof plugin.name !== 'string' || typeof plugin.apply !== 'function') {
-      throw new FlumeError('BAD_CONFIG', 'A plugin must be an object with a string "name" and an "apply" function.', {
-        fix: 'Write plugins with definePlugin({ name: "you:thing", apply(flume) { … } }).',
+      throw flumeError('BAD_CONFIG', {}, {
+        variant: 'notAPlugin',
         details: { plugin: describe(plugin) },
       });
     }

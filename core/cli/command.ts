@@ -1,6 +1,6 @@
 /** The shape of a CLI command module, and helpers every command shares. */
 import type { Argv } from 'yargs';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import { openRepository, type Repository } from '../config/repository.js';
 import { checkName, parsePlaceRef } from '../state/place.js';
 import { knownRepositories } from '../state/host.js';
@@ -43,8 +43,8 @@ export async function placeFrom(args: Record<string, unknown>, context: CliConte
   const ref = String(args.place ?? '');
   const parsed = parsePlaceRef(ref);
   if (!parsed) {
-    throw new FlumeError('UNKNOWN_PLACE', `${JSON.stringify(ref)} does not name a place.`, {
-      fix: 'Name a place as kind/name (for example fix/bump-parser); `flume status` lists them.',
+    throw flumeError('UNKNOWN_PLACE', { place: JSON.stringify(ref) }, {
+      variant: 'notAPlace',
       details: { place: ref },
     });
   }
@@ -61,8 +61,8 @@ export async function placeFrom(args: Record<string, unknown>, context: CliConte
     if (records.some((r) => r.kind === parsed.kind && r.name === parsed.name)) matches.push(known.root);
   }
   if (matches.length !== 1) {
-    throw new FlumeError('UNKNOWN_PLACE', matches.length ? `${parsed.kind}/${parsed.name} names a place in ${matches.length} repositories.` : `There is no place ${parsed.kind}/${parsed.name} on this host.`, {
-      fix: matches.length ? `Say which with --repo (${matches.join(', ')}).` : '`flume status` lists the places flume runs; pass --repo for a repository it does not know.',
+    throw flumeError('UNKNOWN_PLACE', { place: `${parsed.kind}/${parsed.name}`, count: matches.length, repositories: matches.join(', ') }, {
+      variant: matches.length ? 'manyRepositories' : 'onHost',
       details: { place: ref, repositories: matches },
     });
   }

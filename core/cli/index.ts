@@ -4,7 +4,7 @@
  * commands that need it, so `flume status` with no places starts fast.
  */
 import type { FlumePlugin } from '../api/plugin.js';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import { asFlumeError, cliLogger, printError, processIo, type Io } from './output.js';
 import type { Logger } from '../api/plugin.js';
 import { plainArgs } from './plain-args.js';
@@ -92,7 +92,7 @@ export async function argumentParser(argv: string[], on: { run: (command: Comman
       if (error instanceof Error && error.name !== 'YError') throw error;
       // Throwing stops yargs here: a command must never run on arguments it refused.
       on.refuse(message);
-      throw new FlumeError('BAD_USAGE', message);
+      throw flumeError('BAD_USAGE', { message }, { variant: 'parser' });
     });
   skipHelpRendering(parser);
   for (const command of commands) {
@@ -133,7 +133,7 @@ function skipHelpRendering(parser: object): void {
 }
 
 function usage(io: Io, message: string, json: boolean): number {
-  printError(io, new FlumeError('BAD_USAGE', message, { fix: 'Run `flume --help` or `flume <command> --help` for the usage.' }), json);
+  printError(io, flumeError('BAD_USAGE', { message }, { variant: 'parser' }), json);
   return 2;
 }
 

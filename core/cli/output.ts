@@ -2,7 +2,7 @@
  * What the CLI writes: JSON for `--json`, plain lines otherwise, and errors as `CODE message` then
  * how to fix it. The only module besides cli/index.ts that touches the process's streams.
  */
-import { FlumeError } from '../api/errors.js';
+import { FlumeError, flumeError } from '../api/errors.js';
 import type { Logger } from '../api/plugin.js';
 
 export { processIo, type Io } from './process-io.js';
@@ -40,7 +40,7 @@ export function cliLogger(io: Io, env: NodeJS.ProcessEnv = process.env): Logger 
 export function asFlumeError(error: unknown): FlumeError {
   if (error instanceof FlumeError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new FlumeError('IO_FAILED', message, { fix: 'This is unexpected; run again, and report it with the command that failed if it persists.', cause: error });
+  return flumeError('IO_FAILED', { message }, { variant: 'unexpected', cause: error });
 }
 
 /** A command as one shell line, each word quoted where it needs it (for the operator to paste). */

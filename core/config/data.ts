@@ -6,7 +6,7 @@
  */
 import { basename, extname } from 'node:path';
 import { createRequire } from 'node:module';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import type { FoundConfig } from './find.js';
 
 const requireCjs = createRequire(import.meta.url);
@@ -31,16 +31,16 @@ export function readDataConfig(root: string, found: FoundConfig): unknown {
     value = parse(file, text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new FlumeError('BAD_CONFIG', `The config ${file} could not be read: ${message.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 2).join(' ')}`, {
-      fix: `Correct the syntax of ${file}.`,
+    throw flumeError('BAD_CONFIG', { file, message: message.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 2).join(' ') }, {
+      variant: 'unreadable',
       details: { root, file, message },
     });
   }
   if (isPackage(file)) value = (value as { flume?: unknown } | null)?.flume ?? undefined;
   const imports = importsOf(value);
   if (imports.length) {
-    throw new FlumeError('BAD_CONFIG', `The config ${file} asks to "$import" ${imports.map((i) => JSON.stringify(i)).join(', ')}; flume reads a ${isPackage(file) ? 'package.json `flume` key' : 'JSON or YAML config'} as data and follows no "$import".`, {
-      fix: `Write what ${imports.join(', ')} holds into ${file} itself, or make the config a module (flume.config.ts or .mjs) that imports it; then run: flume trust --repo ${shellWord(root)}`,
+    throw flumeError('BAD_CONFIG', { file, imports: imports.map((i) => JSON.stringify(i)).join(', '), list: imports.join(', '), root: shellWord(root) }, {
+      variant: isPackage(file) ? 'packageImport' : 'dataImport',
       details: { root, file, imports },
     });
   }

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import type { FlumePlugin } from '../api/plugin.js';
 import type { FlumeConfig, PluginEntry } from '../api/plugin.js';
 import { configError, configProblems, type ConfigProblem } from './validate.js';
@@ -53,14 +53,14 @@ export async function loadConfig(root: string, found: FoundConfig | undefined = 
       const missing = missingModule(error);
       // An import that cannot be found is not a syntax error: name the import, and flume's own subpaths.
       if (missing) {
-        throw new FlumeError('BAD_CONFIG', `The config ${file} imports "${missing}", which cannot be found.`, {
-          fix: `Install it in the repository or correct the import; flume itself is importable as ${flumeSpecifiers().join(', ')}.`,
+        throw flumeError('BAD_CONFIG', { file, module: missing, specifiers: flumeSpecifiers().join(', ') }, {
+          variant: 'missingImport',
           details: { root, file, module: missing, message },
           cause: error,
         });
       }
-      throw new FlumeError('BAD_CONFIG', `The config in ${root} could not be loaded: ${firstLines(message)}`, {
-        fix: 'Correct the syntax of the config file; it must export the config as its default export.',
+      throw flumeError('BAD_CONFIG', { root, message: firstLines(message) }, {
+        variant: 'loadFailed',
         details: { root, message },
         cause: error,
       });
@@ -73,8 +73,8 @@ export async function loadConfig(root: string, found: FoundConfig | undefined = 
     raw = await (typeof exported === 'function' ? (exported as () => unknown)() : exported);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new FlumeError('BAD_CONFIG', `${file}: the function it exports threw: ${firstLines(message)}`, {
-      fix: 'Make the exported function return the config, or export the config itself.',
+    throw flumeError('BAD_CONFIG', { file, message: firstLines(message) }, {
+      variant: 'exportThrew',
       details: { file, message },
       cause: error,
     });

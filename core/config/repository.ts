@@ -2,7 +2,7 @@
  * Opens a repository for a command: finds it, loads its config, applies the preset and the config's
  * plugins, and checks that every stage names a deliverable and agent some plugin provides.
  */
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import { tappedKeys } from '../api/hooks.js';
 import { findRepository, type RepositoryInfo } from '../support/git.js';
 import { createFlume, type Flume, type FlumePlugin } from '../api/plugin.js';
@@ -59,8 +59,7 @@ export function kindOf(flume: Flume, name: string): KindDef {
   const kind = flume.kinds.get(name);
   if (kind) return kind;
   const known = flume.kinds.all().map((k) => k.name);
-  throw new FlumeError('UNKNOWN_KIND', `There is no kind ${JSON.stringify(name)}.`, {
-    fix: `Use one of: ${known.join(', ') || '(none)'}; \`flume kinds\` lists them with their stages.`,
+  throw flumeError('UNKNOWN_KIND', { kind: JSON.stringify(name), known: known.join(', ') || '(none)' }, {
     details: { kind: name, known },
   });
 }

@@ -6,7 +6,7 @@
  * launch; trusting it anyway lets flume pre-trust its places in Claude Code.
  */
 import { join } from 'node:path';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import { hostStateDir } from '../state/host.js';
 import { readJsonFile, updateJsonFile } from '../state/json-file.js';
 import { findConfigFile, type FoundConfig } from './find.js';
@@ -94,8 +94,8 @@ export async function requireTrust(root: string): Promise<FoundConfig | undefine
   if (trust.state === 'no-config' || trust.state === 'trusted') return trust.config;
   const file = trust.config!.file;
   const changed = trust.state === 'changed';
-  throw new FlumeError('UNTRUSTED_CONFIG', changed ? `${file} changed since it was trusted; flume will not run it.` : `${file} is not trusted; flume will not run it.`, {
-    fix: `Trusting it is a person's decision: read ${file} (flume runs it, and the ready steps it declares, as you); if you trust it, run: flume trust --repo ${shellWord(root)}`,
+  throw flumeError('UNTRUSTED_CONFIG', { file, root: shellWord(root) }, {
+    variant: changed ? 'changed' : 'default',
     details: { root, file, digest: trust.config!.digest, state: trust.state, ...(changed ? { trusted: trust.record!.digest } : {}) },
   });
 }

@@ -5,7 +5,7 @@
  * command pays for compiling it; it is loaded lazily, so commands that need no config pay nothing.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { FlumeError } from '../api/errors.js';
+import { FlumeError, flumeError } from '../api/errors.js';
 import { findControl } from '../support/text.js';
 
 /** One problem in a config: where, what, and the fix. */
@@ -35,8 +35,8 @@ export async function configProblems(config: unknown): Promise<ConfigProblem[]> 
 /** The BAD_CONFIG error for a list of problems. */
 export function configError(file: string, problems: ConfigProblem[]): FlumeError {
   const lines = problems.map((problem) => `  ${problem.path || '(root)'}: ${problem.message} — ${problem.fix}`);
-  return new FlumeError('BAD_CONFIG', `${file} has ${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${lines.join('\n')}`, {
-    fix: `Correct each path named above in ${file}; flume.schema.json describes every key.`,
+  return flumeError('BAD_CONFIG', { file, count: problems.length, problems: lines.join('\n') }, {
+    variant: problems.length === 1 ? 'oneProblem' : 'default',
     details: { file, problems },
   });
 }

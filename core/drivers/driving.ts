@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { canType, ownsPane, type PaneHost } from '../api/pane-host.js';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import type { StartRequest } from '../api/hooks.js';
 import { waitGone } from '../support/process.js';
 import type { AgentHandle } from '../api/agent.js';
@@ -86,8 +86,8 @@ export async function submit(host: PaneHost, handle: AgentHandle, text: string):
 export async function resendInBox(host: PaneHost, handle: AgentHandle, box: string, text: string): Promise<void> {
   if (box === '') return submit(host, handle, text);
   if (box !== text) {
-    throw new FlumeError('AGENT_BUSY', `The input box of session ${handle.sessionId} holds other text; flume will not send its text along with it.`, {
-      fix: 'Clear the input box in its pane, then try again.',
+    throw flumeError('AGENT_BUSY', { sessionId: handle.sessionId }, {
+      variant: 'session',
       details: { box, sessionId: handle.sessionId },
     });
   }
@@ -103,8 +103,8 @@ export async function resendInBox(host: PaneHost, handle: AgentHandle, box: stri
 export async function closeAgent(host: PaneHost, handle: AgentHandle, timeoutMs = 5000): Promise<void> {
   if (await ownsPane(host, handle)) await host.close(handle.pane!);
   if (handle.pid === undefined || (await waitGone(handle.pid, timeoutMs))) return;
-  throw new FlumeError('AGENT_DID_NOT_EXIT', `The agent of session ${handle.sessionId} (pid ${handle.pid}) still runs after its pane was closed.`, {
-    fix: `Look at it with \`ps -p ${handle.pid}\`; end it with \`kill ${handle.pid}\`.`,
+  throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pid: handle.pid }, {
+    variant: 'afterPaneClosed',
     details: { pid: handle.pid, sessionId: handle.sessionId },
   });
 }
@@ -112,8 +112,8 @@ export async function closeAgent(host: PaneHost, handle: AgentHandle, timeoutMs 
 /** The handle's pane, when flume may type into it: on a host that types, and the handle's own. */
 async function typable(host: PaneHost, handle: AgentHandle): Promise<void> {
   if (canType(host) && handle.pane && (await ownsPane(host, handle))) return;
-  throw new FlumeError('AGENT_NOT_UP', `The agent of session ${handle.sessionId} is not in a pane flume can type into (${handle.host}${handle.pane ? ` pane ${handle.pane}` : ''}); nothing was typed.`, {
-    fix: 'Start the stage again with flume retry, or type into it where it runs.',
+  throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId, host: handle.host, pane: handle.pane }, {
+    variant: handle.pane ? 'notTypablePane' : 'notTypable',
     details: { host: handle.host, pane: handle.pane ?? null, sessionId: handle.sessionId },
   });
 }

@@ -6,7 +6,7 @@
  * intercept them); the other methods are called on the registered driver. Nothing in core calls a
  * driver any other way (the structure test looks).
  */
-import { FlumeError, inPlugin } from '../api/errors.js';
+import { FlumeError, flumeError, inPlugin } from '../api/errors.js';
 import { callHook, type AgentPlan, type ConfirmRequest, type StartRequest } from '../api/hooks.js';
 import { badReturn, driverReturnCheck } from '../api/hook-returns.js';
 import type { AgentDriver, UsageRead } from '../api/driver.js';
@@ -77,8 +77,8 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
     async start(request, host) {
       const handle = await callHook(`startAgent(${key})`, flume.hooks.startAgent.for(key), withEnvironment(request), host);
       if (!handle) {
-        throw new FlumeError('AGENT_START_FAILED', `[${plugin}] The agent "${key}" did not start: no tap of startAgent(${key}) answered.`, {
-          fix: `Check the plugin "${plugin}": its driver's start must return the agent's handle.`,
+        throw flumeError('AGENT_START_FAILED', { plugin, agent: key }, {
+          variant: 'noAnswer',
           plugin,
           hook: `startAgent(${key})`,
         });
@@ -115,8 +115,7 @@ export function requireDriver(flume: Flume, key: string): ReachedDriver {
   const reached = reachDriver(flume, key);
   if (reached) return reached;
   const known = flume.agents.all().map((driver) => driver.key);
-  throw new FlumeError('UNKNOWN_AGENT', `No plugin provides the agent "${key}".`, {
-    fix: `Name an agent a plugin provides (${known.join(', ') || 'none is registered'}), or add the plugin that provides it to the config.`,
+  throw flumeError('UNKNOWN_AGENT', { agent: key, known: known.join(', ') || 'none is registered' }, {
     details: { agent: key, known },
   });
 }
@@ -130,8 +129,8 @@ export function missingMethods(driver: AgentDriver): string[] {
 }
 
 function missing(plugin: string, key: string, method: string): FlumeError {
-  return new FlumeError('PLUGIN_BAD_RETURN', `[${plugin}] The agent driver "${key}" has no ${method} method.`, {
-    fix: `Give the driver of "${plugin}" every method of AgentDriver (defineDriver checks its type).`,
+  return flumeError('PLUGIN_BAD_RETURN', { plugin, agent: key, method }, {
+    variant: 'driverMethod',
     plugin,
     hook: `${method}(${key})`,
   });

@@ -8,7 +8,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { withLock } from './lock.js';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import { readRecords } from './store.js';
 import { privateDir, PRIVATE_FILE_MODE } from './private.js';
 import { hostStateDir } from './dir.js';
@@ -45,8 +45,8 @@ export async function knownRepositories(): Promise<KnownRepository[]> {
     value = JSON.parse(text) as { repositories?: KnownRepository[] };
   } catch {
     // A list nobody can read is reported, never taken for empty: the next launch would drop every other repository.
-    throw new FlumeError('BAD_STATE', `The host's list of repositories ${listFile()} cannot be read.`, {
-      fix: `Move it aside; flume status --repo DIR still reads each repository, and the next launch there writes the list anew.`,
+    throw flumeError('BAD_STATE', { file: listFile() }, {
+      variant: 'hostList',
       details: { file: listFile() },
     });
   }

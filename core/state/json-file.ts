@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import { withLock } from './lock.js';
 
 /** The file's value, or `empty` when it does not exist. A file that is not JSON is BAD_STATE. */
@@ -20,8 +20,7 @@ export async function readJsonFile<T>(file: string, empty: T): Promise<T> {
   try {
     return JSON.parse(text) as T;
   } catch {
-    throw new FlumeError('BAD_STATE', `flume's state file ${file} cannot be read.`, {
-      fix: `Move it aside; flume writes it anew (trust decisions in it must then be taken again).`,
+    throw flumeError('BAD_STATE', { file }, {
       details: { file },
     });
   }

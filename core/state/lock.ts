@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import { processExists } from '../support/process.js';
 
 /** Options for taking a lock. */
@@ -36,8 +36,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     // A stale lock is broken and taken at once; while another taker is breaking it, wait like anyone.
     if (holder !== undefined && !isAlive(holder) && (await takeOver(path, holder))) continue;
     if (Date.now() > deadline) {
-      throw new FlumeError('PLACE_BUSY', `${options.what ?? path} is held by another flume (${holder?.split(' ')[0] ?? '?'}).`, {
-        fix: 'Wait for the other flume command to finish, then run this again.',
+      throw flumeError('PLACE_BUSY', { what: options.what ?? path, holder: holder?.split(' ')[0] ?? '?' }, {
         details: { lock: path, holder },
       });
     }

@@ -3,7 +3,7 @@
  * Names are checked here, before anything is made, so a bad one changes nothing.
  */
 import { join } from 'node:path';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 import type { KindDef } from '../api/config.js';
 
 /** The folder under a repository root that holds its places. */
@@ -17,8 +17,7 @@ const MAX_NAME = 64;
 /** Throws BAD_NAME unless `name` is a safe branch and folder name. */
 export function checkName(name: string): void {
   if (name.length <= MAX_NAME && NAME.test(name)) return;
-  throw new FlumeError('BAD_NAME', `The name ${JSON.stringify(name)} is not a safe branch and folder name.`, {
-    fix: 'Use 1 to 64 lowercase letters and digits in words joined by single "-" (for example: bump-parser).',
+  throw flumeError('BAD_NAME', { name: JSON.stringify(name) }, {
     details: { name },
   });
 }

@@ -4,7 +4,7 @@
  * time flume writes there, so an upgrade needs no step of the user's.
  */
 import { chmod, mkdir, stat } from 'node:fs/promises';
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 
 /** The mode of a folder of flume's state. */
 export const PRIVATE_DIR_MODE = 0o700;
@@ -19,8 +19,7 @@ export async function privateDir(dir: string): Promise<void> {
   try {
     await chmod(dir, PRIVATE_DIR_MODE);
   } catch (error) {
-    throw new FlumeError('IO_FAILED', `flume's state folder ${dir} is open to others (mode ${(mode & 0o777).toString(8)}) and cannot be made private.`, {
-      fix: `Make it yours and private (\`chmod 700 ${dir}\`), or point FLUME_STATE_DIR at a folder of your own.`,
+    throw flumeError('IO_FAILED', { dir, mode: (mode & 0o777).toString(8) }, {
       details: { dir, mode: (mode & 0o777).toString(8), cause: (error as NodeJS.ErrnoException).code },
     });
   }

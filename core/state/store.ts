@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { appendFile, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { FlumeError } from '../api/errors.js';
+import { FlumeError, flumeError } from '../api/errors.js';
 import type { PlaceRecord } from '../api/record.js';
 import { withLock, type LockOptions } from './lock.js';
 import { privateDir, PRIVATE_FILE_MODE } from './private.js';
@@ -130,8 +130,8 @@ function parseRecord(text: string, file: string): PlaceRecord {
 }
 
 function brokenState(file: string, problem: string): FlumeError {
-  return new FlumeError('BAD_STATE', `The place record ${file} cannot be read: ${problem}.`, {
-    fix: 'Move the file aside and run `flume status`; the worktree and branch are untouched and status shows them as not recorded.',
+  return flumeError('BAD_STATE', { file, problem }, {
+    variant: 'placeRecord',
     details: { file, problem },
   });
 }

@@ -8,7 +8,7 @@ import type { SimpleGit } from 'simple-git';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { FlumeError } from '../api/errors.js';
+import { FlumeError, flumeError } from '../api/errors.js';
 import { run, runBytes } from './exec.js';
 import { withoutGitLocal } from './environment.js';
 import { emptyCommits, EMPTY_PATCH, judgeLanding, parseLog, reaches } from './landing.js';
@@ -92,8 +92,7 @@ async function raw(cwd: string, args: string[], retries = 5): Promise<string> {
         await new Promise((done) => setTimeout(done, 10 + Math.random() * 40 * (attempt + 1)));
         continue;
       }
-      throw new FlumeError('GIT_FAILED', `git ${args[0]} failed: ${firstLine(message)}`, {
-        fix: 'Read the git message above; the repository was left as it was.',
+      throw flumeError('GIT_FAILED', { command: args[0], message: firstLine(message) }, {
         details: { args, message },
         cause: error,
       });
@@ -105,8 +104,8 @@ async function raw(cwd: string, args: string[], retries = 5): Promise<string> {
 export async function findRepository(dir: string): Promise<RepositoryInfo> {
   const folder = resolve(dir);
   if (!existsSync(folder)) {
-    throw new FlumeError('NOT_A_REPOSITORY', `No such folder: ${folder}`, {
-      fix: 'Pass --repo the folder of a git repository.',
+    throw flumeError('NOT_A_REPOSITORY', { folder }, {
+      variant: 'noFolder',
       details: { repo: folder },
     });
   }
@@ -114,16 +113,15 @@ export async function findRepository(dir: string): Promise<RepositoryInfo> {
   try {
     out = await (await git(folder)).raw(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository']);
   } catch {
-    throw new FlumeError('NOT_A_REPOSITORY', `Not a git repository: ${folder}`, {
-      fix: 'Pass --repo the folder of a git repository (git init, and make a first commit).',
+    throw flumeError('NOT_A_REPOSITORY', { folder }, {
       details: { repo: folder },
     });
   }
   const [commonDirLine, bare] = out.trim().split('\n');
   const commonDir = isAbsolute(commonDirLine) ? commonDirLine : resolve(folder, commonDirLine);
   if (bare === 'true') {
-    throw new FlumeError('NOT_A_REPOSITORY', `A bare repository has no checkout to make places beside: ${folder}`, {
-      fix: 'Pass --repo a repository with a working tree.',
+    throw flumeError('NOT_A_REPOSITORY', { folder }, {
+      variant: 'bare',
       details: { repo: folder },
     });
   }
@@ -341,14 +339,14 @@ async function mergeAdds(root: string, at: PatchJudgement, env: Record<string, s
   const lines = merged.stdout.split('\n').filter(Boolean);
   if (merged.exitCode === 1 && lines.length > 0) return { paths: [...new Set(lines.slice(1))], conflict: true };
   if (merged.exitCode !== 0 || !lines[0]) {
-    throw new FlumeError('GIT_FAILED', `git merge-tree failed: ${firstLine(merged.stderr)}`, {
-      fix: 'flume judges a branch by content with git merge-tree --write-tree (git 2.38 or later): `flume doctor` checks git.',
+    throw flumeError('GIT_FAILED', { message: firstLine(merged.stderr) }, {
+      variant: 'mergeTree',
       details: { args: ['merge-tree', '--write-tree', at.targetHead, at.branchHead], message: merged.stderr },
     });
   }
   if (lines[0] === at.targetTree) return undefined;
   const diff = await run('git', ['diff-tree', '-r', '-z', '--name-only', '--no-renames', at.targetTree, lines[0]], { cwd: root, env });
-  if (diff.exitCode !== 0) throw new FlumeError('GIT_FAILED', `git diff-tree failed: ${firstLine(diff.stderr)}`, { details: { message: diff.stderr } });
+  if (diff.exitCode !== 0) throw flumeError('GIT_FAILED', { command: 'diff-tree', message: firstLine(diff.stderr) }, { details: { message: diff.stderr } });
   return { paths: diff.stdout.split('\0').filter(Boolean), conflict: false };
 }
 
@@ -423,8 +421,7 @@ export async function createBranch(root: string, branch: string, base: string, m
   const out = await run('git', ['update-ref', '--create-reflog', '-m', message, ref, base, ''], { cwd: root });
   if (out.exitCode === 0) return true;
   if ((await run('git', ['rev-parse', '--verify', '--quiet', ref], { cwd: root })).exitCode === 0) return false;
-  throw new FlumeError('GIT_FAILED', `git update-ref failed: ${firstLine(out.stderr)}`, {
-    fix: 'Read the git message above; the repository was left as it was.',
+  throw flumeError('GIT_FAILED', { command: 'update-ref', message: firstLine(out.stderr) }, {
     details: { args: ['update-ref', ref, base], message: out.stderr },
   });
 }
@@ -482,8 +479,8 @@ export async function initRepository(dir: string): Promise<void> {
     ? await run('git', ['-c', 'user.name=flume', '-c', 'user.email=flume@localhost', '-c', 'commit.gpgsign=false', 'commit', '-q', '--allow-empty', '-m', 'A first commit'], { cwd: dir })
     : init;
   if (commit.exitCode !== 0) {
-    throw new FlumeError('GIT_FAILED', `git could not make a repository in ${dir}: ${firstLine(commit.stderr)}`, {
-      fix: 'Read the git message above; check that git is installed and the folder is writable.',
+    throw flumeError('GIT_FAILED', { dir, message: firstLine(commit.stderr) }, {
+      variant: 'init',
       details: { dir, message: commit.stderr },
     });
   }
@@ -586,7 +583,7 @@ export async function hiddenEdits(path: string): Promise<HiddenEdit[]> {
   }
   if (regular.length) {
     const hashed = await run('git', ['hash-object', '--stdin-paths'], { cwd: path, input: regular.map((entry) => entry.file).join('\n') + '\n' });
-    if (hashed.exitCode !== 0) throw new FlumeError('GIT_FAILED', `git hash-object failed: ${firstLine(hashed.stderr)}`, { details: { message: hashed.stderr } });
+    if (hashed.exitCode !== 0) throw flumeError('GIT_FAILED', { command: 'hash-object', message: firstLine(hashed.stderr) }, { details: { message: hashed.stderr } });
     const ids = hashed.stdout.split('\n');
     regular.forEach((entry, i) => {
       if (ids[i] !== entry.oid) changed.push({ file: entry.file, bit: entry.bit });
@@ -646,7 +643,7 @@ export async function readObjects(root: string, specs: string[]): Promise<Map<st
   if (unique.length === 0) return result;
   const result0 = await runBytes('git', ['cat-file', '--batch'], { cwd: root, input: unique.join('\n') + '\n' });
   if (result0.exitCode !== 0) {
-    throw new FlumeError('GIT_FAILED', `git cat-file failed: ${firstLine(result0.stderr)}`, { details: { stderr: result0.stderr } });
+    throw flumeError('GIT_FAILED', { command: 'cat-file', message: firstLine(result0.stderr) }, { details: { stderr: result0.stderr } });
   }
   const out = result0.stdout;
   let offset = 0;

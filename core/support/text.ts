@@ -4,7 +4,7 @@
  * keystroke, not a letter (ESC can end the paste early and type the rest as commands), so any is
  * refused before anything is typed or made. Newline and TAB are text; `\r\n` becomes `\n`.
  */
-import { FlumeError } from '../api/errors.js';
+import { flumeError } from '../api/errors.js';
 
 /** Control characters refused: C0 but TAB and newline, DEL, and C1 (U+0080–U+009F). */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/u;
@@ -45,8 +45,7 @@ export function checkText(text: string, what: string): string {
   const found = findControl(text);
   if (!found) return normalizeNewlines(text);
   const shown = found.name === found.codePoint ? found.codePoint : `${found.name} (${found.codePoint})`;
-  throw new FlumeError('BAD_TEXT', `${what} holds the control character ${shown} at line ${found.line}, column ${found.column}; it would be typed to the agent as a keystroke.`, {
-    fix: 'Remove the control character (only newlines and tabs may stand in text sent to an agent), then run the command again.',
+  throw flumeError('BAD_TEXT', { what, character: shown, line: found.line, column: found.column }, {
     details: { what, character: found.codePoint, name: found.name, line: found.line, column: found.column, offset: found.offset },
   });
 }

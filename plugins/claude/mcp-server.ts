@@ -14,7 +14,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fileURLToPath } from 'node:url';
-import { FlumeError, schemaCheck, type SchemaCheck } from '../../core/index.js';
+import { FlumeError, flumeError, schemaCheck, type SchemaCheck } from '../../core/index.js';
 import {
   asFlumeError,
   commands,
@@ -79,7 +79,7 @@ export const TOOLS: ToolDef[] = [
     annotations: hints('Launch a brief', false, false, false),
     args(input) {
       const parsed = parseLaunchText(String(input.brief));
-      if (typeof parsed === 'string') return new FlumeError('BAD_USAGE', parsed, { fix: 'Put the brief after "--kind <kind>".' });
+      if (typeof parsed === 'string') return flumeError('BAD_USAGE', { message: parsed }, { variant: 'launchText' });
       const { brief: _brief, kind, name, ...rest } = input;
       return { ...rest, kind: parsed.kind ?? kind ?? 'fix', brief: parsed.brief, ...(name === undefined ? { 'auto-name': true } : { name }) };
     },
@@ -190,11 +190,11 @@ const preset = once(defaultPreset);
 /** Runs one tool call; bad arguments and flume's refusals come back as error results. */
 export async function callTool(name: string, input: unknown = {}): Promise<ToolResult> {
   const tool = TOOLS.find((t) => t.name === name);
-  if (!tool) return failure(new FlumeError('BAD_USAGE', `There is no tool ${JSON.stringify(name)}.`, { fix: `Use one of: ${TOOLS.map((t) => t.name).join(', ')}.` }));
-  if (!input || typeof input !== 'object' || Array.isArray(input)) return failure(new FlumeError('BAD_USAGE', 'The arguments must be an object.', { fix: 'Call the tool with the arguments its input schema names.' }));
+  if (!tool) return failure(flumeError('BAD_USAGE', { tool: JSON.stringify(name), tools: TOOLS.map((t) => t.name).join(', ') }, { variant: 'noTool' }));
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return failure(flumeError('BAD_USAGE', {}, { variant: 'argumentsNotObject' }));
   if (!inputChecks.has(name)) inputChecks.set(name, schemaCheck(tool.inputSchema));
   const problems = await inputChecks.get(name)!(input);
-  if (problems.length) return failure(new FlumeError('BAD_USAGE', `The arguments of ${name} do not fit its input schema: ${problems.join('; ')}.`, { fix: `Call ${name} with the arguments its input schema names (${Object.keys(tool.inputSchema.properties).join(', ')}).` }));
+  if (problems.length) return failure(flumeError('BAD_USAGE', { tool: name, problems: problems.join('; '), arguments: Object.keys(tool.inputSchema.properties).join(', ') }, { variant: 'argumentsMismatch' }));
   const args = tool.args(input as Json);
   if (args instanceof FlumeError) return failure(args);
   const command = commands.find((c) => c.command.split(' ')[0] === name)!;

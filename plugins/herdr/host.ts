@@ -18,7 +18,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, FlumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, processRunning, signalQuietly, splitBursts, waitGone, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
+import { definePaneHost, flumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, processRunning, signalQuietly, splitBursts, waitGone, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
 import { herdrBinary, herdrCli, herdrKey, pick, str, type Herdr, type HerdrReply } from './herdr.js';
 import { agentName, herdrLaunch, launchLine, projectOf } from './launch-script.js';
 
@@ -63,8 +63,8 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
 
   async function livePane(pane: string): Promise<void> {
     if (await alive(pane)) return;
-    throw new FlumeError('AGENT_NOT_UP', `The herdr pane ${pane} has no running program.`, {
-      fix: 'Read the place with `flume status`; start the agent again with `flume retry`.',
+    throw flumeError('AGENT_NOT_UP', { pane }, {
+      variant: 'herdrPaneEmpty',
       details: { pane },
     });
   }
@@ -72,8 +72,8 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
   async function check(reply: HerdrReply, what: string, pane: string): Promise<void> {
     if (reply.ok) return;
     await livePane(pane);
-    throw new FlumeError('IO_FAILED', `herdr could not ${what}: ${reply.message}`, {
-      fix: 'Check that herdr runs here (`herdr status server`).',
+    throw flumeError('IO_FAILED', { what, message: reply.message }, {
+      variant: 'herdr',
       details: { pane, code: reply.code },
     });
   }
@@ -121,8 +121,8 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
       const fail = async (why: string, code?: string): Promise<never> => {
         await rm(script, { force: true });
         if (pane) await herdr(['pane', 'close', pane]);
-        throw new FlumeError('AGENT_START_FAILED', `herdr could not start the agent in ${spec.cwd}: ${why}`, {
-          fix: 'Check that herdr runs here (`herdr status server`) and that a new pane gets a working shell.',
+        throw flumeError('AGENT_START_FAILED', { cwd: spec.cwd, message: why }, {
+          variant: 'herdr',
           details: { pane, code, title: spec.title },
         });
       };
@@ -188,8 +188,8 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
         if (signal) signalQuietly(pid, signal);
         if (await waitGone(pid, waitMs)) return;
       }
-      throw new FlumeError('AGENT_DID_NOT_EXIT', `The program in herdr pane ${pane} (pid ${pid}) did not exit.`, {
-        fix: `Look at the process with \`ps -p ${pid}\` and end it by hand.`,
+      throw flumeError('AGENT_DID_NOT_EXIT', { pane, pid }, {
+        variant: 'herdrPane',
         details: { pane, pid },
       });
     },

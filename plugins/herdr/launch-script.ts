@@ -14,7 +14,7 @@
  * Either way no value of a secret stands in any argv, and nothing a user wrote is typed into a shell.
  */
 import { basename, dirname, isAbsolute } from 'node:path';
-import { checkPaneSpec, FlumeError, paneEnvScript, SECRET_NAME, shellQuote, type PaneSpec } from '../../core/index.js';
+import { checkPaneSpec, flumeError, paneEnvScript, SECRET_NAME, shellQuote, type PaneSpec } from '../../core/index.js';
 
 /** herdr's agent kinds flume's drivers run, by the name of the program (herdr's canonical executable). */
 export const HERDR_KINDS: Record<string, string> = { claude: 'claude', codex: 'codex' };
@@ -71,8 +71,8 @@ export function launchScript(spec: PaneSpec): string {
  */
 export function launchLine(scriptPath: string, mode: 'exec' | 'source' = 'exec'): string {
   if (/['\\\u0000-\u001f\u007f]/.test(scriptPath)) {
-    throw new FlumeError('AGENT_START_FAILED', `flume's state folder cannot be named in a herdr pane's shell: ${JSON.stringify(scriptPath)}.`, {
-      fix: 'Set FLUME_STATE_DIR (or XDG_STATE_HOME) to a folder whose path has no quote, backslash or control character.',
+    throw flumeError('AGENT_START_FAILED', { script: JSON.stringify(scriptPath) }, {
+      variant: 'herdrStateFolder',
       details: { script: scriptPath },
     });
   }

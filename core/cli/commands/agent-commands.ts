@@ -5,7 +5,7 @@ import type { Command } from '../command.js';
 import { jsonOption, placeFrom, repoOption, statusPlace } from '../command.js';
 import { printJson } from '../output.js';
 import { superviseAfter, watchOption } from './watch.js';
-import { FlumeError } from '../../api/errors.js';
+import { flumeError } from '../../api/errors.js';
 import { restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Repository } from '../../config/repository.js';
@@ -23,7 +23,7 @@ export const tellCommand: Command = {
       .option('file', { type: 'string', requiresArg: true, describe: 'A file holding what to tell it.' }),
   async run(args, context) {
     if ((args.text === undefined) === (args.file === undefined)) {
-      throw new FlumeError('BAD_USAGE', 'Give the text to tell, or --file, once.', { fix: 'flume tell fix/x "the answer", or flume tell fix/x --file answer.md' });
+      throw flumeError('BAD_USAGE', {}, { variant: 'tellTwice' });
     }
     const text = args.file !== undefined ? await readText(String(args.file)) : String(args.text);
     const { repository, key } = await placeFrom(args, context);
@@ -108,6 +108,6 @@ async function report(context: Parameters<Command['run']>[1], repository: Reposi
 
 async function readText(file: string): Promise<string> {
   return readFile(resolve(file), 'utf8').catch(() => {
-    throw new FlumeError('BAD_USAGE', `The file ${file} cannot be read.`, { fix: 'Pass --file a readable text file.' });
+    throw flumeError('BAD_USAGE', { file }, { variant: 'unreadableFile' });
   });
 }

@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { jsonOption, repositoryFrom, repoOption, statusPlace } from '../command.js';
 import { printJson, printedLine, printedNote, progress } from '../output.js';
-import { FlumeError, isFlumeError } from '../../api/errors.js';
+import { flumeError, isFlumeError } from '../../api/errors.js';
 import { askYesNo, canAsk } from '../ask.js';
 import { TRUST_MEANING } from './trust.js';
 import { trustRepository } from '../../config/trust.js';
@@ -40,7 +40,7 @@ export const launchCommand: Command = {
       if (!json) steps.step(line);
     };
     if (args.name === undefined && !args['auto-name']) {
-      throw new FlumeError('BAD_USAGE', 'Missing required argument: name', { fix: 'Name the launch with --name NAME, or let flume make one from the brief with --auto-name.' });
+      throw flumeError('BAD_USAGE', {}, { variant: 'noName' });
     }
     const request: LaunchRequest = {
       kind: String(args.kind),
@@ -97,8 +97,7 @@ export const launchCommand: Command = {
       } else if (record.held && !json) steps.hold(`held: ${record.held.reason}`);
       // An agent that exited before it took input never will: the launch failed, and says why.
       if (stage?.delivery === 'never-started' && stage.waiting) {
-        throw new FlumeError('AGENT_START_FAILED', `The agent of ${record.id} did not start: ${stage.waiting.needs}.`, {
-          fix: `Mend what it says, then start the stage again with flume retry ${record.id}.`,
+        throw flumeError('AGENT_START_FAILED', { place: record.id, needs: stage.waiting.needs }, {
           details: { place: record.id, needs: stage.waiting.needs },
         });
       }

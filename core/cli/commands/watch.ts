@@ -8,7 +8,7 @@ import type { PlaceRecord } from '../../api/record.js';
 import { hostStateDir } from '../../state/host.js';
 import { spawnDetached } from '../../support/exec.js';
 import { toMs } from '../../support/duration.js';
-import { FlumeError } from '../../api/errors.js';
+import { flumeError } from '../../api/errors.js';
 
 /** `flume watch`: the host's supervisor, moving every place on as its deliverables appear. */
 export const watchCommand: Command = {
@@ -68,8 +68,8 @@ function duration(flag: string, value: unknown): number {
   const text = String(value);
   if (/^[0-9]+(\.[0-9]+)?$/.test(text)) return Number(text) * 1000;
   if (/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/.test(text)) return toMs(text, 0);
-  throw new FlumeError('BAD_USAGE', `--${flag} ${JSON.stringify(text)} is not a duration.`, {
-    fix: `Give --${flag} seconds, or a number with ms, s, m or h (for example 30s or 10m).`,
+  throw flumeError('BAD_USAGE', { flag, value: JSON.stringify(text) }, {
+    variant: 'duration',
     details: { [flag]: text },
   });
 }

@@ -8,7 +8,7 @@ import { placeFrom } from '../command.js';
 import { superviseAfter } from '../commands/watch.js';
 import { canType, ownsPane } from '../../api/pane-host.js';
 import { openRepository, type Repository } from '../../config/repository.js';
-import { FlumeError } from '../../api/errors.js';
+import { flumeError } from '../../api/errors.js';
 import { diffStat } from '../../support/git.js';
 import { dropPlace } from '../../engine/tidy/drop.js';
 import { restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
@@ -49,8 +49,8 @@ export async function attachCommand(context: CliContext, place: PlaceStatus): Pr
   const host = handle ? repository.flume.hosts.get(handle.host) : undefined;
   const command = host && handle?.pane && (await ownsPane(host, handle)) ? host.attach?.(handle.pane) : undefined;
   if (!command) {
-    throw new FlumeError('CANNOT_ATTACH', `${place.id}'s agent has no pane this terminal can be put on (${handle ? `${handle.host}${handle.pane ? ` ${handle.pane}` : ''}` : 'no agent'}).`, {
-      fix: host && !canType(host) ? 'Its command runs where the operator started it (flume status shows it).' : 'Start its stage again with flume retry, then attach.',
+    throw flumeError('CANNOT_ATTACH', { place: place.id, where: handle ? `${handle.host}${handle.pane ? ` ${handle.pane}` : ''}` : '' }, {
+      variant: !handle ? 'noAgent' : host && !canType(host) ? 'elsewhere' : 'default',
       details: { place: place.id },
     });
   }

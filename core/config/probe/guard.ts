@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FlumeError, ERROR_CODES, type FlumeErrorCode } from '../../api/errors.js';
+import { FlumeError, flumeError, ERROR_CODES, type FlumeErrorCode } from '../../api/errors.js';
 import { hostStateDir } from '../../state/host.js';
 import { readJsonFile, updateJsonFile } from '../../state/json-file.js';
 import { sha256, type FoundConfig } from '../find.js';
@@ -68,16 +68,18 @@ export async function guardConfig(root: string, found: FoundConfig, options: Gua
   }
   if (record.outcome === 'hung') {
     const seconds = Math.round((record.timeoutMs ?? configTimeoutMs()) / 100) / 10;
-    throw new FlumeError('CONFIG_HUNG', `${found.file} did not finish loading within ${seconds} s; flume skips this repository.`, {
-      fix: `Make ${found.file} finish loading (a loop or a wait at its top level, or in a module or plugin it loads); flume tries it again once any of them changes, or after \`flume trust --repo ${root}\`.`,
+    throw flumeError('CONFIG_HUNG', { file: found.file, seconds, root }, {
       details: { root, file: found.file, timeoutMs: record.timeoutMs, probedAt: record.at, ...(Object.keys(record.files ?? {}).length ? { loaded: Object.keys(record.files) } : {}) },
     });
   }
   if (record.outcome === 'threw') {
-    const error = record.error ?? { code: 'BAD_CONFIG', message: `${found.file} could not be loaded.` };
+    const fallback = flumeError('BAD_CONFIG', { file: found.file }, { variant: 'probeFailed' });
+    const error = record.error ?? { code: fallback.code, message: fallback.message };
     const code = (error.code in ERROR_CODES ? error.code : 'BAD_CONFIG') as FlumeErrorCode;
-    throw new FlumeError(code, error.message, {
-      fix: error.fix ?? `Correct ${found.file}; it must export the config as its default export.`,
+    throw FlumeError.fromJSON({
+      code,
+      message: error.message,
+      fix: error.fix ?? fallback.fix,
       details: { ...(error.details ?? {}), root, file: found.file },
     });
   }
@@ -87,8 +89,7 @@ export async function guardConfig(root: string, found: FoundConfig, options: Gua
 /** The refusal of a caller that would not wait: the config is still being probed. */
 function loading(root: string, found: FoundConfig): never {
   const seconds = Math.round(configTimeoutMs() / 100) / 10;
-  throw new FlumeError('CONFIG_LOADING', `${found.file} is still loading: flume probes it in the background (for ${seconds} s at most) and runs none of it here until it has loaded.`, {
-    fix: `Run \`flume status\` again in a few seconds: it then reports how ${found.file} loaded (or \`flume kinds --repo ${root}\` waits for it).`,
+  throw flumeError('CONFIG_LOADING', { file: found.file, seconds, root }, {
     details: { root, file: found.file, digest: found.digest },
   });
 }

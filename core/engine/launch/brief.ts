@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { FlumeError } from '../../api/errors.js';
+import { flumeError } from '../../api/errors.js';
 import { checkText } from '../../support/text.js';
 
 /** What a launch names. */
@@ -36,19 +36,19 @@ export function readBrief(request: Pick<LaunchRequest, 'brief' | 'briefFile'>): 
 
 async function readBriefOnce(request: Pick<LaunchRequest, 'brief' | 'briefFile'>): Promise<string> {
   if (request.brief !== undefined && request.briefFile !== undefined) {
-    throw new FlumeError('BAD_USAGE', 'Give the brief once: --brief or --brief-file, not both.', { fix: 'Drop one of the two.' });
+    throw flumeError('BAD_USAGE', {}, { variant: 'briefTwice' });
   }
   let brief = request.brief;
   if (request.briefFile !== undefined) {
     brief = await readFile(resolve(request.briefFile), 'utf8').catch(() => {
-      throw new FlumeError('BRIEF_MISSING', `The brief file ${request.briefFile} cannot be read.`, {
-        fix: 'Pass --brief-file a readable text file, or the brief itself with --brief.',
+      throw flumeError('BRIEF_MISSING', { file: request.briefFile }, {
+        variant: 'unreadable',
         details: { briefFile: request.briefFile },
       });
     });
   }
   if (!brief || !brief.trim()) {
-    throw new FlumeError('BRIEF_MISSING', 'The launch has no brief.', { fix: 'Say what the work is with --brief TEXT or --brief-file FILE.' });
+    throw flumeError('BRIEF_MISSING', {});
   }
   // Every launch path (CLI, MCP server, herdr) reads its brief here, so this one check covers them all.
   return checkText(brief, request.briefFile !== undefined ? `The brief file ${request.briefFile}` : 'The brief');

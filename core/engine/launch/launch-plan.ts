@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { lstatSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { FlumeError } from '../../api/errors.js';
+import { FlumeError, flumeError } from '../../api/errors.js';
 import { kindOf, type Repository } from '../../config/repository.js';
 import { isValidBranchName, readRepository, resolveRevision, trackedUnder } from '../../support/git.js';
 import { checkName, nameFromBrief, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../../state/place.js';
@@ -47,8 +47,8 @@ export async function eachName<T>(request: LaunchRequest, attempt: (name: string
       if (!(error instanceof FlumeError) || !['PLACE_EXISTS', 'BRANCH_EXISTS', 'WORKTREE_EXISTS'].includes(error.code)) throw error;
     }
   }
-  throw new FlumeError('PLACE_EXISTS', `Fifty places named after this brief exist already (${base}, ${base}-2, …).`, {
-    fix: 'Give the launch a name of its own.',
+  throw flumeError('PLACE_EXISTS', { name: base }, {
+    variant: 'autoNames',
     details: { name: base },
   });
 }
@@ -60,16 +60,14 @@ export async function planPlace(repository: Repository, request: LaunchRequest, 
   const kind = kindOf(flume, request.kind);
   const brief = await readBrief(request);
   if (!info.hasCommit) {
-    throw new FlumeError('NO_COMMIT', `${info.root} has no commit to start a place from.`, {
-      fix: 'Make a first commit in the repository, then launch again.',
+    throw flumeError('NO_COMMIT', { repo: info.root }, {
       details: { repo: info.root },
     });
   }
   const from = request.from ?? info.mainBranch ?? 'HEAD';
   const base = await resolveRevision(info.root, from);
   if (!base) {
-    throw new FlumeError('BAD_REF', `--from ${JSON.stringify(from)} names no commit in ${info.root}.`, {
-      fix: 'Name a branch, tag or commit that exists (git branch -a lists branches).',
+    throw flumeError('BAD_REF', { ref: JSON.stringify(from), repo: info.root }, {
       details: { from },
     });
   }
@@ -77,8 +75,8 @@ export async function planPlace(repository: Repository, request: LaunchRequest, 
   const target = await launchTarget(info, flume.config.target, request.from);
   const branch = placeBranch(kind, name);
   if (!(await isValidBranchName(info.root, branch))) {
-    throw new FlumeError('BAD_NAME', `The branch ${JSON.stringify(branch)} is not a valid branch name.`, {
-      fix: 'Choose a simpler name (letters, digits, "-").',
+    throw flumeError('BAD_NAME', { branch: JSON.stringify(branch) }, {
+      variant: 'branch',
       details: { branch },
     });
   }
@@ -111,8 +109,8 @@ export function placeRecord(repository: Repository, plan: PlacePlan, request: La
 /** The refusal of a launch whose place another launch holds the lock of. */
 export function launchUnderWay(plan: Pick<PlacePlan, 'kind' | 'name'>): FlumeError {
   const id = placeId(plan.kind.name, plan.name);
-  return new FlumeError('PLACE_EXISTS', `Another launch of ${id} is under way.`, {
-    fix: 'Choose another name, or wait and read `flume status`.',
+  return flumeError('PLACE_EXISTS', { place: id }, {
+    variant: 'launching',
     details: { place: id },
   });
 }
@@ -127,23 +125,21 @@ export async function refuseExisting(repository: Repository, plan: Pick<PlacePla
   const { key, path, branch } = plan;
   const existing = await readRecord(info.commonDir, key);
   if (existing && !(options.skipInterrupted && existing.phase === 'making')) {
-    throw new FlumeError('PLACE_EXISTS', `The place ${existing.id} exists already (${existing.path}).`, {
-      fix: 'Choose another name; `flume status` shows the existing place.',
+    throw flumeError('PLACE_EXISTS', { place: existing.id, path: existing.path }, {
       details: { place: existing.id, path: existing.path },
     });
   }
   const reading = await readRepository(info.root);
   if (reading.worktrees.some((worktree) => resolve(worktree.path) === path)) {
-    throw new FlumeError('WORKTREE_EXISTS', `A worktree flume did not make is registered at ${path}.`, {
-      fix: 'Choose another name; flume never adopts a worktree it did not make.',
+    throw flumeError('WORKTREE_EXISTS', { path }, {
       details: { path },
     });
   }
   // lstat, not exists: a symlink at the place's path (even a dangling one) is something there.
   const there = lstatOrUndefined(path);
   if (there) {
-    throw new FlumeError('PLACE_EXISTS', `${there.isSymbolicLink() ? 'A symlink' : 'The folder'} ${path} exists already.`, {
-      fix: 'Choose another name; flume never adopts a folder it did not make.',
+    throw flumeError('PLACE_EXISTS', { path }, {
+      variant: there.isSymbolicLink() ? 'symlinkThere' : 'folderThere',
       details: { path },
     });
   }
@@ -152,8 +148,7 @@ export async function refuseExisting(repository: Repository, plan: Pick<PlacePla
 
 /** The refusal of a launch whose branch exists. */
 export function branchExists(branch: string): FlumeError {
-  return new FlumeError('BRANCH_EXISTS', `The branch ${branch} exists already.`, {
-    fix: 'Choose another name; flume never adopts a branch it did not make.',
+  return flumeError('BRANCH_EXISTS', { branch }, {
     details: { branch },
   });
 }
@@ -167,15 +162,14 @@ async function refuseUnsafePlaces(root: string): Promise<void> {
   const places = join(root, PLACES_DIR);
   const stat = lstatOrUndefined(places);
   if (stat?.isSymbolicLink()) {
-    throw new FlumeError('PLACES_UNSAFE', `${places} is a symlink; flume would make the place wherever it points, perhaps in another repository.`, {
-      fix: `Remove the symlink (git rm ${PLACES_DIR} if it is committed), so flume can make its own ${PLACES_DIR}/ folder, then launch again.`,
+    throw flumeError('PLACES_UNSAFE', { path: places, folder: PLACES_DIR }, {
       details: { path: places, found: 'symlink' },
     });
   }
   const tracked = await trackedUnder(root, PLACES_DIR);
   if (tracked.length) {
-    throw new FlumeError('PLACES_UNSAFE', `The repository tracks files under ${PLACES_DIR}/ (${tracked.join(', ')}); flume's /${PLACES_DIR}/ line in info/exclude would hide new files there from git status.`, {
-      fix: `Move those files out of ${PLACES_DIR}/ (git mv) and commit, so the folder is flume's alone, then launch again.`,
+    throw flumeError('PLACES_UNSAFE', { folder: PLACES_DIR, tracked: tracked.join(', ') }, {
+      variant: 'tracked',
       details: { path: places, found: 'tracked', tracked },
     });
   }

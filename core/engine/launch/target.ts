@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FlumeError } from '../../api/errors.js';
+import { flumeError } from '../../api/errors.js';
 import { configValue, hasBranch, symbolicRef, type RepositoryInfo } from '../../support/git.js';
 
 /** The target of a launch from `from` in the repository `info`, whose config names `configured`. */
@@ -18,8 +18,7 @@ export async function launchTarget(info: RepositoryInfo, configured: string | un
   if (from && (await hasBranch(info.root, from))) return from;
   const found = await detachedTarget(info);
   if (found) return found;
-  throw new FlumeError('NO_TARGET', `The main checkout of ${info.root} is on no branch, and nothing in the repository names the branch work lands on.`, {
-    fix: `Set \`target\` (the branch work lands on) in ${join(info.root, 'flume.config.ts')}, or check out that branch in the main checkout, then launch again.`,
+  throw flumeError('NO_TARGET', { repo: info.root, config: join(info.root, 'flume.config.ts') }, {
     details: { repo: info.root },
   });
 }

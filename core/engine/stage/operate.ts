@@ -3,7 +3,7 @@
  * question, or start a named stage. Each holds the place's lock, so one sender acts at a time and the
  * supervisor never acts in between; each refusal leaves nothing typed.
  */
-import { FlumeError } from '../../api/errors.js';
+import { flumeError } from '../../api/errors.js';
 import { checkText } from '../../support/text.js';
 import { deliverableOf, kindOf, type Repository } from '../../config/repository.js';
 import { reachDriver, type ReachedDriver } from '../../drivers/reach.js';
@@ -17,27 +17,26 @@ import { limitsOf, startStage } from './step.js';
 
 /** Tells the place's agent `text`: confirmed in its transcript as a prompt, or refused with nothing typed. */
 export async function tell(repository: Repository, key: string, typed: string): Promise<{ record: PlaceRecord; sends: number }> {
-  if (!typed.trim()) throw new FlumeError('BAD_USAGE', 'The tell is empty.', { fix: 'Give the text to tell, or --file with it.' });
+  if (!typed.trim()) throw flumeError('BAD_USAGE', {});
   const text = checkText(typed, 'The tell');
   return withPlaceLock(repository.info.commonDir, key, async () => {
     const record = await placeRecord(repository, key);
     const { handle, driver } = agentOf(repository, record);
     const reading = await driver.read(handle);
     if (reading.state === 'not-up' || reading.state === 'exited' || reading.state === 'starting') {
-      throw new FlumeError('AGENT_NOT_UP', `The agent of ${record.id} is ${reading.state === 'starting' ? 'still starting' : 'not up'}; nothing was typed.`, {
-        fix: reading.state === 'starting' ? 'Wait until it accepts input, then tell again.' : 'Start the stage again with flume retry, then tell it.',
+      throw flumeError('AGENT_NOT_UP', { place: record.id }, {
+        variant: reading.state === 'starting' ? 'starting' : 'default',
         details: { place: record.id, state: reading.state },
       });
     }
     if (reading.state === 'asking') {
-      throw new FlumeError('AGENT_ASKING', `The agent of ${record.id} has a ${reading.dialog === 'permission' ? 'permission prompt' : 'question'} open${reading.needs ? ` (${reading.needs})` : ''}; text typed now would go into the dialog, so nothing was typed.`, {
-        fix: 'Answer the dialog in its pane, then tell again.',
+      throw flumeError('AGENT_ASKING', { place: record.id, needs: reading.needs }, {
+        variant: reading.dialog === 'permission' ? (reading.needs ? 'permissionNeeds' : 'permission') : reading.needs ? 'questionNeeds' : 'default',
         details: { place: record.id, dialog: reading.dialog, needs: reading.needs },
       });
     }
     if (await driver.hasDraft(handle)) {
-      throw new FlumeError('AGENT_BUSY', `The input box of ${record.id}'s agent holds a draft someone typed; it would be sent with the tell, so nothing was typed.`, {
-        fix: 'Submit or clear the draft in its pane, then tell again.',
+      throw flumeError('AGENT_BUSY', { place: record.id }, {
         details: { place: record.id },
       });
     }
@@ -51,8 +50,7 @@ export async function tell(repository: Repository, key: string, typed: string): 
         return { record, sends };
       }
     }
-    throw new FlumeError('PROMPT_NOT_TAKEN', `The tell to ${record.id} was sent twice and its agent's transcript does not hold it.`, {
-      fix: 'Look at its pane (flume status names it); the agent may be hung. flume stop, then flume retry, starts it afresh.',
+    throw flumeError('PROMPT_NOT_TAKEN', { place: record.id }, {
       details: { place: record.id },
     });
   });
@@ -66,16 +64,14 @@ export async function stopAgent(repository: Repository, key: string, force: bool
     const before = await driver.read(handle);
     if (before.state === 'exited' || before.state === 'not-up') return { record, already: true };
     if (before.state === 'working' && !force) {
-      throw new FlumeError('AGENT_WORKING', `The agent of ${record.id} is working; stopping it now would lose what it is doing.`, {
-        fix: 'Wait for its turn to end (flume status shows it idle or waiting), then stop it.',
+      throw flumeError('AGENT_WORKING', { place: record.id }, {
         details: { place: record.id },
       });
     }
     await driver.stop(handle);
     const after = await driver.read(handle);
     if (after.state !== 'exited' && after.state !== 'not-up') {
-      throw new FlumeError('AGENT_DID_NOT_EXIT', `The agent of ${record.id} did not exit (it reads ${after.state}).`, {
-        fix: 'Look at its pane; end the process by hand if it hangs.',
+      throw flumeError('AGENT_DID_NOT_EXIT', { place: record.id, state: after.state }, {
         details: { place: record.id, state: after.state },
       });
     }
@@ -97,8 +93,7 @@ export async function restartStage(
   return withPlaceLock(repository.info.commonDir, key, async () => {
     const record = await placeRecord(repository, key);
     if (record.dropped || record.phase !== 'made') {
-      throw new FlumeError('PLACE_OVER', `${record.id} is ${record.dropped ? 'dropped' : record.phase}; no stage starts there.`, {
-        fix: 'Launch anew under another name.',
+      throw flumeError('PLACE_OVER', { place: record.id, state: record.dropped ? 'dropped' : record.phase }, {
         details: { place: record.id },
       });
     }
@@ -106,15 +101,14 @@ export async function restartStage(
     // A stage the kind lacks is refused first: waiting for the agent would not make it one.
     const index = options.stage === undefined ? (record.stage?.index ?? 0) : kind.stages.findIndex((s) => s.name === options.stage);
     if (index < 0) {
-      throw new FlumeError('UNKNOWN_STAGE', `The kind ${kind.name} has no stage ${JSON.stringify(options.stage)}.`, {
-        fix: `Use one of: ${kind.stages.map((s) => s.name).join(', ')}; a repository declares more in its config.`,
+      throw flumeError('UNKNOWN_STAGE', { kind: kind.name, stage: JSON.stringify(options.stage), stages: kind.stages.map((s) => s.name).join(', ') }, {
         details: { stage: options.stage, stages: kind.stages.map((s) => s.name) },
       });
     }
     if (options.goOn) refuseGoOn(repository.flume, record, kind.stages[index]);
     if (options.goOn && !record.stage?.delivered && !record.stage?.waiting) {
-      throw new FlumeError('AGENT_WORKING', `${record.id}'s ${record.stage?.name ?? 'stage'} has neither concluded nor stopped short.`, {
-        fix: 'Wait for its conclusion or its note, then go on.',
+      throw flumeError('AGENT_WORKING', { place: record.id, stage: record.stage?.name ?? 'stage' }, {
+        variant: 'notConcluded',
       });
     }
     const handle = record.stage?.agent;
@@ -122,8 +116,7 @@ export async function restartStage(
     if (handle && driver) {
       const state = (await driver.read(handle)).state;
       if (state === 'working') {
-        throw new FlumeError('AGENT_RUNNING', `The agent of ${record.id} is still working; a fresh agent never starts over a running one.`, {
-          fix: 'Wait for its turn to end, or stop it (flume stop --force), then run this again.',
+        throw flumeError('AGENT_RUNNING', { place: record.id }, {
           details: { place: record.id },
         });
       }
@@ -133,8 +126,7 @@ export async function restartStage(
     await startStage(repository, record, kind, index);
     const after = await placeRecord(repository, key);
     if (after.held) {
-      throw new FlumeError('PLACE_NOT_READY', `${record.id} is not ready: ${after.held.reason}.`, {
-        fix: 'Mend the failed readying step (flume status shows its words), then retry.',
+      throw flumeError('PLACE_NOT_READY', { place: record.id, reason: after.held.reason }, {
         details: { place: record.id, ready: after.ready },
       });
     }
@@ -151,8 +143,7 @@ function refuseGoOn(flume: Flume, record: PlaceRecord, stage: KindDef['stages'][
   const type = record.stage?.deliverable?.type ?? deliverableOf(stage).type;
   // The reader says whether its deliverable is one another round adds to (its `rounds`).
   if (flume.deliverables.get(type)?.rounds) return;
-  throw new FlumeError('CANNOT_GO_ON', `${record.id}'s ${stage.name} ends on ${type}, not a conclusion; go-on runs another round only of a question's session.`, {
-    fix: 'Give its agent notes with flume tell, or start the stage afresh with flume retry (or another with flume stage).',
+  throw flumeError('CANNOT_GO_ON', { place: record.id, stage: stage.name, deliverable: type }, {
     details: { place: record.id, stage: stage.name, deliverable: type },
   });
 }
@@ -160,8 +151,7 @@ function refuseGoOn(flume: Flume, record: PlaceRecord, stage: KindDef['stages'][
 async function placeRecord(repository: Repository, key: string): Promise<PlaceRecord> {
   const record = await readRecord(repository.info.commonDir, key);
   if (record) return record;
-  throw new FlumeError('UNKNOWN_PLACE', `There is no place ${key.replace('--', '/')} in ${repository.info.root}.`, {
-    fix: '`flume status` lists the places flume runs.',
+  throw flumeError('UNKNOWN_PLACE', { place: key.replace('--', '/'), repo: repository.info.root }, {
     details: { place: key },
   });
 }
@@ -170,8 +160,8 @@ function agentOf(repository: Repository, record: PlaceRecord): { handle: AgentHa
   const handle = record.stage?.agent;
   const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
   if (!handle || !driver) {
-    throw new FlumeError('AGENT_NOT_UP', `${record.id} has no agent${handle ? ` flume can reach (driver ${handle.driver})` : ' started'}; nothing was typed.`, {
-      fix: 'Start its stage with flume retry.',
+    throw flumeError('AGENT_NOT_UP', { place: record.id, driver: handle?.driver }, {
+      variant: handle ? 'unreachable' : 'noAgent',
       details: { place: record.id },
     });
   }

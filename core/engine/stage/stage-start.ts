@@ -3,7 +3,7 @@
  * runs on and its prompt, each refused as the start refuses it. A stage start and `launch --dry-run`
  * both ask here, so what the dry run shows is what the start does.
  */
-import { FlumeError } from '../../api/errors.js';
+import { flumeError } from '../../api/errors.js';
 import { deliverableOf, driverOf } from '../../config/repository.js';
 import { requireDriver, type ReachedDriver } from '../../drivers/reach.js';
 import type { PaneHost } from '../../api/pane-host.js';
@@ -33,8 +33,8 @@ export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDe
   const def = kind.stages[index];
   const driverKey = driverOf(flume, def);
   if (driverKey === undefined) {
-    throw new FlumeError('UNKNOWN_AGENT', `No agent is named for ${kind.name}'s ${def.name}, and no plugin sets a default.`, {
-      fix: 'Name the agent in the stage ("agent") or in the config (agent.driver).',
+    throw flumeError('UNKNOWN_AGENT', { kind: kind.name, stage: def.name }, {
+      variant: 'unnamed',
     });
   }
   const driver = requireDriver(flume, driverKey);
@@ -50,8 +50,8 @@ export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDe
 function pinnedHost(flume: Flume, driver: ReachedDriver): PaneHost {
   const host = flume.hosts.get(driver.host!);
   if (host) return host;
-  throw new FlumeError('NO_PANE_HOST', `The agent "${driver.key}" runs only on the pane host "${driver.host}", which no plugin provides.`, {
-    fix: `Add the plugin that provides the host "${driver.host}", or name another agent.`,
+  throw flumeError('NO_PANE_HOST', { agent: driver.key, host: driver.host }, {
+    variant: 'driverHost',
     details: { agent: driver.key, host: driver.host, plugin: driver.plugin },
   });
 }

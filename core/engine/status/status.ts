@@ -3,7 +3,7 @@
  * one reading per repository. A repository with no places costs no config load and no git process.
  */
 import { existsSync } from 'node:fs';
-import { FlumeError } from '../../api/errors.js';
+import { FlumeError, flumeError } from '../../api/errors.js';
 import { openRepositoryAt, type Repository } from '../../config/repository.js';
 import type { FlumePlugin } from '../../api/plugin.js';
 import { knownRepositories } from '../../state/host.js';
@@ -91,8 +91,8 @@ export async function status(preset: () => Promise<FlumePlugin[]>, options: { re
   if (all > 0) report.supervisor = await supervisorState();
   if (options.place !== undefined) {
     if (report.places.length === 0) {
-      throw new FlumeError('UNKNOWN_PLACE', `There is no place ${options.place}${options.repo ? ` in ${options.repo}` : ' on this host'}.`, {
-        fix: 'Run `flume status` to list the places flume runs.',
+      throw flumeError('UNKNOWN_PLACE', { place: options.place, repo: options.repo }, {
+        variant: options.repo ? 'status' : 'statusOnHost',
         details: { place: options.place },
       });
     }
@@ -125,7 +125,7 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
     // A config not yet probed is waited for a moment only, so one repository never stalls the report.
     repository = await openRepositoryAt(info, await preset(), undefined, { configWaitMs: configWaitMs() });
   } catch (error) {
-    const e = error instanceof FlumeError ? error : new FlumeError('BAD_CONFIG', String(error));
+    const e = error instanceof FlumeError ? error : flumeError('BAD_CONFIG', { message: String(error) }, { variant: 'thrown' });
     repositoryStatus.error = { code: e.code, message: e.message, ...(e.fix ? { fix: e.fix } : {}) };
     // Its places are still listed, from their records and git, with flume's built-ins only.
     repository = { info, flume: await (await import('../../api/plugin.js')).createFlume({ plugins: await preset(), root: info.root }) };

@@ -2,7 +2,7 @@
  * Where a stage's agent runs: the host the config's `agent.host` names, or with `auto` (the default)
  * the available host of the highest `priority`. The core knows hosts only by what they declare.
  */
-import { FlumeError } from '../../api/errors.js';
+import { flumeError } from '../../api/errors.js';
 import { canType, type PaneHost } from '../../api/pane-host.js';
 import type { Flume } from '../../api/plugin.js';
 
@@ -12,16 +12,15 @@ export async function chooseHost(flume: Flume): Promise<PaneHost> {
   if (wanted !== 'auto') {
     const host = flume.hosts.get(wanted);
     if (host && (await host.available())) return host;
-    throw new FlumeError('NO_PANE_HOST', `The pane host "${wanted}" the config names is not available here.`, {
-      fix: `Start ${wanted}, or set agent.host to "auto" so flume picks what runs.`,
+    throw flumeError('NO_PANE_HOST', { host: wanted }, {
       details: { host: wanted },
     });
   }
   // Registration order breaks a tie, so the order of a preset's plugins stays meaningful.
   const ranked = flume.hosts.all().map((host, index) => ({ host, index })).sort((a, b) => (b.host.priority ?? 0) - (a.host.priority ?? 0) || a.index - b.index);
   for (const { host } of ranked) if (await host.available()) return host;
-  throw new FlumeError('NO_PANE_HOST', 'No pane host is available to run an agent.', {
-    fix: 'Install or start a pane host a plugin provides (`flume doctor` lists them), or add one that hands the command to you.',
+  throw flumeError('NO_PANE_HOST', {}, {
+    variant: 'none',
     details: { hosts: ranked.map(({ host }) => host.key) },
   });
 }

@@ -10,14 +10,12 @@
 import { existsSync, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { FlumeError } from '../../api/errors.js';
+import { FlumeError, flumeError } from '../../api/errors.js';
 import { processExists } from '../../support/process.js';
 import { openRepository, type Repository } from '../../config/repository.js';
 import { requireTrust } from '../../config/trust.js';
 import type { FlumePlugin } from '../../api/plugin.js';
 import { reachDriver } from '../../drivers/reach.js';
-import type { KindDef } from '../../api/config.js';
-import type { PlaceRecord } from '../../api/record.js';
 import { acquireLock } from '../../state/lock.js';
 import { ensureHostStateDir, hostStateDir, knownRepositories } from '../../state/host.js';
 import { keyOf, placesStateDir, readRecords } from '../../state/store.js';
@@ -26,6 +24,8 @@ import { readPlaces, type PlaceReading, type Reading } from '../status/reading.j
 import { advance, gather, limitsOf } from '../stage/step.js';
 import { tidy } from '../tidy/tidy.js';
 import { workOver } from '../tidy/over.js';
+import type { KindDef } from '../../api/config.js';
+import type { PlaceRecord } from '../../api/record.js';
 import { rewatch } from './files.js';
 import { isOwnNote, supervisorLock, writePassNote } from './supervisor-state.js';
 
@@ -59,8 +59,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   await ensureHostStateDir();
   const lock = await acquireLock(supervisorLock(), { timeoutMs: 0, what: 'The supervisor of this host' }).catch((error) => {
     if (error instanceof FlumeError && error.code === 'PLACE_BUSY') {
-      throw new FlumeError('WATCH_RUNNING', 'A flume watch already runs on this host.', {
-        fix: 'Nothing to do: it moves every place on. Stop it (kill its pid in the lock file) before starting another.',
+      throw flumeError('WATCH_RUNNING', {}, {
         details: { lock: supervisorLock() },
       });
     }

@@ -1,5 +1,5 @@
 /** Dropping a launch: marks it so tidying takes its place (and keeps a branch with unlanded work). */
-import { FlumeError } from '../../api/errors.js';
+import { FlumeError, flumeError } from '../../api/errors.js';
 import type { Repository } from '../../config/repository.js';
 import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../../state/store.js';
 import type { PlaceRecord } from '../../api/record.js';
@@ -21,8 +21,7 @@ export async function dropPlace(repository: Repository, key: string, reason?: st
 }
 
 function unknownPlace(repository: Repository, key: string): FlumeError {
-  return new FlumeError('UNKNOWN_PLACE', `There is no place ${key.replace('--', '/')} in ${repository.info.root}.`, {
-    fix: '`flume status` lists the places flume runs.',
+  return flumeError('UNKNOWN_PLACE', { place: key.replace('--', '/'), repo: repository.info.root }, {
     details: { place: key },
   });
 }

@@ -8,7 +8,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { callHook } from '../../api/hooks.js';
 import { crashPoint } from '../../support/crash.js';
-import { FlumeError } from '../../api/errors.js';
+import { FlumeError, flumeError } from '../../api/errors.js';
 import { runStep } from '../../support/exec.js';
 import type { Repository } from '../../config/repository.js';
 import { commitsRemotesLack, deleteBranch, hiddenEdits, populatedSubmodules, readRepository, removeWorktree, stashEntries, worktreeChanges } from '../../support/git.js';
@@ -39,8 +39,7 @@ export async function tidy(repository: Repository, options: { only?: string; dry
   const { records } = await readRecords(info.commonDir);
   const chosen = options.only ? records.filter((r) => keyOf(r) === options.only) : records;
   if (options.only && chosen.length === 0) {
-    throw new FlumeError('UNKNOWN_PLACE', `There is no place ${options.only.replace('--', '/')} in ${info.root}.`, {
-      fix: '`flume status` lists the places flume runs.',
+    throw flumeError('UNKNOWN_PLACE', { place: options.only.replace('--', '/'), repo: info.root }, {
       details: { place: options.only },
     });
   }

@@ -162,7 +162,8 @@ describe('the layout', () => {
 /** Every relative import of a source, resolved to the file it names (type-only and dynamic imports too). */
 function importedFiles(file: string): string[] {
   return imports(file)
-    .filter((spec) => spec.startsWith('.'))
+    // A relative import always names its file (`./x.js`); words in a string that happen to follow "import" do not.
+    .filter((spec) => spec.startsWith('.') && /\.(m?js|ts)$/.test(spec))
     .map((spec) => join(dirname(file), spec).replace(/\.js$/, '.ts').replace(/\.mjs$/, '.mts'))
     .filter((target) => existsSync(target));
 }
