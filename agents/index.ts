@@ -23,7 +23,7 @@ export function flumeTmuxSocket(): string {
 
 /** Registers the tmux host on flume's own socket. */
 export const tmuxHostPlugin = () =>
-  definePlugin({ name: 'flume:host:tmux', apply: (flume) => flume.hosts.register('flume:host:tmux', tmuxHost({ socket: flumeTmuxSocket() })) });
+  definePlugin({ name: 'flume:host:tmux', apply: (flume) => flume.hosts.add(tmuxHost({ socket: flumeTmuxSocket() })) });
 
 /** Claude Code's options (`agents["claude-code"]`), checked when the repository opens. */
 export const CLAUDE_CODE_OPTIONS = {
@@ -46,8 +46,8 @@ export const claudeCodePlugin = () =>
     name: 'flume:agent:claude-code',
     apply(flume) {
       const options = flume.config.agents?.['claude-code'] ?? {};
-      flume.agents.register('flume:agent:claude-code', { ...claudeCodeDriver(flume, options, 'claude-code'), optionsSchema: CLAUDE_CODE_OPTIONS });
-      flume.agents.register('flume:agent:claude-code', { ...claudeCodeDriver(flume, options, 'printed'), host: printedHost.key });
+      flume.agents.add({ ...claudeCodeDriver(flume, options, 'claude-code'), optionsSchema: CLAUDE_CODE_OPTIONS });
+      flume.agents.add({ ...claudeCodeDriver(flume, options, 'printed'), host: printedHost.key });
     },
   });
 
@@ -59,7 +59,7 @@ export const codexPlugin = () =>
   definePlugin({
     name: 'flume:agent:codex',
     apply(flume) {
-      flume.agents.register('flume:agent:codex', codexDriver(flume, (flume.config.agents?.codex ?? {}) as CodexOptions));
+      flume.agents.add(codexDriver(flume, (flume.config.agents?.codex ?? {}) as CodexOptions));
     },
   });
 

@@ -6,7 +6,7 @@
  * a secret's value: a variable whose name says it is a secret (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`,
  * `…_SECRET`, `…_PASSWORD`) is written as a reference, `NAME="$NAME"`, for the operator's shell to fill.
  */
-import { definePaneHost, definePlugin, flumeError, SECRET_NAME, SHELL_NAME } from '../core/index.js';
+import { canType, definePaneHost, definePlugin, flumeError, SECRET_NAME, SHELL_NAME, type PaneHost } from '../core/index.js';
 
 export { SECRET_NAME };
 
@@ -24,6 +24,14 @@ export function printedCommand(env: Record<string, string>, argv: string[], opti
     words.push(SECRET_NAME.test(name) ? `${name}="$${name}"` : `${name}=${value}`);
   }
   return ['env', ...words, ...argv];
+}
+
+/**
+ * The command an agent's handle keeps: on a host that cannot type (`canType: false`), the printed
+ * command the operator runs (`printedCommand`); on a pane, the argv the pane runs.
+ */
+export function handedCommand(host: Pick<PaneHost, 'canType'>, env: Record<string, string>, argv: string[]): string[] {
+  return canType(host) ? argv : printedCommand(env, argv);
 }
 
 /** A pane host that runs nothing: the command is shown, and the operator runs it. */
@@ -64,4 +72,4 @@ export const printedHost = definePaneHost({
 
 /** Registers the printed host. */
 export const printedHostPlugin = () =>
-  definePlugin({ name: 'flume:host:printed', apply: (flume) => flume.hosts.register('flume:host:printed', printedHost) });
+  definePlugin({ name: 'flume:host:printed', apply: (flume) => flume.hosts.add(printedHost) });

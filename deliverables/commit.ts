@@ -15,8 +15,7 @@ export function commitDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.deliverables.register(
-        NAME,
+      flume.deliverables.add(
         defineDeliverable({
           type: 'commit',
           async read(request): Promise<DeliverableReading> {

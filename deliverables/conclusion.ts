@@ -21,8 +21,7 @@ export function conclusionDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.deliverables.register(
-        NAME,
+      flume.deliverables.add(
         defineDeliverable({
           type: 'conclusion',
           // A conclusion is what another round adds to: flume go-on runs one in the same place.

@@ -26,8 +26,10 @@ export {
 
 /**
  * Every built-in reader: `commit`, `openspec-change`, `openspec-tasks`, `report`, `conclusion`,
- * `landing` (sluice's record where sluice is installed, else git), each registered with `defineDeliverable`. A plugin replaces one by registering a reader of
- * the same type with `{ replace: true }`, or intercepts it by tapping `readDeliverable.for(type)` before it.
+ * `landing` (sluice's record where sluice is installed, else git), each written with
+ * `defineDeliverable` and added to `flume.deliverables`. A plugin takes one over by adding a reader
+ * of the same type with `{ replace: true }`; `flume.deliverables.get(type)` beforehand is the one it
+ * replaced, to defer to (as sluice's defers to git's).
  */
 export function deliverablePlugins(): FlumePlugin[] {
   return [

@@ -2,9 +2,9 @@
  * The `landing` deliverable: a submission ends when the branch's work is on its target.
  *
  * This is the built-in default, judged from git (DESIGN "Ruling (landing record)"). Where sluice
- * keeps a record of the branch, the sluice reader (`sluice.ts`) answers from it instead: it taps
- * `readDeliverable.for('landing')` at `stage: -10`, so it runs first, and returns undefined where
- * sluice is not installed, so the bail hook falls through to git here.
+ * keeps a record of the branch, the sluice reader (`sluice.ts`) answers from it instead: it replaces
+ * this reader in the registry (`replace`) and hands the reading back to it where sluice is not
+ * installed.
  */
 import { contentWords, defineDeliverable, definePlugin, type DeliverableReading, type DeliverableRequest, type FlumePlugin } from '../core/index.js';
 
@@ -25,8 +25,7 @@ export function landingDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.deliverables.register(
-        NAME,
+      flume.deliverables.add(
         // Tidying asks this reader whether a place's work landed.
         defineDeliverable({ type: 'landing', landing: true, read: gitLanding }),
       );

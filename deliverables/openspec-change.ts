@@ -18,8 +18,7 @@ export function openspecChangeDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.deliverables.register(
-        NAME,
+      flume.deliverables.add(
         defineDeliverable({
           type: 'openspec-change',
           variables: (context) => ({ change: changeId(context, NAME) }),

@@ -17,8 +17,7 @@ export function openspecTasksDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.deliverables.register(
-        NAME,
+      flume.deliverables.add(
         defineDeliverable({
           type: 'openspec-tasks',
           variables: (context) => ({ change: changeId(context, NAME) }),

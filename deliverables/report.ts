@@ -71,8 +71,7 @@ export function reportDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.deliverables.register(
-        NAME,
+      flume.deliverables.add(
         defineDeliverable({
           type: 'report',
           variables: (context) => ({ change: changeId(context, NAME) }),

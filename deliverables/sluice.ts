@@ -4,8 +4,9 @@
  * record"). sluice lands; flume only reads what it recorded:
  * `<git-common-dir>/sluice/landings/<branch>.json`, shaped by `sluice-record.schema.json`.
  *
- * - sluice is installed when its folder `<git-common-dir>/sluice/` exists; elsewhere this reader
- *   answers nothing and the git reader (`landing.ts`) judges.
+ * - It takes over the `landing` reader registered before it (`replace`) and defers to it: sluice is
+ *   installed when its folder `<git-common-dir>/sluice/` exists; elsewhere the reader it replaced
+ *   (the git reader, `landing.ts`) judges.
  * - No record of the branch (not submitted yet, or landed by another road): git's judgement, with
  *   the record's path to watch, so its first writing is seen.
  * - `landed` at the branch's head on the place's target: present. `queued`/`checking`: absent.
@@ -16,7 +17,7 @@ import { readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { definePlugin, FlumeError, flumeError, schemaCheck, type DeliverableReading, type DeliverableRequest, type FlumePlugin, type SchemaCheck } from '../core/index.js';
+import { defineDeliverable, definePlugin, FlumeError, flumeError, schemaCheck, type DeliverableReader, type DeliverableReading, type DeliverableRequest, type FlumePlugin, type SchemaCheck } from '../core/index.js';
 import { gitLanding } from './landing.js';
 
 const NAME = 'flume:deliverable:sluice';
@@ -40,18 +41,22 @@ export function sluiceRecordPath(commonDir: string, branch: string): string {
   return join(commonDir, 'sluice', 'landings', `${branch}.json`);
 }
 
-/** Reads `landing` from sluice's record where sluice is installed; taps before the git reader. */
+/**
+ * Reads `landing` from sluice's record where sluice is installed: it replaces the `landing` reader
+ * registered before it, and hands the reading to that one where sluice is not installed.
+ */
 export function sluiceLandingDeliverable(): FlumePlugin {
   return definePlugin({
     name: NAME,
     apply(flume) {
-      flume.hooks.readDeliverable.for('landing').tapPromise({ name: NAME, stage: -10 }, readSluice);
+      const replaced = flume.deliverables.get('landing');
+      flume.deliverables.add(defineDeliverable({ type: 'landing', landing: true, read: (request) => readSluice(request, replaced) }), { replace: true });
     },
   });
 }
 
-async function readSluice(request: DeliverableRequest): Promise<DeliverableReading | undefined> {
-  if (!existsSync(join(request.commonDir, 'sluice'))) return undefined;
+async function readSluice(request: DeliverableRequest, replaced: DeliverableReader | undefined): Promise<DeliverableReading | undefined> {
+  if (!existsSync(join(request.commonDir, 'sluice'))) return replaced?.read(request);
   const file = sluiceRecordPath(request.commonDir, request.place.branch);
   const readFrom = [file];
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {

@@ -16,4 +16,4 @@ export const changeKind = defineKind({
 
 /** Registers the kind `change`. */
 export const changeKindPlugin = () =>
-  definePlugin({ name: 'flume:kind:change', apply: (flume) => flume.kinds.register('flume:kind:change', changeKind) });
+  definePlugin({ name: 'flume:kind:change', apply: (flume) => flume.kinds.add(changeKind) });

@@ -8,6 +8,6 @@ export const declaredKindsPlugin = () =>
   definePlugin({
     name: 'flume:kind:declared',
     apply(flume) {
-      for (const kind of flume.config.kinds ?? []) flume.kinds.register('flume:kind:declared', kind, { replace: true });
+      for (const kind of flume.config.kinds ?? []) flume.kinds.add(kind, { replace: true });
     },
   });

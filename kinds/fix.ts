@@ -15,4 +15,4 @@ export const fixKind = defineKind({
 
 /** Registers the kind `fix`. */
 export const fixKindPlugin = () =>
-  definePlugin({ name: 'flume:kind:fix', apply: (flume) => flume.kinds.register('flume:kind:fix', fixKind) });
+  definePlugin({ name: 'flume:kind:fix', apply: (flume) => flume.kinds.add(fixKind) });

@@ -11,4 +11,4 @@ export const questionKind = defineKind({
 
 /** Registers the kind `question`. */
 export const questionKindPlugin = () =>
-  definePlugin({ name: 'flume:kind:question', apply: (flume) => flume.kinds.register('flume:kind:question', questionKind) });
+  definePlugin({ name: 'flume:kind:question', apply: (flume) => flume.kinds.add(questionKind) });

@@ -12,7 +12,7 @@ import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
 import { classifyScreen, draftText, footerReady } from './screen.js';
 import { preseed } from './preseed.js';
-import { printedCommand } from '../printed.js';
+import { handedCommand, printedCommand } from '../printed.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
 import { asRecorded, normalize, sameText as sameRecorded } from './records.js';
 import { programVersion } from './version.js';
@@ -47,7 +47,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     const env = agentEnvironment(options, request.env);
     // A pane whose program cannot start dies at once, and the dead pane keeps its host alive: find
     // the program first (the printed host's command runs in the operator's own shell).
-    if (host.key !== 'printed') await requireProgram(options.binary ?? 'claude', env);
+    if (canType(host)) await requireProgram(options.binary ?? 'claude', env);
     const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
     return { env, binary: options.binary ?? 'claude', configDir };
   };
@@ -91,7 +91,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         ...(opened.pid ? { pid: opened.pid } : {}),
         ...(opened.identity ? { paneIdentity: opened.identity } : {}),
         transcriptPath: transcriptPath(configDir, request.place.path, sessionId),
-        command: !canType(host) ? printedCommand(env, argv) : argv,
+        command: handedCommand(host, env, argv),
         cwd: request.place.path,
         startedAt: new Date().toISOString(),
         data: { configDir },
@@ -196,7 +196,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
       const own = pane?.own ?? false;
       const alive = pane ? pane.alive : Boolean(session && processExists(session.pid));
-      return judgeAgent(handle, { session, own, alive, transcript, screen: pane?.screen });
+      return judgeAgent(handle, { session, own, alive, transcript, screen: pane?.screen, paneless: !canType(host) });
     },
 
     async readMany(handles) {

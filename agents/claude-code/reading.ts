@@ -6,7 +6,7 @@
  * reading one does.
  */
 import { stat } from 'node:fs/promises';
-import { keptCache, lookAtPanes, processExists, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
+import { canType, keptCache, lookAtPanes, processExists, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
 import { readState, sessionStates, type SessionFile, type TranscriptReading } from './transcript.js';
 import { classifyScreen, draftText, permissionTool } from './screen.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
@@ -47,7 +47,7 @@ export async function readAgents(handles: AgentHandle[], where: AgentPlaces): Pr
     const session = sessions.get(where.configOf(handle))?.get(handle.sessionId);
     const pane = seen.get(handle);
     const alive = pane ? pane.alive : Boolean(session && processExists(session.pid));
-    return judgeAgent(handle, { session, own: pane?.own ?? false, alive, transcript: transcript.read, screen: pane?.screen });
+    return judgeAgent(handle, { session, own: pane?.own ?? false, alive, transcript: transcript.read, screen: pane?.screen, paneless: !canType(where.host(handle.host)) });
   });
 }
 
@@ -60,6 +60,8 @@ interface AgentLook {
   transcript?: TranscriptReading;
   /** Read only while it is alive. */
   screen?: string;
+  /** Its host cannot type (`canType: false`): its command went to the operator, who may not have run it yet. */
+  paneless?: boolean;
 }
 
 /**
@@ -91,10 +93,10 @@ async function fileStamp(path: string): Promise<string | undefined> {
 }
 
 /** Judges an agent from a look: exited when its process is gone; asking when a dialog is open by any reading. */
-export function judgeAgent(handle: AgentHandle, { session, own, alive, transcript, screen }: AgentLook): AgentReading {
+export function judgeAgent(handle: AgentHandle, { session, own, alive, transcript, screen, paneless }: AgentLook): AgentReading {
   const patterns = patternsFor(handle.version);
   if (!alive) {
-    if (!transcript && !handle.pane && handle.host === 'printed') return { state: 'not-up' };
+    if (!transcript && !handle.pane && paneless) return { state: 'not-up' };
     return { state: 'exited', ...(handle.pane && !own ? { paneGone: true } : {}), ...(transcript?.needs ? { needs: transcript.needs } : transcript?.lastText ? { needs: transcript.lastText } : {}), ...(transcript?.lastActivity ? { lastActivity: transcript.lastActivity } : {}) };
   }
   const view = screen === undefined ? 'unknown' : classifyScreen(screen, patterns);

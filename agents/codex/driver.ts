@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  canType,
   defineDriver,
   flumeError,
   isRepositoryTrusted,
@@ -31,7 +32,7 @@ import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { codexChecks, codexVersion } from './checks.js';
 import { CODEX_SESSION_VARIABLES, codexEnvironment, requireProgram } from './environment.js';
 import type { CodexOptions } from './options.js';
-import { printedCommand } from '../printed.js';
+import { handedCommand, printedCommand } from '../printed.js';
 
 const POLL_MS = 100;
 /** After the input line first shows, keys typed at once can be lost while the TUI finishes starting. */
@@ -54,7 +55,9 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
   const prepare = (request: StartRequest, host: PaneHost) => {
     const env = codexEnvironment(options, request.env);
     const binary = options.binary ?? 'codex';
-    if (host.key !== 'printed') requireProgram(binary, env);
+    // The program is found first where a pane runs it; a host that cannot type hands the command to
+    // the operator's own shell.
+    if (canType(host)) requireProgram(binary, env);
     const home = agentHome(request.sessionId);
     env.CODEX_HOME = home;
     const { stage } = request;
@@ -63,8 +66,8 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       ...(stage.model ? ['--model', stage.model] : []),
       ...(stage.permissionMode === 'bypassPermissions' ? ['--dangerously-bypass-approvals-and-sandbox'] : []),
       ...(options.args ?? []),
-      // On the printed host the command carries the prompt: `codex "<prompt>"` submits it at start.
-      ...(host.key === 'printed' ? [request.prompt] : []),
+      // On a host that cannot type (the printed host) the command carries the prompt: `codex "<prompt>"` submits it at start.
+      ...(!canType(host) ? [request.prompt] : []),
     ];
     return { env, binary, home, argv };
   };
@@ -90,7 +93,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
         ...(opened.pane ? { pane: opened.pane } : {}),
         ...(opened.pid ? { pid: opened.pid } : {}),
         ...(opened.identity ? { paneIdentity: opened.identity } : {}),
-        command: host.key === 'printed' ? printedCommand(env, argv) : argv,
+        command: handedCommand(host, env, argv),
         cwd: request.place.path,
         startedAt: new Date().toISOString(),
         data: { codexHome: home },
@@ -161,7 +164,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       const rollout = path ? await readRollout(path) : undefined;
       // The screen after the rollout: it is the newer reading.
       const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
-      return judge(handle, rollout, pane);
+      return judge(handle, rollout, pane, !canType(host));
     },
 
     async hasDraft(handle) {
@@ -214,11 +217,14 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
   return defineDriver(driver);
 }
 
-/** The reading of an agent from its rollout (undefined: none yet) and one look at its pane. */
-export function judge(handle: AgentHandle, rollout: Awaited<ReturnType<typeof readRollout>>, pane: { own: boolean; alive: boolean; screen?: string } | undefined): AgentReading {
+/**
+ * The reading of an agent from its rollout (undefined: none yet) and one look at its pane;
+ * `paneless` when its host cannot type (its command went to the operator, who may not have run it yet).
+ */
+export function judge(handle: AgentHandle, rollout: Awaited<ReturnType<typeof readRollout>>, pane: { own: boolean; alive: boolean; screen?: string } | undefined, paneless = false): AgentReading {
   const activity = rollout?.lastActivity ? { lastActivity: rollout.lastActivity } : {};
   if (!pane?.alive) {
-    if (!rollout && handle.host === 'printed') return { state: 'not-up' };
+    if (!rollout && paneless) return { state: 'not-up' };
     return { state: 'exited', ...(handle.pane && !pane?.own ? { paneGone: true } : {}), ...(rollout?.lastText ? { needs: rollout.lastText } : {}), ...activity };
   }
   const view = pane.screen === undefined ? 'unknown' : classifyScreen(pane.screen);

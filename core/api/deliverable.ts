@@ -11,7 +11,7 @@ import type { DeliverableReading, DeliverableRequest } from './hooks.js';
 export interface DeliverableReader {
   /** The type stages name in `deliverable:` (`commit`). */
   type: string;
-  /** Reads the deliverable at the request's commit; undefined leaves the answer to a later tap. */
+  /** Reads the deliverable at the request's commit; undefined when it has no answer (no reading of the stage). */
   read(request: DeliverableRequest): Promise<DeliverableReading | undefined>;
   /**
    * Optional: prompt variables the reader gives a stage that ends on it (an OpenSpec reader's
@@ -25,8 +25,8 @@ export interface DeliverableReader {
   rounds?: boolean;
   /**
    * Optional: this reader judges whether a branch's work landed on its target. Tidying asks the
-   * reader that declares it (through `readDeliverable`, so a plugin tapping its type first is asked
-   * first) whether a place's work is over; with none, flume asks git (`git cherry`).
+   * reader that declares it (the one registered for its type: a plugin that replaced it is asked)
+   * whether a place's work is over; with none, flume asks git (`git cherry`).
    */
   landing?: boolean;
 }
@@ -34,7 +34,7 @@ export interface DeliverableReader {
 /** What a reader's `variables` is handed: the place, the stage and its deliverable options. */
 export type DeliverableContext = Pick<DeliverableRequest, 'place' | 'stage' | 'options'>;
 
-/** A typed identity for writing a deliverable reader; register it with `flume.deliverables.register(plugin, reader)`. */
+/** A typed identity for writing a deliverable reader; a plugin adds it with `flume.deliverables.add(reader)`. */
 export function defineDeliverable<R extends DeliverableReader>(reader: R): R {
   return reader;
 }

@@ -92,8 +92,8 @@ export interface AgentDriver {
 
 
 /**
- * A typed identity for writing an agent driver. Registering it (`flume.agents.register(plugin, driver)`)
- * is the whole job: the core reaches every method through one checked path (core/drivers.ts).
+ * A typed identity for writing an agent driver. Adding it (`flume.agents.add(driver)` in a plugin's
+ * `apply`) is the whole job: the core reaches every method through one checked path (core/drivers/reach.ts).
  */
 export function defineDriver<D extends AgentDriver>(driver: D): D {
   return driver;

@@ -63,6 +63,7 @@ export const ERROR_CATALOGUE = {
       loadFailed: { message: 'The config in {root} could not be loaded: {message}', fix: 'Correct the syntax of the config file; it must export the config as its default export.' },
       exportThrew: { message: '{file}: the function it exports threw: {message}', fix: 'Make the exported function return the config, or export the config itself.' },
       registeredWithoutKey: { message: '{what} registered by {plugin} has no "{field}".', fix: 'Give it a string "{field}" (write it with its define… function).' },
+      addedOutsideApply: { message: "{what} added outside a plugin's apply: there is no plugin to register it in the name of.", fix: "Add it in a plugin's apply(flume) with flume.<registry>.add(value), or name the plugin: register(plugin, value)." },
       registeredTwice: { message: '{what} "{key}" is registered twice: by {first} and by {plugin}.', fix: 'Rename one of them, or register with { replace: true } to replace the {first} one.' },
       notAPlugin: { message: 'A plugin must be an object with a string "name" and an "apply" function.', fix: 'Write plugins with definePlugin({ name: "you:thing", apply(flume) { … } }).' },
       deliverablePath: { message: 'The deliverable path {path} is not a file inside the place.', fix: 'Give the stage\'s deliverable a "path" relative to the place, such as "docs/verify.md".' },

@@ -1,6 +1,9 @@
 /**
- * flume's lifecycle, every hook declared once. Plugins tap these with `tapPromise(name, fn)`; keyed
- * families are HookMaps tapped with `.for(key)`. Read this file to see the whole lifecycle.
+ * flume's lifecycle, every hook declared once. Plugins tap the lifecycle hooks (`beforeReady`,
+ * `beforeTidy`) with `tapPromise(name, fn)`. The keyed families (`startAgent`, `planAgent`,
+ * `confirmPrompt`, `readDeliverable`) are HookMaps the registries tap, one key per registered
+ * driver or reader (core/api/plugin.ts): a plugin provides or takes over a key by registering, never
+ * by tapping. Read this file to see the whole lifecycle.
  */
 import { createRequire } from 'node:module';
 import { FlumeError, inPlugin } from './errors.js';
@@ -148,15 +151,16 @@ export function createHooks() {
     beforeReady: track(new AsyncSeriesHook<[ReadyContext]>(['context']), 'beforeReady'),
     /**
      * Keyed by driver: start a stage's agent on the host given; the first tap to answer returns its
-     * handle. Registering a driver taps it (named after the registering plugin); a plugin may tap a key
-     * before to intercept a start. The core calls it through core/drivers/reach.ts, never directly.
+     * handle. Registering a driver taps it (named after the registering plugin); a plugin intercepts a
+     * start by registering a driver that wraps it (`replace`). The core calls it through
+     * core/drivers/reach.ts, never directly.
      */
     startAgent: trackMap('startAgent', new HookMap(() => new AsyncSeriesBailHook<[StartRequest, PaneHost], AgentHandle | undefined>(['request', 'host']))),
     /** Keyed by driver: what startAgent would run for a request on the host (launch --dry-run), checked, nothing started or written; undefined when the tap cannot say. */
     planAgent: trackMap('planAgent', new HookMap(() => new AsyncSeriesBailHook<[StartRequest, PaneHost], AgentPlan | undefined>(['request', 'host']))),
     /** Keyed by driver: read the transcript for a sent text; answers taken / not-yet / unknown. Tapped by registering a driver. */
     confirmPrompt: trackMap('confirmPrompt', new HookMap(() => new AsyncSeriesBailHook<[ConfirmRequest], PromptState | undefined>(['request']))),
-    /** Keyed by deliverable type: read at one commit; answers present (with what) or absent. */
+    /** Keyed by deliverable type: read at one commit; answers present (with what) or absent. Tapped by registering a reader. */
     readDeliverable: trackMap(
       'readDeliverable',
       new HookMap(() => new AsyncSeriesBailHook<[DeliverableRequest], DeliverableReading | undefined>(['request'])),

@@ -6,7 +6,7 @@ import type { KindDef } from './config.js';
 
 export type { KindDef, StageDef, ReadyStep, Limits } from './config.js';
 
-/** A typed identity for writing a kind as data; register it with `flume.kinds.register(plugin, kind)`. */
+/** A typed identity for writing a kind as data; a plugin adds it with `flume.kinds.add(kind)` (its key is its name). */
 export function defineKind(kind: KindDef): KindDef {
   return kind;
 }

@@ -191,7 +191,7 @@ function seenIn(handle: AgentHandle, look: PaneLook | undefined): PaneSeen {
   return { own, alive, ...(alive && look?.screen !== undefined ? { screen: look.screen } : {}) };
 }
 
-/** A typed identity for writing a pane host; register it with `flume.hosts.register(plugin, host)`. */
+/** A typed identity for writing a pane host; a plugin adds it with `flume.hosts.add(host)`. */
 export function definePaneHost<H extends PaneHost>(host: H): H {
   return host;
 }

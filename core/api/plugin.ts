@@ -1,10 +1,13 @@
 /**
  * The plugin contract and the flume instance plugins are applied to. A plugin is `{ name, apply }`;
- * `apply` registers what it provides, each written with its `define…`: kinds (`defineKind`),
- * deliverable readers (`defineDeliverable`), agent drivers (`defineDriver`) and pane hosts
- * (`definePaneHost`), and may tap hooks with its own name. Registering is the whole job: the core
- * taps the hooks a reader or a driver answers itself, named after the registering plugin. The
- * built-ins use exactly this contract (plugins/defaults.ts).
+ * `apply` adds what it provides to a registry, each written with its `define…`: kinds
+ * (`defineKind`, `flume.kinds.add`), deliverable readers (`defineDeliverable`,
+ * `flume.deliverables.add`), agent drivers (`defineDriver`, `flume.agents.add`) and pane hosts
+ * (`definePaneHost`, `flume.hosts.add`), in the plugin's own name; one that takes over a key
+ * already registered says so (`{ replace: true }`). Registering is the whole job: the core taps the
+ * keyed hooks a reader or a driver answers itself, here and nowhere else; plugins tap only the
+ * lifecycle hooks (`beforeReady`, `beforeTidy`). The built-ins use exactly this contract
+ * (plugins/defaults.ts).
  */
 import { createHooks, type DeliverableReading, type DeliverableRequest, type Hooks } from './hooks.js';
 import { flumeError, inPlugin } from './errors.js';
@@ -34,18 +37,23 @@ export interface FlumePlugin {
   apply(flume: Flume): void | Promise<void>;
 }
 
-/** What a plugin's `apply` is handed. */
+/**
+ * What a plugin's `apply` is handed: its registries register in that plugin's name (`add`). The
+ * instance `createFlume` returns has the same registries and hooks; its `add` has no plugin to name.
+ */
 export interface Flume {
   readonly hooks: Hooks;
   /** The repository's config (validated), or an empty one where no repository is involved. */
   readonly config: FlumeConfig;
   /** The repository root the config came from, when there is one. */
   readonly root?: string;
+  /** Kinds by name. */
   readonly kinds: Registry<KindDef>;
   /** Deliverable readers by type; registering one taps `readDeliverable.for(type)` in the plugin's name. */
   readonly deliverables: Registry<DeliverableReader>;
   /** Agent drivers by key; registering one taps `startAgent`, `planAgent` and `confirmPrompt` for its key. */
   readonly agents: Registry<AgentDriver>;
+  /** Pane hosts by key. */
   readonly hosts: Registry<PaneHost>;
   /** What holds when the config names nothing: set by a preset (the built-ins' is plugins/defaults.ts). */
   readonly defaults: FlumeDefaults;
@@ -60,20 +68,39 @@ export interface FlumeDefaults {
   fixDeliverable?: string;
 }
 
-/** A named set of things plugins register; the first registration of a name wins unless replaced. */
+/**
+ * A named set of things plugins register, each under the key it carries (a kind's `name`, a
+ * reader's `type`, a driver's or a host's `key`); the first registration of a key wins unless a
+ * later one says `replace`.
+ */
 export class Registry<T extends object> {
   private readonly items = new Map<string, { value: T; plugin: string; replaced?: string }>();
+  /** The plugin whose `apply` this registry was handed (`as`); `add` registers in its name. */
+  private readonly plugin?: string;
 
   /**
    * `field` names what a value is registered under (`key`, `name`, `type`); `onRegister` runs for each
-   * registration once it stands (the core taps a driver's or a reader's hooks there).
+   * registration once it stands, with the plugin it replaced (the core taps a driver's or a reader's
+   * hooks there).
    */
   constructor(
     private readonly what: string,
-    private readonly options: { field?: string; onRegister?: (plugin: string, value: T, key: string) => void } = {},
+    private readonly options: { field?: string; onRegister?: (plugin: string, value: T, key: string, replaced?: string) => void } = {},
   ) {}
 
-  /** Registers `value` under its key (or name); a second registration of one key is an error unless `replace`. */
+  /**
+   * The way a plugin registers: `value` under the key it carries, in the name of the plugin whose
+   * `apply` was handed this registry. A key registered already is an error unless `replace`: then
+   * this value answers for it, and `get(key)` beforehand is the one replaced (to defer to).
+   */
+  add(value: T, options: { replace?: boolean } = {}): void {
+    if (this.plugin === undefined) {
+      throw flumeError('BAD_CONFIG', { what: this.what }, { variant: 'addedOutsideApply' });
+    }
+    this.register(this.plugin, value, options);
+  }
+
+  /** Registers `value` under its key (or name) in the name of `plugin`; `add` is this with the applying plugin's name. */
   register(plugin: string, value: T, options: { replace?: boolean } = {}): void {
     const field = this.options.field;
     const own = (value ?? {}) as Record<string, unknown>;
@@ -94,7 +121,17 @@ export class Registry<T extends object> {
     }
     // Who was replaced is kept, so `flume kinds` can say a repository's kind stands in for a built-in.
     this.items.set(key, { value, plugin, replaced: existing ? (existing.replaced ?? existing.plugin) : undefined });
-    this.options.onRegister?.(plugin, value, key);
+    this.options.onRegister?.(plugin, value, key, existing?.plugin);
+  }
+
+  /**
+   * This registry as the plugin named `plugin` is handed it: the same registrations, with `add`
+   * registering in that name. `createFlume` hands each plugin's `apply` its own.
+   */
+  as(plugin: string): Registry<T> {
+    // Everything but the name is the registry's own (read through the prototype), so what one
+    // plugin registers every other sees.
+    return Object.create(this, { plugin: { value: plugin } }) as Registry<T>;
   }
 
   /** The value registered under `key`, or undefined. */
@@ -156,12 +193,12 @@ export async function createFlume(options: {
     kinds: new Registry<KindDef>('Kind'),
     deliverables: new Registry<DeliverableReader>('Deliverable reader', {
       field: 'type',
-      onRegister(plugin, reader, type) {
+      onRegister(plugin, reader, type, replaced) {
         // Tapped once per registration; a reader replaced since lets the one replacing it answer.
-        hooks.readDeliverable.for(type).tapPromise(plugin, async (request) => (flume.deliverables.get(type) === reader ? reader.read(request) : undefined));
+        hooks.readDeliverable.for(type).tapPromise(tapOf(plugin, replaced), async (request) => (flume.deliverables.get(type) === reader ? reader.read(request) : undefined));
       },
     }),
-    agents: new Registry<AgentDriver>('Agent driver', { onRegister: (plugin, driver, key) => tapDriver(flume, plugin, driver, key) }),
+    agents: new Registry<AgentDriver>('Agent driver', { onRegister: (plugin, driver, key, replaced) => tapDriver(flume, tapOf(plugin, replaced), driver, key) }),
     hosts: new Registry<PaneHost>('Pane host'),
     defaults: {},
     logger: options.logger ?? silent,
@@ -174,7 +211,7 @@ export async function createFlume(options: {
       });
     }
     try {
-      await plugin.apply(flume);
+      await plugin.apply(handedTo(flume, plugin.name));
     } catch (error) {
       throw inPlugin(error, plugin.name, 'apply');
     }
@@ -182,12 +219,27 @@ export async function createFlume(options: {
   return flume;
 }
 
+/** The flume a plugin's `apply` is handed: every registry's `add` registers in the plugin's name. */
+function handedTo(flume: Flume, plugin: string): Flume {
+  const { kinds, deliverables, agents, hosts } = flume;
+  return { ...flume, kinds: kinds.as(plugin), deliverables: deliverables.as(plugin), agents: agents.as(plugin), hosts: hosts.as(plugin) };
+}
+
 /**
- * The hooks a registered driver answers, tapped in the registering plugin's name: start, plan and
- * confirm stay hooks (a plugin may tap a key before the driver to intercept them), but a driver's
- * plugin taps nothing itself. A driver replaced since lets the one replacing it answer.
+ * A registration's tap, in the registering plugin's name; one that replaced another goes before the
+ * replaced one's, so the first tap of a key is always its owner's (as `flume plugins` lists it).
  */
-function tapDriver(flume: Flume, plugin: string, driver: AgentDriver, key: string): void {
+function tapOf(plugin: string, replaced: string | undefined): { name: string; before?: string } {
+  return replaced === undefined ? { name: plugin } : { name: plugin, before: replaced };
+}
+
+/**
+ * The hooks a registered driver answers, tapped in the registering plugin's name: the registry is the
+ * one way to provide start, plan and confirm (a plugin that wraps a driver registers the wrapper with
+ * `replace`), and a driver's plugin taps nothing itself. A driver replaced since lets the one
+ * replacing it answer.
+ */
+function tapDriver(flume: Flume, plugin: { name: string; before?: string }, driver: AgentDriver, key: string): void {
   const current = () => flume.agents.get(key) === driver;
   flume.hooks.startAgent.for(key).tapPromise(plugin, async (request, host) => (current() ? driver.start(request, host) : undefined));
   flume.hooks.planAgent.for(key).tapPromise(plugin, async (request, host) => (current() && driver.plan ? driver.plan(request, host) : undefined));

@@ -2,9 +2,9 @@
  * The core's one way to an agent driver. Every method the core needs of a driver is called here: a
  * throw becomes an error naming the plugin that registered it and the method (`inPlugin`), and what
  * it returns is checked as a tap's return is (core/api/hook-returns.ts) before the engine sees it. Start,
- * plan and confirm go through their hooks (which registering the driver tapped, so a plugin may
- * intercept them); the other methods are called on the registered driver. Nothing in core calls a
- * driver any other way (the structure test looks).
+ * plan and confirm go through their hooks (which registering the driver tapped; a plugin intercepts
+ * them by registering a driver that wraps it); the other methods are called on the registered
+ * driver. Nothing in core or the plugin folders calls a driver any other way (the structure test looks).
  */
 import { FlumeError, flumeError, inPlugin } from '../api/errors.js';
 import { callHook, type AgentPlan, type ConfirmRequest, type StartRequest } from '../api/hooks.js';

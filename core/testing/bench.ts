@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createFlume, definePlugin, type Flume } from '../api/plugin.js';
+import { defineDeliverable } from '../api/deliverable.js';
 import { findRepository, initRepository } from '../support/git.js';
 import { trustRepository } from '../config/trust.js';
 import { readRecord } from '../state/store.js';
@@ -194,26 +195,21 @@ function describeError(error: unknown): string {
 /** A flume instance with the kit's kind and the harness's driver and host, limited as the harness asks. */
 async function flumeFor(harness: ConformanceHarness, setup: ScenarioSetup, calls: DriverCall[]): Promise<Flume> {
   const timeouts = timeoutsOf(harness);
-  // First of the plugins: the driver under test is registered observed, so a failure can say which
-  // method answered what.
-  const observer = definePlugin({
-    name: 'flume:testing:observer',
-    apply(flume) {
-      const register = flume.agents.register.bind(flume.agents);
-      flume.agents.register = (plugin, driver, options) => register(plugin, driver.key === harness.agent ? observed(driver, calls) : driver, options);
-    },
-  });
   const kit = definePlugin({
     name: 'flume:testing:conformance',
     apply(flume) {
-      flume.kinds.register('flume:testing:conformance', {
+      flume.kinds.add({
         name: CONFORMANCE_KIND,
         description: 'The driver conformance kit: one stage, its prompt the brief, ended by nothing.',
         stages: [{ name: 'work', prompt: '{brief}', deliverable: NEVER, agent: harness.agent }],
       });
-      flume.hooks.readDeliverable.for(NEVER).tapPromise('flume:testing:conformance', async () => ({ present: false }));
+      flume.deliverables.add(defineDeliverable({ type: NEVER, read: async () => ({ present: false }) }));
+      // Last of the plugins: the driver under test is registered again observed, in its own plugin's
+      // name, so a failure can say which method answered what.
+      const driver = flume.agents.get(harness.agent);
+      if (driver) flume.agents.register(flume.agents.owner(harness.agent)!, observed(driver, calls), { replace: true });
       // The harness's plugins may bring the host themselves.
-      if (!flume.hosts.get(harness.host.key)) flume.hosts.register('flume:testing:conformance', harness.host);
+      if (!flume.hosts.get(harness.host.key)) flume.hosts.add(harness.host);
     },
   });
   // The host is the harness's, whatever its key: the schema's list of hosts names only the built-ins.
@@ -222,7 +218,7 @@ async function flumeFor(harness: ConformanceHarness, setup: ScenarioSetup, calls
     agent: { ...setup.config?.agent, host: harness.host.key, driver: harness.agent },
     limits: { ...setup.config?.limits, startTimeout: `${timeouts.startMs}ms`, promptTimeout: `${timeouts.promptMs}ms` },
   };
-  return createFlume({ plugins: [observer, ...setup.plugins, kit], config: config as FlumeConfig });
+  return createFlume({ plugins: [...setup.plugins, kit], config: config as FlumeConfig });
 }
 
 /** Ends an agent whatever the driver does: its own stop first, then the process, so none outlives the suite. */

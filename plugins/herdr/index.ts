@@ -28,7 +28,7 @@ export function herdrPlugin(options: HerdrHostOptions = {}): FlumePlugin {
     name: HERDR_PLUGIN,
     apply(flume) {
       if (flume.hosts.owner('herdr') === HERDR_PLUGIN) return;
-      flume.hosts.register(HERDR_PLUGIN, herdrHost(options));
+      flume.hosts.add(herdrHost(options));
     },
   });
 }

@@ -32,8 +32,8 @@ export interface Landing {
 
 /**
  * The one verdict on a place's landing, for status and tidying alike: the reader that judges landing
- * (the one that declares `landing: true`), asked through `readDeliverable` for its type, so a plugin
- * tapping that type first (sluice's record) answers first; with none, git judges by patch and by
+ * (the one that declares `landing: true`), asked through `readDeliverable` for its type, so a reader
+ * that replaced it (sluice's record) answers; with none, git judges by patch and by
  * content. A branch still at its base has no commits to land.
  */
 export async function landingOf(flume: Flume, reading: Reading, place: PlaceReading): Promise<Landing> {

@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createFlume } from '../../../core/api/plugin.js';
 import { definePlugin } from '../../../core/api/plugin.js';
+import { defineDeliverable } from '../../../core/api/deliverable.js';
 import { deliverablePlugins } from '../../../deliverables/index.js';
 import { deliverableRequest, makePlace, makeRepo, type TestRepo } from '../../helpers/deliverable-request.js';
 
@@ -21,15 +22,23 @@ describe('deliverablePlugins', () => {
       const taps = type === 'landing' ? ['flume:deliverable:sluice', 'flume:deliverable:landing'] : [`flume:deliverable:${type}`];
       expect(flume.hooks.readDeliverable.get(type)?.taps.map((tap) => tap.name)).toEqual(taps);
     }
+    // sluice takes over the landing reader in the registry, in its own name.
+    expect([flume.deliverables.owner('landing'), flume.deliverables.replaced('landing')]).toEqual(['flume:deliverable:sluice', 'flume:deliverable:landing']);
   });
 
-  it('lets a plugin tapped at stage -10 answer landing first, and fall through to git when it has no record', async () => {
+  it('lets a plugin that replaces landing answer first, and hand the reading to the reader it replaced when it has no record', async () => {
     let records: Record<string, boolean> = {};
     const sluice = definePlugin({
       name: 'test:sluice',
       apply(flume) {
-        flume.hooks.readDeliverable.for('landing').tapPromise({ name: 'test:sluice', stage: -10 }, async (request) =>
-          request.place.branch in records ? { present: records[request.place.branch], what: 'sluice record' } : undefined,
+        const replaced = flume.deliverables.get('landing');
+        flume.deliverables.add(
+          defineDeliverable({
+            type: 'landing',
+            landing: true,
+            read: async (request) => (request.place.branch in records ? { present: records[request.place.branch], what: 'sluice record' } : replaced?.read(request)),
+          }),
+          { replace: true },
         );
       },
     });

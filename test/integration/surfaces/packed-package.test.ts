@@ -17,7 +17,7 @@ import { killTmuxServer } from '../../../agents/panes/tmux.js';
 import { git, makeRepo, PROJECT, remove, tempDir, write, type CliResult } from '../../helpers/repo.js';
 
 const PLUGINS: Record<string, string> = {
-  'acme/reader.ts': `import { definePlugin, type DeliverableReading } from 'flume';
+  'acme/reader.ts': `import { defineDeliverable, definePlugin, type DeliverableReading } from 'flume';
 import { countTasks } from 'flume/deliverables';
 
 const NAME = 'acme:deliverable:note';
@@ -26,12 +26,12 @@ const NAME = 'acme:deliverable:note';
 export default definePlugin({
   name: NAME,
   apply(flume) {
-    flume.hooks.readDeliverable.for('acme-note').tapPromise(NAME, async (request): Promise<DeliverableReading> => {
+    flume.deliverables.add(defineDeliverable({ type: 'acme-note', async read(request): Promise<DeliverableReading> {
       const text = await request.file('NOTE.md');
       const heading = text?.split('\\n').find((line) => line.startsWith('# '));
       if (!text || !heading) return { present: false };
       return { present: true, what: \`NOTE.md: \${heading.slice(2)}\`, progress: countTasks(text) };
-    });
+    } }));
   },
 });
 `,
@@ -44,7 +44,7 @@ export default definePlugin({
   apply(flume) {
     const tmux = flume.hosts.get('tmux');
     if (!tmux) throw new FlumeError('BAD_CONFIG', 'acme:host:noted wraps the tmux host.', { fix: 'Keep flume\\'s built-in plugins.' });
-    flume.hosts.register('acme:host:noted', definePaneHost({
+    flume.hosts.add(definePaneHost({
       key: 'acme-tmux',
       available: () => tmux.available(),
       async open(spec) {

@@ -120,14 +120,38 @@ describe('the layout', () => {
     expect(found).toEqual([]);
   });
 
-  it('core reaches an agent driver one way: through core/drivers/reach.ts, never the registry or the hooks directly', () => {
-    // plugin.ts taps the hooks when a driver registers; repository.ts checks what is registered (the config check).
-    const allowed = [join('core', 'drivers', 'reach.ts'), join('core', 'api', 'plugin.ts'), join('core', 'config', 'repository.ts')];
+  it('core and the plugin folders reach an agent driver one way: through core/drivers/reach.ts, never the registry or the hooks directly', () => {
+    // plugin.ts taps the hooks when a driver registers; repository.ts checks what is registered (the
+    // config check); the conformance kit registers the driver under test again, observed.
+    const allowed = [join('core', 'drivers', 'reach.ts'), join('core', 'api', 'plugin.ts'), join('core', 'config', 'repository.ts'), join('core', 'testing', 'bench.ts')];
     const found: string[] = [];
-    for (const file of sources('core').filter((f) => !allowed.includes(relative(PROJECT, f)))) {
+    for (const file of [...sources('core'), ...PLUGIN_FOLDERS.flatMap(sources), ...sources('bin')].filter((f) => !allowed.includes(relative(PROJECT, f)))) {
       codeLines(readFileSync(file, 'utf8')).forEach((line, index) => {
         if (/\.agents\.get\(|\.hooks\.(startAgent|planAgent|confirmPrompt)\b/.test(line)) found.push(`${relative(PROJECT, file)}:${index + 1}: ${line.trim()}`);
       });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('drivers never judge a host by its key: no source of agents/ compares a host\'s key with a string (the host declares canType)', () => {
+    const found: string[] = [];
+    for (const file of sources('agents')) {
+      codeLines(readFileSync(file, 'utf8')).forEach((line, index) => {
+        if (/\b(host\.key|\.host)\s*[!=]==?\s*['"`]|['"`]\s*[!=]==?\s*\S*(host\.key|\.host)\b/.test(line)) found.push(`${relative(PROJECT, file)}:${index + 1}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('extends each keyed hook one way: no source but core/api/plugin.ts (the registries) taps readDeliverable, startAgent, planAgent or confirmPrompt', () => {
+    const found: string[] = [];
+    for (const file of [...sources('core'), ...PLUGIN_FOLDERS.flatMap(sources), ...sources('bin')]) {
+      if (relative(PROJECT, file) === join('core', 'api', 'plugin.ts')) continue;
+      // Whole text, comments blanked: a tap may be written across lines.
+      const code = codeLines(readFileSync(file, 'utf8')).join('\n');
+      for (const match of code.matchAll(/\b(readDeliverable|startAgent|planAgent|confirmPrompt)\s*\.\s*(for|get)\s*\([^)]*\)\s*!?\s*\??\.\s*(tap|tapPromise|tapAsync)\b/g)) {
+        found.push(`${relative(PROJECT, file)}:${code.slice(0, match.index).split('\n').length}: ${match[0]}`);
+      }
     }
     expect(found).toEqual([]);
   });
