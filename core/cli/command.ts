@@ -1,5 +1,4 @@
 /** The shape of a CLI command module, and helpers every command shares. */
-import type { Argv } from 'yargs';
 import { flumeError } from '../api/errors.js';
 import { openRepository, type Repository } from '../config/repository.js';
 import { checkName, parsePlaceRef } from '../state/place.js';
@@ -8,6 +7,7 @@ import { readRecords } from '../state/store.js';
 import type { FlumePlugin, Logger } from '../api/plugin.js';
 import type { Io } from './output.js';
 import type { PlaceStatus } from '../engine/status/status.js';
+import type { CommandLine } from './options.js';
 
 /** What every command handler is handed. */
 export interface CliContext {
@@ -24,9 +24,11 @@ export interface CliContext {
 
 /** One CLI command. `run` returns the exit code (0 when it returns nothing). */
 export interface Command {
+  /** Its usage as yargs reads it (`tell <place> [text]`), derived from `line` (`commandLine` in options.ts). */
   command: string;
+  /** Its positionals and options as data: its yargs builder and its plain parse are derived from it. */
+  line: CommandLine;
   describe: string;
-  builder(yargs: Argv): Argv;
   run(args: Record<string, unknown>, context: CliContext): Promise<number | void>;
 }
 
@@ -67,16 +69,6 @@ export async function placeFrom(args: Record<string, unknown>, context: CliConte
     });
   }
   return { repository: await openRepository(matches[0], await context.preset(), context.logger), key };
-}
-
-/** The `--repo` option. */
-export function repoOption(yargs: Argv, describe = 'The repository (default: the current folder).'): Argv {
-  return yargs.option('repo', { type: 'string', describe, requiresArg: true });
-}
-
-/** The `--json` option. */
-export function jsonOption(yargs: Argv): Argv {
-  return yargs.option('json', { type: 'boolean', describe: 'Print JSON (its schema is published with flume).' });
 }
 
 /**

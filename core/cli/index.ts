@@ -9,6 +9,7 @@ import { asFlumeError, cliLogger, printError, processIo, type Io } from './outpu
 import type { Logger } from '../api/plugin.js';
 import { plainArgs } from './plain-args.js';
 import { flumeVersion, type CliContext, type Command } from './command.js';
+import { yargsBuilder } from './options.js';
 
 /** Runs flume with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string } = {}): Promise<number> {
@@ -99,7 +100,7 @@ export async function argumentParser(argv: string[], on: { run: (command: Comman
     parser.command({
       command: command.command,
       describe: command.describe,
-      builder: command.builder,
+      builder: yargsBuilder(command.line),
       handler: (args) => on.run(command, args as Record<string, unknown>),
     });
   }

@@ -2,25 +2,19 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from '../command.js';
-import { jsonOption, placeFrom, repoOption, statusPlace } from '../command.js';
+import { commandLine } from '../options.js';
+import { placeFrom, statusPlace } from '../command.js';
 import { printJson } from '../output.js';
-import { superviseAfter, watchOption } from './watch.js';
+import { superviseAfter } from './watch.js';
 import { flumeError } from '../../api/errors.js';
 import { restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Repository } from '../../config/repository.js';
 
-const placeArg = { type: 'string', describe: 'The place: kind/name, kind--name, or its folder.' } as const;
-
 /** `flume tell PLACE (TEXT | --file FILE)`. */
 export const tellCommand: Command = {
-  command: 'tell <place> [text]',
+  ...commandLine('tell'),
   describe: 'Tell the place\'s agent more text: confirmed in its transcript as a prompt, or refused with nothing typed.',
-  builder: (yargs) =>
-    watchOption(jsonOption(repoOption(yargs)))
-      .positional('place', placeArg)
-      .positional('text', { type: 'string', describe: 'What to tell it.' })
-      .option('file', { type: 'string', requiresArg: true, describe: 'A file holding what to tell it.' }),
   async run(args, context) {
     if ((args.text === undefined) === (args.file === undefined)) {
       throw flumeError('BAD_USAGE', {}, { variant: 'tellTwice' });
@@ -36,12 +30,8 @@ export const tellCommand: Command = {
 
 /** `flume stop PLACE [--force]`. */
 export const stopCommand: Command = {
-  command: 'stop <place>',
+  ...commandLine('stop'),
   describe: 'End the place\'s agent; refuses a working one without --force, and fails if it did not exit.',
-  builder: (yargs) =>
-    watchOption(jsonOption(repoOption(yargs)))
-      .positional('place', placeArg)
-      .option('force', { type: 'boolean', describe: 'End it even while it works (what it is doing is lost).' }),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
     const { record, already } = await stopAgent(repository, key, Boolean(args.force));
@@ -53,9 +43,8 @@ export const stopCommand: Command = {
 
 /** `flume retry PLACE`. */
 export const retryCommand: Command = {
-  command: 'retry <place>',
+  ...commandLine('retry'),
   describe: 'Start the place\'s current stage again with a fresh agent and its prompt (readying the place first).',
-  builder: (yargs) => watchOption(jsonOption(repoOption(yargs))).positional('place', placeArg),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
     const record = await restartStage(repository, key, {});
@@ -66,12 +55,8 @@ export const retryCommand: Command = {
 
 /** `flume go-on PLACE [--note TEXT]`. */
 export const goOnCommand: Command = {
-  command: 'go-on <place>',
+  ...commandLine('go-on'),
   describe: 'Run a question\'s stage again in the same place with a fresh session; notes join the question.',
-  builder: (yargs) =>
-    watchOption(jsonOption(repoOption(yargs)))
-      .positional('place', placeArg)
-      .option('note', { type: 'string', requiresArg: true, describe: 'The operator\'s notes for the next round.' }),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
     const record = await restartStage(repository, key, { goOn: true, note: args.note === undefined ? undefined : String(args.note) });
@@ -82,12 +67,8 @@ export const goOnCommand: Command = {
 
 /** `flume stage PLACE STAGE`. */
 export const stageCommand: Command = {
-  command: 'stage <place> <stage>',
+  ...commandLine('stage'),
   describe: 'Start a named stage (of the place\'s kind) in a place flume made: how an orchestrator runs stages of its own.',
-  builder: (yargs) =>
-    watchOption(jsonOption(repoOption(yargs)))
-      .positional('place', placeArg)
-      .positional('stage', { type: 'string', describe: 'The stage name.' }),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
     const record = await restartStage(repository, key, { stage: String(args.stage) });

@@ -1,13 +1,12 @@
 import type { Command } from '../command.js';
-import { jsonOption, repoOption } from '../command.js';
+import { commandLine } from '../options.js';
 import { printJson } from '../output.js';
 import { doctor } from '../../engine/doctor/doctor.js';
 
 /** `flume doctor`: what flume needs here, a check a line, with the fix; exit 1 when a launch would miss something. */
 export const doctorCommand: Command = {
-  command: 'doctor',
+  ...commandLine('doctor'),
   describe: 'Check what flume needs here (node, git, tmux, the agent program, its login, trust, the supervisor), each with its fix.',
-  builder: (yargs) => jsonOption(repoOption(yargs, 'The repository to check (default: the current folder, if it is one).')),
   async run(args, context) {
     const report = await doctor(context.preset, { repo: args.repo === undefined ? undefined : String(args.repo) });
     if (args.json) printJson(context.io, report);

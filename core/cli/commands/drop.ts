@@ -1,17 +1,14 @@
 import type { Command } from '../command.js';
-import { jsonOption, placeFrom, repoOption } from '../command.js';
+import { commandLine } from '../options.js';
+import { placeFrom } from '../command.js';
 import { printJson } from '../output.js';
-import { superviseAfter, watchOption } from './watch.js';
+import { superviseAfter } from './watch.js';
 import { dropPlace } from '../../engine/tidy/drop.js';
 
 /** `flume drop PLACE`: mark a launch dropped, so tidying takes its place. */
 export const dropCommand: Command = {
-  command: 'drop <place>',
+  ...commandLine('drop'),
   describe: 'Mark a launch dropped; tidying then removes its place and keeps a branch with work its target lacks.',
-  builder: (yargs) =>
-    watchOption(jsonOption(repoOption(yargs)))
-      .positional('place', { type: 'string', describe: 'The place: kind/name, kind--name, or its folder.' })
-      .option('reason', { type: 'string', requiresArg: true, describe: 'Why it was dropped (shown in status).' }),
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
     const record = await dropPlace(repository, key, args.reason === undefined ? undefined : String(args.reason));

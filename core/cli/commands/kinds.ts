@@ -1,13 +1,13 @@
 import type { Command } from '../command.js';
-import { jsonOption, repositoryFrom, repoOption } from '../command.js';
+import { commandLine } from '../options.js';
+import { repositoryFrom } from '../command.js';
 import { printJson } from '../output.js';
 import { deliverableOf, driverOf } from '../../config/repository.js';
 
 /** `flume kinds`: every kind with its stages and each stage's deliverable. */
 export const kindsCommand: Command = {
-  command: 'kinds',
+  ...commandLine('kinds'),
   describe: 'List every kind (built-in and declared) with its stages and their deliverables.',
-  builder: (yargs) => jsonOption(repoOption(yargs)),
   async run(args, context) {
     const { flume } = await repositoryFrom(args, context);
     const kinds = flume.kinds.all().map((kind) => ({

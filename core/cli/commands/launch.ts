@@ -1,5 +1,6 @@
 import type { Command } from '../command.js';
-import { jsonOption, repositoryFrom, repoOption, statusPlace } from '../command.js';
+import { commandLine } from '../options.js';
+import { repositoryFrom, statusPlace } from '../command.js';
 import { printJson, printedLine, printedNote, progress } from '../output.js';
 import { flumeError, isFlumeError } from '../../api/errors.js';
 import { askYesNo, canAsk } from '../ask.js';
@@ -18,20 +19,8 @@ import type { DeliveryState, PlaceRecord } from '../../api/record.js';
 
 /** `flume launch`: make a place for a launch, ready it, and start its first stage. */
 export const launchCommand: Command = {
-  command: 'launch',
+  ...commandLine('launch'),
   describe: 'Make a place for a launch (a worktree on <kind>/<name>), ready it, and start its first stage.',
-  builder: (yargs) =>
-    jsonOption(repoOption(yargs, 'The repository to launch in (default: the current folder).'))
-      .option('kind', { type: 'string', demandOption: true, requiresArg: true, describe: 'The kind: fix, change, question, or one the repository declares.' })
-      .option('name', { type: 'string', requiresArg: true, describe: 'The launch name: the place is places/<kind>--<name> on <kind>/<name>.' })
-      .option('auto-name', { type: 'boolean', describe: 'Make the name from the brief (a suffix when taken), for callers that give none.' })
-      .conflicts('auto-name', 'name')
-      .option('brief', { type: 'string', requiresArg: true, describe: 'The brief: what the work is.' })
-      .option('brief-file', { type: 'string', requiresArg: true, describe: 'A file holding the brief.' })
-      .option('from', { type: 'string', requiresArg: true, describe: 'Where the branch starts (default: the branch the main checkout is on).' })
-      .option('start', { type: 'boolean', default: true, describe: 'Start the first stage\'s agent (--no-start only makes and readies the place).' })
-      .option('watch', { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch for scripts that step places themselves).' })
-      .option('dry-run', { type: 'boolean', describe: 'Make every check of the launch and print what it would do (place, branch, readying, the agent\'s command and its whole prompt), changing nothing.' }),
   async run(args, context) {
     const { io } = context;
     const json = Boolean(args.json);

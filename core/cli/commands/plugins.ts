@@ -1,6 +1,7 @@
 /** `flume plugins [--json]`: what a repository has registered, by which plugin, and where each plugin came from. */
 import type { Command } from '../command.js';
-import { jsonOption, repositoryFrom, repoOption } from '../command.js';
+import { commandLine } from '../options.js';
+import { repositoryFrom } from '../command.js';
 import { printJson } from '../output.js';
 import { tappedKeys } from '../../api/hooks.js';
 import type { Flume } from '../../api/plugin.js';
@@ -12,9 +13,8 @@ interface Tapped {
 
 /** `flume plugins`: every plugin, kind, reader, driver, host and hook tap, each with who registered it and from where. */
 export const pluginsCommand: Command = {
-  command: 'plugins',
+  ...commandLine('plugins'),
   describe: 'List what is registered (kinds, deliverable readers, agent drivers, pane hosts, hook taps), by which plugin and from where.',
-  builder: (yargs) => jsonOption(repoOption(yargs)),
   async run(args, context) {
     const report = pluginReport(await repositoryFrom(args, context));
     if (args.json) {

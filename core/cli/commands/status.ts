@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { jsonOption, repoOption } from '../command.js';
+import { commandLine } from '../options.js';
 import { printJson, processIo } from '../output.js';
 import { status } from '../../engine/status/status.js';
 import { describePlace } from '../view/place-words.js';
@@ -7,16 +7,8 @@ import { findRepository } from '../../support/git.js';
 
 /** `flume status`: every place on the host (or in one repository), as it stands now. */
 export const statusCommand: Command = {
-  command: 'status [place]',
+  ...commandLine('status'),
   describe: 'Show every place flume runs on this host (or in --repo): kind, stage, agent, readying, landing, kept.',
-  builder: (yargs) =>
-    jsonOption(repoOption(yargs, 'Only the places of this repository.'))
-      .positional('place', {
-        type: 'string',
-        describe: 'Only this place (kind/name, kind--name, or its folder).',
-      })
-      .option('watch', { type: 'boolean', describe: 'A live view, redrawn when a place changes: on a terminal, interactive (↑↓/j k move; a attach, t tell, s stop, S stop even while it works, r retry, g go on, d drop, q quit); plain blocks when not a terminal. With a place, it ends (exit 0) once the place is tidied.' })
-      .conflicts('watch', 'json'),
   async run(args, context) {
     const repo = args.repo === undefined ? undefined : (await findRepository(String(args.repo))).root;
     const place = args.place === undefined ? undefined : String(args.place);

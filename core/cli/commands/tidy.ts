@@ -1,16 +1,13 @@
 import type { Command } from '../command.js';
-import { jsonOption, placeFrom, repositoryFrom, repoOption } from '../command.js';
+import { commandLine } from '../options.js';
+import { placeFrom, repositoryFrom } from '../command.js';
 import { printJson } from '../output.js';
 import { tidy } from '../../engine/tidy/tidy.js';
 
 /** `flume tidy`: remove the places whose work is over, keeping any branch with work its target lacks. */
 export const tidyCommand: Command = {
-  command: 'tidy [place]',
+  ...commandLine('tidy'),
   describe: 'Remove places whose work is over (landed or dropped); keep any branch whose patches the target lacks.',
-  builder: (yargs) =>
-    jsonOption(repoOption(yargs))
-      .positional('place', { type: 'string', describe: 'Only this place (kind/name); default every place of the repository.' })
-      .option('dry-run', { type: 'boolean', describe: 'Say what would be removed and kept; change nothing.' }),
   async run(args, context) {
     const { repository, key } = args.place !== undefined ? await placeFrom(args, context) : { repository: await repositoryFrom(args, context), key: undefined };
     const outcomes = await tidy(repository, { only: key, dryRun: Boolean(args['dry-run']) });

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { jsonOption, repoOption } from '../command.js';
+import { commandLine } from '../options.js';
 import { printJson } from '../output.js';
 import { findRepository } from '../../support/git.js';
 import { revokeTrust, trustRepository, trustState } from '../../config/trust.js';
@@ -12,11 +12,8 @@ export const TRUST_MEANING =
 
 /** `flume trust`: the user's decision to let flume run a repository's config, as it is now. */
 export const trustCommand: Command = {
-  command: 'trust',
+  ...commandLine('trust'),
   describe: 'Trust the repository\'s flume config as it is now (flume runs it, and its ready steps); --revoke takes it back.',
-  builder: (yargs) =>
-    jsonOption(repoOption(yargs, 'The repository to trust (default: the current folder).'))
-      .option('revoke', { type: 'boolean', describe: 'Take the trust back: flume then refuses to run the config.' }),
   async run(args, context) {
     const { io } = context;
     const root = (await findRepository(String(args.repo ?? process.cwd()))).root;

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { jsonOption, repoOption } from '../command.js';
+import { commandLine } from '../options.js';
 import { printJson } from '../output.js';
 import { doctor } from '../../engine/doctor/doctor.js';
 import { flumeVersion } from '../command.js';
@@ -9,9 +9,8 @@ import { flumeVersion } from '../command.js';
  * each agent's), as doctor finds them. `flume --version` answers flume's alone, without asking them.
  */
 export const versionCommand: Command = {
-  command: 'version',
+  ...commandLine('version'),
   describe: "Show flume's version and the versions of the programs it runs here (node, git, tmux, each agent's).",
-  builder: (yargs) => jsonOption(repoOption(yargs, 'The repository whose agents to ask (default: the current folder, if it is one).')),
   async run(args, context) {
     const [flume, report] = await Promise.all([flumeVersion(), doctor(context.preset, { repo: args.repo === undefined ? undefined : String(args.repo) })]);
     const programs = report.checks.filter((check) => check.version !== undefined).map((check) => ({ name: check.name, by: check.by, version: check.version! }));

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import type { Argv } from 'yargs';
 import type { Command } from '../command.js';
+import { commandLine } from '../options.js';
 import type { CliContext } from '../command.js';
 import { supervise, supervisorLock } from '../../engine/supervisor/supervisor.js';
 import { lockHolder } from '../../state/lock.js';
@@ -12,13 +12,8 @@ import { flumeError } from '../../api/errors.js';
 
 /** `flume watch`: the host's supervisor, moving every place on as its deliverables appear. */
 export const watchCommand: Command = {
-  command: 'watch',
+  ...commandLine('watch'),
   describe: 'Run the host\'s supervisor: end each stage on its deliverable, start the next, report waiting and stuck, tidy what is over.',
-  builder: (yargs) =>
-    yargs
-      .option('poll', { type: 'string', requiresArg: true, default: '30s', describe: 'The slow poll behind the file-system events (e.g. 30s).' })
-      .option('linger', { type: 'string', requiresArg: true, default: '10m', describe: 'Exit after this long with no place on the host (0: never).' })
-      .option('quiet', { type: 'boolean', describe: 'Print nothing.' }),
   async run(args, context) {
     const pollMs = duration('poll', args.poll);
     const lingerMs = duration('linger', args.linger);
@@ -47,11 +42,6 @@ export async function ensureSupervisor(context: CliContext): Promise<void> {
   // A holder that died (kill -9) left its lock behind: that is no supervisor, and a new one takes the lock over.
   if ((await lockHolder(supervisorLock()))?.alive) return;
   await spawnDetached(process.execPath, [context.self, 'watch'], { logFile: join(hostStateDir(), 'watch.log') });
-}
-
-/** The `--watch` option of a command that changes a place. */
-export function watchOption(yargs: Argv): Argv {
-  return yargs.option('watch', { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch: not now; a place launched with --no-watch never asks).' });
 }
 
 /**
