@@ -18,7 +18,7 @@ export interface Command {
 
 /** Opens the repository at `--repo` (default: the current folder). */
 export async function repositoryFrom(args: Record<string, unknown>, context: CliContext): Promise<Repository> {
-  return openRepository(String(args.repo ?? process.cwd()), await context.preset(), context.logger);
+  return openRepository(String(args.repo ?? context.cwd ?? process.cwd()), await context.preset(), context.logger);
 }
 
 /**

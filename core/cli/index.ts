@@ -19,12 +19,17 @@ export interface CliContext {
   self: string;
   /** What plugins log through (`flume.logger`): stderr, by `FLUME_LOG`. */
   logger?: Logger;
+  /** The folder the command was run in, for a command not handed `--repo` (default: the process's). */
+  cwd?: string;
+  /** The environment the command was run with (default: the process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Runs flume with `argv` (without node and script) and returns the exit code. */
-export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string } = {}): Promise<number> {
+export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
   const io = options.io ?? processIo;
-  const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1], logger: cliLogger(io) };
+  const env = options.env ?? process.env;
+  const context: CliContext = { io, preset: once(preset), self: options.self ?? process.argv[1], logger: cliLogger(io, env), cwd: options.cwd ?? process.cwd(), env };
   const json = argv.includes('--json') || argv.includes('--json=true');
   const asked = argv.filter((arg) => arg !== '--json');
   if (asked.length === 1 && (asked[0] === '--version' || asked[0] === '-V') && argv.length - asked.length <= 1) {

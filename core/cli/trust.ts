@@ -19,7 +19,7 @@ export const trustCommand: Command = {
       .option('revoke', { type: 'boolean', describe: 'Take the trust back: flume then refuses to run the config.' }),
   async run(args, context) {
     const { io } = context;
-    const root = (await findRepository(String(args.repo ?? process.cwd()))).root;
+    const root = (await findRepository(String(args.repo ?? context.cwd ?? process.cwd()))).root;
     if (args.revoke) {
       const had = await revokeTrust(root);
       // What trusting told the agents' programs (Claude Code's folder trust) goes with it.

@@ -1,0 +1,47 @@
+/**
+ * The bin's roads to an answer, in the order it takes them: a read command the host's supervisor
+ * answers warm (warm.ts); else `status` on a host with no places, from the state alone
+ * (fast-status.ts); else the CLI (index.ts). The bin runs it with the process's own streams, folder
+ * and environment; the tests run it in their own process with captured ones. The bin loads it
+ * before anything else: it imports only what asking the supervisor needs.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FlumePlugin } from '../plugin.js';
+import type { Io } from './process-io.js';
+import { askWarm } from './warm.js';
+import { hostStateDir, WARM_SOCKET } from '../state/dir.js';
+
+/** What a run of flume is handed besides its arguments. */
+export interface EntryOptions {
+  io: Io;
+  /** The path of the flume executable (what a supervisor started in the background runs). */
+  self: string;
+  /** The built-in plugins; loaded only by a command that needs them. */
+  preset: () => Promise<FlumePlugin[]>;
+  /** The folder the command runs in (default: the process's). */
+  cwd?: string;
+  /** The environment the command reads (default: the process's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Runs flume with `argv` (without node and script) by the first road that answers; returns the exit code. */
+export async function runEntry(argv: string[], options: EntryOptions): Promise<number> {
+  const { io, self } = options;
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const stateDir = hostStateDir(env);
+  const warm = existsSync(join(stateDir, WARM_SOCKET)) ? await askWarm(argv, { stateDir, self, cwd, env, isTTY: io.isTTY }) : undefined;
+  if (warm) {
+    io.stdout(warm.stdout);
+    io.stderr(warm.stderr);
+    return warm.code;
+  }
+  const quick = await (await import('./fast-status.js')).fastStatus(argv);
+  if (quick !== undefined) {
+    io.stdout(quick);
+    return 0;
+  }
+  const { runCli } = await import('./index.js');
+  return runCli(argv, options.preset, { io, self, cwd, env });
+}
