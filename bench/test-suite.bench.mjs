@@ -22,7 +22,7 @@ process.on('exit', () => spinners.forEach((child) => child.kill('SIGKILL')));
 const COMPARISONS = {
   poll: { files: ['test/integration/herdr/launch.test.ts', 'test/integration/agents/tell-stop.test.ts'], variable: 'FLUME_TEST_POLL', before: 'fixed' },
   runner: {
-    files: ['test/integration/core/trust.test.ts', 'test/integration/core/config.test.ts', 'test/integration/core/status.test.ts', 'test/integration/core/version.test.ts', 'test/integration/agents/tell-stop.test.ts'],
+    files: ['test/integration/core/trust.test.ts', 'test/integration/core/config.test.ts', 'test/integration/core/version.test.ts', 'test/integration/agents/tell-stop.test.ts'],
     variable: 'FLUME_TEST_PROCESSES',
     before: '1',
   },
