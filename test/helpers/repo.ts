@@ -108,7 +108,8 @@ export interface FlumeRunOptions {
 /**
  * Runs the built flume CLI and waits for it: in this process by default (in-process.ts, the bin's own
  * entry with the run's folder and environment), as a real process when the options ask for one, when
- * `FLUME_TEST_PROCESSES=1` runs the whole suite as processes, and always for what only a process can
+ * `FLUME_TEST_PROCESSES=1` runs the whole suite as processes (but for an argument holding NUL, which
+ * no process can be handed), and always for what only a process can
  * do: a crash point (`FLUME_CRASH_AT` kills the process it is reached in), a command that runs until
  * stopped (`watch`, `status --watch`), and standard input. The repositories makeRepo made are trusted
  * first in the run's state folder. A `status --json` that succeeds is validated against
@@ -131,6 +132,8 @@ export function spawnFlume(args: string[], options: Omit<FlumeRunOptions, 'proce
 
 /** True when a run must be (or is asked to be) a process of its own. */
 function asProcess(args: string[], options: FlumeRunOptions): boolean {
+  // An argument holding NUL can be handed to no process (the catalogue of bad text gives some).
+  if (args.some((arg) => arg.includes('\0'))) return false;
   if (options.process || process.env.FLUME_TEST_PROCESSES === '1') return true;
   if (options.env?.FLUME_CRASH_AT || options.input) return true;
   return args[0] === 'watch' || (args[0] === 'status' && args.includes('--watch'));
