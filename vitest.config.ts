@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { selectedClaudeVersions } from './test/helpers/claude-env.js';
 import LongestFirst from './test/helpers/sequencer.js';
@@ -24,8 +25,15 @@ const WORKERS = Number(process.env.FLUME_TEST_WORKERS ?? 4);
  */
 const E2E_WORKERS = Number(process.env.FLUME_E2E_WORKERS ?? 2);
 
+/**
+ * The built flume (`dist/`), which the tests run in their own process (test/helpers/in-process.ts),
+ * is loaded by node itself, as the bin loads it, not compiled again by vitest for every test file.
+ */
+const DIST = new RegExp('^' + fileURLToPath(new URL('./dist/', import.meta.url)).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+
 export default defineConfig({
   test: {
+    server: { deps: { external: [DIST] } },
     // Files run four at a time: a test that takes 20 s alone can take a minute beside three others.
     testTimeout: 120_000,
     hookTimeout: 120_000,

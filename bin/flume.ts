@@ -1,8 +1,14 @@
 #!/usr/bin/env node
 /**
- * The flume executable: the CLI's entry (core/cli/entry.ts) with the default preset. The one file
- * that joins core and built-ins; the preset is loaded only once a command needs it.
+ * The flume executable: the CLI with the default preset. The one file that joins core and built-ins.
+ * It loads only what asking the host's supervisor needs until it knows the command must run here
+ * (core/cli/entry.ts).
  */
 import { runEntry } from '../core/cli/entry.js';
+import { processIo } from '../core/cli/process-io.js';
 
-process.exitCode = await runEntry(process.argv.slice(2), async () => (await import('../plugins/defaults.js')).defaultPreset(), { self: process.argv[1] });
+process.exitCode = await runEntry(process.argv.slice(2), {
+  io: processIo,
+  self: process.argv[1],
+  preset: async () => (await import('../plugins/defaults.js')).defaultPreset(),
+});

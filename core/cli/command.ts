@@ -18,6 +18,10 @@ export interface CliContext {
   self: string;
   /** What plugins log through (`flume.logger`): stderr, by `FLUME_LOG`. */
   logger?: Logger;
+  /** The folder the command was run in, for a command not handed `--repo` (default: the process's). */
+  cwd?: string;
+  /** The environment the command was run with (default: the process's). */
+  env?: NodeJS.ProcessEnv;
   /** Runs another command line with the same CLI and preset, its output going to `io` (the warm answer). */
   rerun?(argv: string[], io: Io): Promise<number>;
 }
@@ -34,7 +38,7 @@ export interface Command {
 
 /** Opens the repository at `--repo` (default: the current folder). */
 export async function repositoryFrom(args: Record<string, unknown>, context: CliContext): Promise<Repository> {
-  return openRepository(String(args.repo ?? process.cwd()), await context.preset(), context.logger);
+  return openRepository(String(args.repo ?? context.cwd ?? process.cwd()), await context.preset(), context.logger);
 }
 
 /**

@@ -1,22 +1,37 @@
 /**
- * Every road into flume's command line, in the order a command takes them: a read command the host's
- * supervisor answers warm (warm.ts); else `status` on a host with no places, answered from the state
- * alone (fast-status.ts); else the full CLI (index.ts), which runs the plain forms of the commands
- * callers poll without the argument parser and everything else through yargs. This module loads only
- * what asking the supervisor needs until it knows the command must run here.
+ * The bin's roads to an answer, in the order it takes them: a read command the host's supervisor
+ * answers warm (warm.ts); else `status` on a host with no places, from the state alone
+ * (fast-status.ts); else the CLI (index.ts). The bin runs it with the process's own streams, folder
+ * and environment; the tests run it in their own process with captured ones. The bin loads it
+ * before anything else: it imports only what asking the supervisor needs.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FlumePlugin } from '../api/plugin.js';
+import type { Io } from './process-io.js';
 import { askWarm } from './warm.js';
-import { processIo, type Io } from './process-io.js';
 import { hostStateDir, WARM_SOCKET } from '../state/dir.js';
 
-/** Runs one command line by the first road that answers it; returns its exit code. */
-export async function runEntry(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { self: string; io?: Io }): Promise<number> {
-  const io = options.io ?? processIo;
-  const stateDir = hostStateDir();
-  const warm = existsSync(join(stateDir, WARM_SOCKET)) ? await askWarm(argv, { stateDir, self: options.self, isTTY: io.isTTY }) : undefined;
+/** What a run of flume is handed besides its arguments. */
+export interface EntryOptions {
+  io: Io;
+  /** The path of the flume executable (what a supervisor started in the background runs). */
+  self: string;
+  /** The built-in plugins; loaded only by a command that needs them. */
+  preset: () => Promise<FlumePlugin[]>;
+  /** The folder the command runs in (default: the process's). */
+  cwd?: string;
+  /** The environment the command reads (default: the process's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Runs flume with `argv` (without node and script) by the first road that answers; returns the exit code. */
+export async function runEntry(argv: string[], options: EntryOptions): Promise<number> {
+  const { io, self } = options;
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const stateDir = hostStateDir(env);
+  const warm = existsSync(join(stateDir, WARM_SOCKET)) ? await askWarm(argv, { stateDir, self, cwd, env, isTTY: io.isTTY }) : undefined;
   if (warm) {
     io.stdout(warm.stdout);
     io.stderr(warm.stderr);
@@ -28,5 +43,5 @@ export async function runEntry(argv: string[], preset: () => Promise<FlumePlugin
     return 0;
   }
   const { runCli } = await import('./index.js');
-  return runCli(argv, preset, { self: options.self, io });
+  return runCli(argv, options.preset, { io, self, cwd, env });
 }

@@ -12,11 +12,14 @@ import { flumeVersion, type CliContext, type Command } from './command.js';
 import { yargsBuilder } from './options.js';
 
 /** Runs flume with `argv` (without node and script) and returns the exit code. */
-export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string } = {}): Promise<number> {
+export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
   const io = options.io ?? processIo;
+  const env = options.env ?? process.env;
   const self = options.self ?? process.argv[1];
+  const cwd = options.cwd ?? process.cwd();
   const loaded = once(preset);
-  const context: CliContext = { io, preset: loaded, self, logger: cliLogger(io), rerun: (again, io) => runCli(again, loaded, { io, self }) };
+  // A warm answer's command runs with the supervisor's own folder and environment (warm.ts checks they match the asker's).
+  const context: CliContext = { io, preset: loaded, self, logger: cliLogger(io, env), cwd, env, rerun: (again, io) => runCli(again, loaded, { io, self }) };
   const json = argv.includes('--json') || argv.includes('--json=true');
   const asked = argv.filter((arg) => arg !== '--json');
   if (asked.length === 1 && (asked[0] === '--version' || asked[0] === '-V') && argv.length - asked.length <= 1) {

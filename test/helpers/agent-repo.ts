@@ -17,7 +17,8 @@ export interface AgentRepo {
   env: Record<string, string>;
   /** Writes a new script for the fake agents started from now on. */
   script(script: FakeScript): void;
-  flume(args: string[]): Promise<CliResult>;
+  /** runFlume in the repository with its environment; `process` for a test about the process. */
+  flume(args: string[], options?: { process?: boolean }): Promise<CliResult>;
   /** `flume status --json` for one place. */
   place(id: string): Promise<any>;
   cleanup(): Promise<void>;
@@ -41,7 +42,7 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
   const env = flumeEnv(state);
   // Trusted in its own state folder now, for what runs flume in-process or spawns it directly.
   const trusted = trustMade(state);
-  const run = async (args: string[]) => (await trusted, flume(args, { env, cwd: repo }));
+  const run = async (args: string[], options: { process?: boolean } = {}) => (await trusted, flume(args, { env, cwd: repo, ...options }));
   return {
     repo,
     state,

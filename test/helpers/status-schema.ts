@@ -1,6 +1,6 @@
 /**
  * The one check of `flume status --json` against the published `status.schema.json`. Every way a
- * test obtains a status report (the CLI through `flume()` and the robustness runners, the MCP
+ * test obtains a status report (the CLI through `runFlume`, in-process or as a process, the MCP
  * `status` tool, the engine's own `status()` in the tidy driver) goes through `validStatus`, so a
  * field the schema does not allow (an extra key in `stage.agent`, say) fails whichever test met it,
  * not only the one test that launched places with no agent.

@@ -8,7 +8,7 @@ export const doctorCommand: Command = {
   ...commandLine('doctor'),
   describe: 'Check what flume needs here (node, git, tmux, the agent program, its login, trust, the supervisor), each with its fix.',
   async run(args, context) {
-    const report = await doctor(context.preset, { repo: args.repo === undefined ? undefined : String(args.repo) });
+    const report = await doctor(context.preset, { repo: args.repo === undefined ? undefined : String(args.repo), cwd: context.cwd });
     if (args.json) printJson(context.io, report);
     else {
       for (const check of report.checks) {

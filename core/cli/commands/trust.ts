@@ -16,7 +16,7 @@ export const trustCommand: Command = {
   describe: 'Trust the repository\'s flume config as it is now (flume runs it, and its ready steps); --revoke takes it back.',
   async run(args, context) {
     const { io } = context;
-    const root = (await findRepository(String(args.repo ?? process.cwd()))).root;
+    const root = (await findRepository(String(args.repo ?? context.cwd ?? process.cwd()))).root;
     if (args.revoke) {
       const had = await revokeTrust(root);
       // What trusting told the agents' programs (Claude Code's folder trust) goes with it.

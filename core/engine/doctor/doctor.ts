@@ -33,13 +33,13 @@ export interface DoctorReport {
 const NODE_MIN = [20, 19, 0];
 const GIT_MIN = [2, 38, 0];
 
-/** Runs every check for the repository at `repo` (or the current folder's, if it is one). */
-export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { repo?: string } = {}): Promise<DoctorReport> {
+/** Runs every check for the repository at `repo` (or the folder `cwd`'s, default the current one, if it is one). */
+export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { repo?: string; cwd?: string } = {}): Promise<DoctorReport> {
   const checks: DoctorReport['checks'] = [];
   const add = (by: string, list: DoctorCheck[]) => checks.push(...list.map((check) => ({ ...check, by })));
   const report = (): DoctorReport => ({ version: 1, ok: checks.every((check) => check.ok || !check.needed), ...(root ? { repo: root } : {}), checks: dedupe(checks) });
   add('flume', [nodeCheck(), await gitCheck()]);
-  const root = await findRepository(options.repo ?? process.cwd()).then(
+  const root = await findRepository(options.repo ?? options.cwd ?? process.cwd()).then(
     (info) => info.root,
     (error) => {
       if (options.repo !== undefined) throw error;

@@ -4,17 +4,16 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, wr
 import { join } from 'node:path';
 import { git, makeRepo, remove, snapshot, tempDir, write } from '../../helpers/repo.js';
 import { commands } from '../../../core/cli/commands.js';
-import { expectRefused, fullSnapshot, inProcessFlume, MAKE_ONLY, pool, recordsDir, testFlume, treeDigest, type Run, type StatusReport } from './helpers.js';
+import { expectRefused, fullSnapshot, MAKE_ONLY, pool, recordsDir, testFlume, treeDigest, type Run, type StatusReport } from './helpers.js';
 
 // Issue: "bad input gets a clear error and changes nothing". Every command is walked through bad
 // names, bad flags, bad repositories, bad configs and a broken state file; each run must exit 1
 // (a FlumeError) or 2 (bad usage) with the right code, and leave worktrees, branches, state files,
 // info/exclude and the host list exactly as they were.
 
-const { stateDir, run } = testFlume({ limit: 2 });
 const scratch = tempDir('flume-bad-');
-// The catalogue runs the built CLI in this process (see inProcessFlume); a sample runs as processes.
-const cli = inProcessFlume(stateDir, scratch);
+// The catalogue runs as the suite runs flume (in this process by default); a sample runs as processes.
+const { stateDir, cli, spawned: run } = testFlume({ limit: 2, cwd: scratch });
 const sampled: Array<{ args: string[]; result: Run }> = [];
 const MARK = join(scratch, 'pwned');
 let repo: string;

@@ -4,18 +4,16 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { commit, git, makeRepo, PROJECT, remove, tempDir } from '../../helpers/repo.js';
+import { commit, git, makeRepo, PROJECT, remove, spawnFlume, tempDir } from '../../helpers/repo.js';
 import {
   branches,
   expectConsistent,
   expectRefused,
   fullSnapshot,
-  inProcessFlume,
   MAKE_ONLY,
   NO_WATCH,
   parse,
   recordsDir,
-  spawnFlume,
   testFlume,
   worktreePaths,
   type Run,
@@ -26,9 +24,10 @@ import {
 // many with different names at once → all made and all recorded; launch and tidy at once do not
 // corrupt each other." Every contender below is a flume process of its own, started together.
 
-const { stateDir, env, run } = testFlume({ limit: 2 });
 const scratch = tempDir('flume-race-');
-const cli = inProcessFlume(stateDir, scratch);
+// `run` and `together` are processes (the race, and a lock's holder, are processes); what only
+// looks at the outcome runs as the suite runs flume.
+const { stateDir, env, cli, spawned: run } = testFlume({ limit: 2, cwd: scratch });
 const roots: string[] = [];
 afterAll(() => {
   for (const root of roots) remove(root);

@@ -7,7 +7,6 @@ import {
   branches,
   expectConsistent,
   expectRefused,
-  inProcessFlume,
   KILLED,
   MAKE_ONLY,
   NO_WATCH,
@@ -23,10 +22,10 @@ import {
 // a removed commit." Each run below is killed with SIGKILL at one crash point (FLUME_CRASH_AT), as a
 // power cut would; the next commands (status, launch, tidy) must find and finish or undo what it began.
 
-const { stateDir, run } = testFlume({ limit: 2 });
 const scratch = tempDir('flume-crash-');
-// The commands after a crash run the built CLI in this process; every crashed run is a process of its own.
-const cli = inProcessFlume(stateDir, scratch);
+// The commands after a crash run as the suite runs flume (in this process by default); every crashed
+// run is a process of its own (the crash point kills the process it is reached in).
+const { stateDir, cli, spawned: run } = testFlume({ limit: 2, cwd: scratch });
 const roots: string[] = [];
 afterAll(() => {
   for (const root of roots) remove(root);

@@ -7,11 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { spawn } from 'node:child_process';
-import { constants as osConstants } from 'node:os';
-import { pathToFileURL } from 'node:url';
-import { FLUME_BIN, flumeEnv, git, PROJECT, snapshot, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
-import { checkStatusRun } from '../../helpers/status-schema.js';
+import { flumeEnv, git, runFlume, snapshot, spawnFlume, tempDir, type CliResult } from '../../helpers/repo.js';
 
 /** A run of the CLI, with the code of the FlumeError it printed (from `--json` stdout or stderr). */
 export interface Run extends CliResult {
@@ -19,7 +15,7 @@ export interface Run extends CliResult {
   json?: unknown;
 }
 
-/** Exit code of a process flume killed with SIGKILL at a crash point (as repo.ts reports it). */
+/** Exit code of a process flume killed with SIGKILL at a crash point (as runFlume reports it). */
 export const KILLED = 128 + 9;
 
 /** Runs `fn` over `items`, at most `limit` at once (the machine has two cores; every run is a node process). */
@@ -54,80 +50,27 @@ export function limiter(limit: number): <T>(fn: () => Promise<T>) => Promise<T> 
 
 /**
  * A flume of the test's own: its state folder (and Claude Code's config folder) in temp, its
- * environment, and a runner that allows at most `limit` processes at once and kills a run that
- * outlives `timeoutMs` (a command that should have been refused but runs on, such as watch).
+ * environment, its working folder `cwd` (a scratch folder outside any repository, so a run that
+ * forgot --repo can touch nothing), and two runners over runFlume. `cli` runs as the suite runs
+ * flume (in this process by default), so a catalogue of hundreds of bad inputs stays fast. `spawned`
+ * is a real process, for what is about the process (a crash point, a lock it holds, a sample of the
+ * catalogue as processes): at most `limit` at once, one that outlives `timeoutMs` killed (a command
+ * that should have been refused but runs on, such as watch).
  */
-export function testFlume(options: { limit?: number; env?: Record<string, string> } = {}) {
+export function testFlume(options: { limit?: number; env?: Record<string, string>; cwd?: string } = {}) {
   const stateDir = tempDir('flume-state-');
   const env = flumeEnv(stateDir, { CLAUDE_CONFIG_DIR: join(stateDir, 'claude'), ...options.env });
   const limit = limiter(options.limit ?? 2);
-  const run = (args: string[], extra: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Run> =>
-    limit(async () => parse(await spawnFlume(args, { cwd: extra.cwd, env: { ...env, ...extra.env }, timeoutMs: extra.timeoutMs ?? 30_000 })));
-  return { stateDir, env, run };
-}
-
-/**
- * The built CLI run inside the test's own process, exactly as bin/flume.ts runs it (the fast status
- * path, then runCli with the default preset), its output captured. It saves a node start per run,
- * so a catalogue of hundreds of bad inputs stays fast; a sample of them also runs as a process.
- * It points this process's FLUME_STATE_DIR and CLAUDE_CONFIG_DIR at the test's own, and moves its
- * working folder out of any repository, so a run that forgot --repo can touch nothing.
- */
-export function inProcessFlume(stateDir: string, cwd: string) {
-  process.env.FLUME_STATE_DIR = stateDir;
-  process.env.CLAUDE_CONFIG_DIR = join(stateDir, 'claude');
-  process.chdir(cwd);
-  const dist = (path: string) => pathToFileURL(join(PROJECT, 'dist', path)).href;
-  const loaded = Promise.all([import(dist('core/cli/index.js')), import(dist('core/cli/fast-status.js')), import(dist('plugins/defaults.js'))]);
-  return async (args: string[]): Promise<Run> => {
-    const [{ runCli }, { fastStatus }, { defaultPreset }] = await loaded;
-    await trustMade(stateDir);
-    let stdout = '';
-    let stderr = '';
-    const quick = await fastStatus(args);
-    if (quick !== undefined) return checked(args, { code: 0, stdout: quick, stderr });
-    const io = { stdout: (text: string) => void (stdout += text), stderr: (text: string) => void (stderr += text), isTTY: false };
-    const code = await runCli(args, defaultPreset, { io, self: FLUME_BIN });
-    return checked(args, { code, stdout, stderr });
-  };
+  const cli = async (args: string[], extra: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> => parse(await runFlume(args, { cwd: extra.cwd ?? options.cwd, env: { ...env, ...extra.env } }));
+  const spawned = (args: string[], extra: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Run> =>
+    limit(async () => parse(await spawnFlume(args, { cwd: extra.cwd ?? options.cwd, env: { ...env, ...extra.env }, timeoutMs: extra.timeoutMs ?? 30_000 })));
+  return { stateDir, env, cli, spawned };
 }
 
 /** What `flume launch` is given in these tests beside its own flags: no supervisor left running behind the test. */
 export const NO_WATCH = ['--no-watch'];
 /** Only make and ready the place: no agent (the crash test runs the first stage on the printed host). */
 export const MAKE_ONLY = ['--no-watch', '--no-start'];
-
-/** Runs the built CLI; SIGKILLs it past `timeoutMs`. A process killed by a signal exits 128 + its number. */
-export async function spawnFlume(args: string[], options: { cwd?: string; env: Record<string, string>; timeoutMs: number }): Promise<CliResult> {
-  // The repositories the test made are trusted as they are now, in this run's state folder (see makeRepo).
-  if (options.env.FLUME_STATE_DIR) await trustMade(options.env.FLUME_STATE_DIR);
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [FLUME_BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', fail);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const result = { code: code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : -1), stdout, stderr };
-      try {
-        checkStatusRun(args, result);
-      } catch (error) {
-        fail(error);
-        return;
-      }
-      done(result);
-    });
-  });
-}
-
-/** A finished in-process run, its `status --json` validated against the schema, then parsed. */
-function checked(args: string[], result: CliResult): Run {
-  checkStatusRun(args, result);
-  return parse(result);
-}
 
 /** The error a run printed, read from `--json` stdout or the `CODE message` line on stderr. */
 export function parse(result: CliResult): Run {

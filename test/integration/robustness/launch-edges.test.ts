@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { commit, git, makeRepo, remove, tempDir, write } from '../../helpers/repo.js';
-import { expectConsistent, expectRefused, fullSnapshot, inProcessFlume, KILLED, MAKE_ONLY, parse, recordsDir, spawnFlume, testFlume, treeDigest, type Run } from './helpers.js';
+import { commit, git, makeRepo, remove, spawnFlume, tempDir, write } from '../../helpers/repo.js';
+import { expectConsistent, expectRefused, fullSnapshot, KILLED, MAKE_ONLY, parse, recordsDir, testFlume, treeDigest, type Run } from './helpers.js';
 
 // The launch's edges: a launch harms nothing it did not make. A rollback removes only the
 // branch its own launch made; two kinds that could make one branch are refused when the config loads;
@@ -10,9 +10,9 @@ import { expectConsistent, expectRefused, fullSnapshot, inProcessFlume, KILLED, 
 // text typed to an agent are refused up front; a detached main checkout gets a target it really has.
 
 // No global git config (init.defaultBranch above all) may leak in from the machine running the tests.
-const { stateDir, env, run } = testFlume({ limit: 2, env: { GIT_CONFIG_GLOBAL: '/dev/null' } });
 const scratch = tempDir('flume-edges-');
-const cli = inProcessFlume(stateDir, scratch);
+// `run` is a process (its runs are killed at crash points); the rest runs as the suite runs flume.
+const { stateDir, env, cli, spawned: run } = testFlume({ limit: 2, env: { GIT_CONFIG_GLOBAL: '/dev/null' }, cwd: scratch });
 process.env.GIT_CONFIG_GLOBAL = '/dev/null';
 const roots: string[] = [];
 afterAll(() => {

@@ -91,7 +91,8 @@ async function launchWithSecrets(config: Record<string, unknown> = {}, options: 
 /** Launches the fix `name`, watching every argv on the machine while it does. */
 async function launched(repo: AgentRepo, name: string, secret: Record<string, string>) {
   const stop = watchArgv(Object.values(secret));
-  const result = await repo.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Work ${name}.`, '--no-watch', '--json']);
+  // A process of its own: flume's own argv is among those watched.
+  const result = await repo.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Work ${name}.`, '--no-watch', '--json'], { process: true });
   expect(stop()).toEqual([]);
   expect(result.code, result.stdout + result.stderr).toBe(0);
   return launchedRecord(result.stdout);

@@ -20,7 +20,7 @@ import { commit, FLUME_BIN, git, makeRepo, PROJECT, remove, tempDir, trustMade, 
 import { agentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { promptsOf } from '../stages/helpers.js';
-import { commonDir, fullSnapshot, inProcessFlume, MAKE_ONLY, treeDigest, type Run } from '../robustness/helpers.js';
+import { commonDir, fullSnapshot, MAKE_ONLY, testFlume, treeDigest, type Run } from '../robustness/helpers.js';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 import { launchedRecord } from '../../helpers/result-schema.js';
 
@@ -50,9 +50,8 @@ function validDryRun(stdout: string): any {
 }
 
 describe('a bad launch', () => {
-  const stateDir = tempDir('flume-state-');
   const scratch = tempDir('flume-dry-');
-  const cli = inProcessFlume(stateDir, scratch);
+  const { stateDir, cli } = testFlume({ cwd: scratch });
   const repos: Record<string, string> = {};
 
   beforeAll(async () => {

@@ -26,7 +26,8 @@ describe('the README\'s quick start', () => {
     t.watch();
     await t.launch('fix', 'first-fix', 'Fix the first typo you find in README.md');
     await t.until('fix/first-fix', (p) => p?.stage?.agent?.state === 'working', 'the agent to work');
-    const shown = await t.flume(['status']);
+    // The executable, as the README's reader runs it.
+    const shown = await t.flume(['status'], { process: true });
     expect(shown.code, shown.stderr).toBe(0);
     const normalised = shown.stdout.split(t.repo).join('~/src/app').replace(/ %\d+\)/g, ' %1)');
     expect(normalised).toBe(expected);

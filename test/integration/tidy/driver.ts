@@ -1,7 +1,7 @@
 /**
- * The four flume calls the tidy tests make (launch, drop, tidy, status), either in-process through
- * the engine (fast: no node start per call) or through the built CLI (`dist/bin/flume.js`), so the
- * same history can be driven both ways and the two must agree.
+ * The four flume calls the tidy tests make (launch, drop, tidy, status), either through the engine
+ * itself (its functions called, many histories side by side) or through the built CLI as the suite
+ * runs it (runFlume), so the same history can be driven both ways and the two must agree.
  */
 import { openRepository } from '../../../core/config/repository.js';
 import { makePlace } from '../../../core/engine/launch/launch.js';
