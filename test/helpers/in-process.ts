@@ -25,11 +25,12 @@ const FLUME_BIN = join(PROJECT, 'dist', 'bin', 'flume.js');
 
 type Entry = typeof import('../../core/cli/entry.js');
 type Defaults = typeof import('../../plugins/defaults.js');
-let loaded: Promise<[Entry, Defaults]> | undefined;
-/** The built entry and preset (dist/, as the bin runs them), loaded once per worker. */
-function load(): Promise<[Entry, Defaults]> {
+type Core = typeof import('../../core/index.js');
+let loaded: Promise<[Entry, Defaults, Core]> | undefined;
+/** The built entry, preset and core (dist/, as the bin runs them), loaded once per worker. */
+function load(): Promise<[Entry, Defaults, Core]> {
   const dist = (path: string) => pathToFileURL(join(PROJECT, 'dist', path)).href;
-  return (loaded ??= Promise.all([import(dist('core/cli/entry.js')) as Promise<Entry>, import(dist('plugins/defaults.js')) as Promise<Defaults>]));
+  return (loaded ??= Promise.all([import(dist('core/cli/entry.js')) as Promise<Entry>, import(dist('plugins/defaults.js')) as Promise<Defaults>, import(dist('core/index.js')) as Promise<Core>]));
 }
 
 let turn: Promise<unknown> = Promise.resolve();
@@ -42,7 +43,9 @@ export function runInProcess(args: string[], options: { cwd?: string; env?: Reco
 }
 
 async function runNow(args: string[], options: { cwd?: string; env?: Record<string, string> }): Promise<Result> {
-  const [{ runEntry }, { defaultPreset }] = await load();
+  const [{ runEntry }, { defaultPreset }, { forgetKept }] = await load();
+  // Each run starts with nothing kept from an earlier one, as a process of its own would (core/support/kept.ts).
+  forgetKept();
   const savedEnv = { ...process.env };
   const savedCwd = process.cwd();
   let stdout = '';
