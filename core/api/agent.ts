@@ -17,7 +17,7 @@ export interface AgentHandle {
   pane?: string;
   /**
    * The identity the host gave the pane at open (tmux: a pane option `@flume-pane`). A pane at the
-   * same id without it belongs to another agent (core/agent.ts ownsPane).
+   * same id without it belongs to another agent (`ownsPane`, core/api/pane-host.ts).
    */
   paneIdentity?: string;
   /** The agent's process id, when known. */

@@ -80,7 +80,7 @@ export interface FlumeErrorBuild<V extends string = string> extends Pick<FlumeEr
 }
 
 /**
- * The FlumeError for `code`, worded by its catalogue entry (core/error-catalogue.ts): the message and
+ * The FlumeError for `code`, worded by its catalogue entry (core/api/error-catalogue.ts): the message and
  * the fix with each `{word}` filled from `values`. A word without a value throws, so a call site that
  * forgets one fails its first test rather than printing `{word}`.
  */

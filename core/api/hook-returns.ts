@@ -86,7 +86,7 @@ const enumOf = (values: readonly string[]): Field => ({ expected: `one of ${valu
 const PROMPT_STATES = ['taken', 'not-yet', 'unknown'] as const;
 const AGENT_STATES = ['not-up', 'starting', 'idle', 'working', 'asking', 'exited'] as const;
 
-/** AgentHandle (core/types.ts). */
+/** AgentHandle (core/api/agent.ts). */
 const HANDLE = fields({
   driver: required(string),
   sessionId: required(string),
@@ -105,7 +105,7 @@ const HANDLE = fields({
 /** AgentPlan (core/api/hooks.ts). */
 const PLAN = fields({ command: required(strings), cwd: required(string), host: required(string), version: string });
 
-/** AgentReading (core/types.ts). */
+/** AgentReading (core/api/agent.ts). */
 const READING = fields({
   state: required(enumOf(AGENT_STATES)),
   needs: string,
