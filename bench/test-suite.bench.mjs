@@ -8,7 +8,8 @@
 // - runner: flume run in the test's own process (test/helpers/in-process.ts) against every run a
 //   process of its own (`FLUME_TEST_PROCESSES=1`), over test files that run flume often.
 //
-// Needs the build (`npm run build`) and nothing else running. ROUNDS (default 3), ONLY=poll|runner.
+// Needs the build (`npm run build`) and nothing else running. ROUNDS (default 3), ONLY=poll|runner,
+// FILES='a.test.ts b/' to compare over other test files or folders (the flume project: FILES='test/unit test/integration').
 // LOAD=1 keeps both cores busy beside the tests with two spinning processes at the lowest priority
 // (`nice -n 19`), as the whole suite keeps them busy; their time is left out of the CPU counted.
 import { spawn, spawnSync } from 'node:child_process';
@@ -51,8 +52,9 @@ function runFiles(files, env) {
   return { ms, cpu: busySeconds() - busy, own: user + system };
 }
 
-for (const [name, { files, variable, before }] of Object.entries(COMPARISONS)) {
+for (const [name, { files: fixed, variable, before }] of Object.entries(COMPARISONS)) {
   if (process.env.ONLY && process.env.ONLY !== name) continue;
+  const files = process.env.FILES ? process.env.FILES.split(/\s+/).filter(Boolean) : fixed;
   const samples = { now: [], before: [] };
   for (let round = 0; round < ROUNDS; round++) {
     // Alternating which goes first, so a drift in the machine's speed hits both alike.
