@@ -87,7 +87,11 @@ export interface StageRepo extends AgentRepo {
 
 /** Makes a repository for stage tests; `config` is merged into its flume config. */
 export function stageRepo(script: FakeScript, config: Record<string, unknown> = {}): StageRepo {
-  const base = agentRepo(script, config);
+  const own = agentRepo(script, config);
+  // Stage tests run concurrently within a file, and many hold one flume command while others run
+  // (a launch that holds its place while status reads it): in-process runs take turns per worker,
+  // so here every run is a process of its own, as the tests were written for.
+  const base = { ...own, flume: (args: string[], options: { process?: boolean } = {}) => own.flume(args, { process: true, ...options }) };
   const watches: Watch[] = [];
   const commonDir = join(base.repo, '.git');
   const socket = join(base.state, 'tmux', 'flume.sock');
