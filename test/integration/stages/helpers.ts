@@ -19,7 +19,9 @@ export { PROJECT };
  * A stage test's time limit. The tests take 10–25 s each on an idle two-core host; the limit is
  * generous because they wait on real agents, and a host busy with other work slows every one.
  */
-export const LONG = 150_000;
+// Stage tests run concurrently, several files at once, each with its agents in real tmux: on a loaded
+// machine a step that takes seconds alone can take a minute, so each test and each wait is patient.
+export const LONG = 300_000;
 
 /** A running `flume watch`: its output so far, and how to end it. */
 export interface Watch {
@@ -102,7 +104,7 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
   };
   const gate = (name: string) => {
     const file = join(base.configDir, 'gates', name);
-    return `gate_waited=0; while [ ! -e "${file}" ] && [ $gate_waited -lt 600 ]; do sleep 0.1; gate_waited=$((gate_waited + 1)); done`;
+    return `gate_waited=0; while [ ! -e "${file}" ] && [ $gate_waited -lt 1800 ]; do sleep 0.1; gate_waited=$((gate_waited + 1)); done`;
   };
   const bin = (name: string, body: string) => {
     const dir = join(base.configDir, 'bin');
@@ -150,7 +152,7 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     },
     view,
     async until(id, probe, what, options = {}) {
-      const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+      const deadline = Date.now() + (options.timeoutMs ?? 120_000);
       const key = id.replace('/', '--');
       let last: any;
       let lastStamp = '';
@@ -208,7 +210,7 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     judged() {
       return noteOf(base.state).judged ?? 0;
     },
-    async afterPasses(n, timeoutMs = 60_000) {
+    async afterPasses(n, timeoutMs = 120_000) {
       const goal = passesIn(base.state) + n;
       const deadline = Date.now() + timeoutMs;
       while (passesIn(base.state) < goal) {
@@ -216,7 +218,7 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
         await sleep(50);
       }
     },
-    async quiet(n = 2, timeoutMs = 60_000) {
+    async quiet(n = 2, timeoutMs = 120_000) {
       const goal = passesIn(base.state) + n;
       const deadline = Date.now() + timeoutMs;
       for (;;) {

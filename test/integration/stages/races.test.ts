@@ -40,7 +40,7 @@ done`);
     const committed = () => countTasks(git(t.repo, 'show', `tick/ticks:${TASKS}`)).done;
     const working = () => countTasks(readFileSync(join(place.path, TASKS), 'utf8')).done;
     const readings: Array<{ before: number; after: number; ahead: number; done: number; state: string }> = [];
-    const deadline = Date.now() + 90_000;
+    const deadline = Date.now() + 200_000;
     for (;;) {
       const before = committed();
       const ahead = working();
@@ -93,7 +93,7 @@ describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }
     try {
       const first = t.watch({ FLUME_CRASH_AT: point });
       t.open('code');
-      const code = await Promise.race([first.exited, sleep(30_000).then(() => 'still running')]);
+      const code = await Promise.race([first.exited, sleep(90_000).then(() => 'still running')]);
       expect(code, first.output()).toBe(137);
       const crashed = t.record('fix--crash');
       expect(crashed.stage.name).toBe(point === 'stage:ended' ? 'code' : 'submission');
@@ -136,7 +136,7 @@ describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }
     await t.launch('fix', 'gone', 'Add one.txt.');
     const first = t.watch({ FLUME_CRASH_AT: 'stage:agent-started' });
     t.open('code');
-    expect(await Promise.race([first.exited, sleep(30_000).then(() => 'still running')]), first.output()).toBe(137);
+    expect(await Promise.race([first.exited, sleep(90_000).then(() => 'still running')]), first.output()).toBe(137);
     const crashed = t.record('fix--gone').stage;
     expect(crashed).toMatchObject({ name: 'submission', delivery: 'sending', sends: 0 });
     // The agent flume started dies before anyone sent it the prompt.

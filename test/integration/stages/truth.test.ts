@@ -169,9 +169,9 @@ describe.concurrent('a dropped place tidying keeps', { timeout: LONG }, () => {
     const t = repoFor({ onTestFinished }, WORKING);
     await t.launch('fix', 'busy', 'Work.');
     expect((await t.flume(['drop', 'fix/busy'])).code).toBe(0);
-    // A slow poll of 5 s, not 2: on a loaded machine a pass (its git reading, the judging) can take
-    // over 2 s, and then every pass is a slow poll's and judges again (seen once in a full run).
-    const watch = t.watch({}, { poll: '5s' });
+    // A slow poll of 10 s, not 2: on a loaded machine a pass (its git reading, the judging) can take
+    // over 5 s, and then every pass is a slow poll's and judges again (seen in full runs).
+    const watch = t.watch({}, { poll: '10s' });
     await t.until('fix/busy', (p) => p?.kept && p, 'tidying to keep the place');
     const kept = t.record('fix--busy').kept;
     expect(kept.reason).toContain('agent');
