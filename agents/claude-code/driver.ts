@@ -4,9 +4,10 @@
  * its screen and its own state file), and stops it only when its process is truly gone.
  */
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
+import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest, waitFor } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -287,17 +288,4 @@ async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Pro
   throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId, host: handle.host }, {
     variant: 'elsewhere',
   });
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(POLL_MS);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
 }

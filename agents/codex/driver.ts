@@ -5,6 +5,7 @@
  * is gone. Written against flume's public entry alone, as a third party's driver would be.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
   canType,
@@ -16,7 +17,7 @@ import {
   processExists,
   agentBaseEnvironment,
   signalQuietly,
-
+  waitFor,
   which,
   type AgentDriver,
   type AgentHandle,
@@ -34,7 +35,6 @@ import { CODEX_SESSION_VARIABLES, codexEnvironment, requireProgram } from './env
 import type { CodexOptions } from './options.js';
 import { handedCommand, printedCommand } from '../printed.js';
 
-const POLL_MS = 100;
 /** After the input line first shows, keys typed at once can be lost while the TUI finishes starting. */
 const READY_SETTLE_MS = 300;
 /**
@@ -297,18 +297,5 @@ function descendants(pid: number): number[] {
   };
   walk(pid);
   return found;
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(POLL_MS);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
 }
 
