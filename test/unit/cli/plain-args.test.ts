@@ -119,16 +119,19 @@ const LEFT: string[][] = [
   [],
 ];
 
+/** The plain parser takes `argv` and gives the command and arguments yargs gives it. */
+async function expectSameAsYargs(argv: string[]): Promise<void> {
+  const plain = plainArgs(argv);
+  const parsed = await viaYargs(argv);
+  expect(parsed.refused, argv.join(' ')).toBeUndefined();
+  expect(plain, argv.join(' ')).toBeDefined();
+  expect(plain!.command, argv.join(' ')).toBe(parsed.command);
+  expect(asRead(plain!.args), argv.join(' ')).toEqual(asRead(parsed.args!));
+}
+
 describe('the plain command lines', () => {
   it('give each command exactly what yargs gives it', async () => {
-    for (const argv of TAKEN) {
-      const plain = plainArgs(argv);
-      const parsed = await viaYargs(argv);
-      expect(parsed.refused, argv.join(' ')).toBeUndefined();
-      expect(plain, argv.join(' ')).toBeDefined();
-      expect(plain!.command, argv.join(' ')).toBe(parsed.command);
-      expect(asRead(plain!.args), argv.join(' ')).toEqual(asRead(parsed.args!));
-    }
+    for (const argv of TAKEN) await expectSameAsYargs(argv);
   });
 
   it('leave every other form to yargs', () => {
@@ -218,13 +221,7 @@ describe('the plain parser and the yargs builder, both derived from each command
     for (const command of plainCommands) {
       const name = command.command.split(' ')[0];
       for (const rest of plainForms(command.line, PLAIN_FORMS[name])) {
-        const argv = [name, ...rest];
-        const plain = plainArgs(argv);
-        const parsed = await viaYargs(argv);
-        expect(parsed.refused, argv.join(' ')).toBeUndefined();
-        expect(plain, argv.join(' ')).toBeDefined();
-        expect(plain!.command, argv.join(' ')).toBe(parsed.command);
-        expect(asRead(plain!.args), argv.join(' ')).toEqual(asRead(parsed.args!));
+        await expectSameAsYargs([name, ...rest]);
         checked++;
       }
     }

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createFlume, definePlugin, type Flume } from '../../../core/api/plugin.js';
 import { defineDeliverable } from '../../../core/api/deliverable.js';
 import { defineDriver, type AgentDriver } from '../../../core/api/driver.js';
-import { definePaneHost, type PaneHost } from '../../../core/api/pane-host.js';
+import type { PaneHost } from '../../../core/api/pane-host.js';
+import { stubHost } from '../../helpers/stub-host.js';
 import { reachDriver, requireDriver } from '../../../core/drivers/reach.js';
 import { callHook, type StartRequest } from '../../../core/api/hooks.js';
 import { FlumeError } from '../../../core/api/errors.js';
@@ -34,19 +35,7 @@ function driver(overrides: Partial<AgentDriver> = {}): AgentDriver {
   });
 }
 
-const host = (fields: Partial<PaneHost> = {}): PaneHost =>
-  definePaneHost({
-    key: 'acme-host',
-    available: async () => true,
-    open: async () => ({}),
-    identity: async () => undefined,
-    capture: async () => undefined,
-    type: async () => {},
-    keys: async () => {},
-    alive: async () => true,
-    close: async () => {},
-    ...fields,
-  });
+const host = stubHost;
 
 const flumeWith = (apply: (flume: Flume) => void) => createFlume({ plugins: [definePlugin({ name: 'acme:plugin', apply })] });
 const request = { place: { path: '/x' }, stage: {}, sessionId: 's-2', prompt: 'go', host: 'acme-host' } as unknown as StartRequest;

@@ -8,7 +8,7 @@ import { createFlume, definePlugin, type Flume } from '../../../core/api/plugin.
 import { defineDeliverable, type DeliverableReader } from '../../../core/api/deliverable.js';
 import { defineDriver, type AgentDriver } from '../../../core/api/driver.js';
 import { defineKind } from '../../../core/api/kind.js';
-import { definePaneHost } from '../../../core/api/pane-host.js';
+import { stubHost } from '../../helpers/stub-host.js';
 import { requireDriver } from '../../../core/drivers/reach.js';
 import { callHook, type DeliverableRequest, type StartRequest } from '../../../core/api/hooks.js';
 import { FlumeError } from '../../../core/api/errors.js';
@@ -29,17 +29,7 @@ const driver = (overrides: Partial<AgentDriver> = {}): AgentDriver =>
     watchPaths: () => [],
     ...overrides,
   });
-const host = definePaneHost({
-  key: 'acme-host',
-  available: async () => true,
-  open: async () => ({}),
-  identity: async () => undefined,
-  capture: async () => undefined,
-  type: async () => {},
-  keys: async () => {},
-  alive: async () => true,
-  close: async () => {},
-});
+const host = stubHost();
 const kind = defineKind({ name: 'review', stages: [{ name: 'notes', prompt: '{brief}', deliverable: 'notes' }] });
 const reader = (what: string): DeliverableReader => defineDeliverable({ type: 'notes', read: async () => ({ present: true, what }) });
 const plugin = (name: string, apply: (flume: Flume) => void) => definePlugin({ name, apply });
