@@ -109,6 +109,10 @@ const stageSchema = {
     },
     appendSystemPrompt: { type: 'string', description: 'Text appended to the agent\'s system prompt.' },
     limits: limitsSchema,
+    advance: {
+      enum: ['flume', 'caller'],
+      description: 'Who goes on after this stage delivers: `flume` (the default) starts what comes next; `caller` makes the stage a gate: the place waits until `flume next` (or `flume stage`, `flume retry`, `flume drop`).',
+    },
   },
   required: ['name', 'prompt', 'deliverable'],
   additionalProperties: false,
@@ -131,6 +135,10 @@ const kindSchema = {
     },
     stages: { type: 'array', items: stageSchema, minItems: 1, description: 'The stages, in order.' },
     limits: { ...limitsSchema, description: 'Limits on each of the kind\'s stages, under a stage\'s own and over the config\'s.' },
+    advance: {
+      enum: ['flume', 'caller'],
+      description: 'Who starts the kind\'s stages: `flume` (the default) starts the first at launch and each next one as the one before delivers; `caller` starts none by itself: its caller starts each stage (`flume stage`, `flume next`), and after each delivery the place waits for it.',
+    },
     onBudget: {
       enum: ['wait', 'stop'],
       description: 'When a stage passes `limits.tokens`: `wait` reports it over budget and leaves its agent to the operator; `stop` stops the agent and the stage waits, saying why. Default `wait`.',

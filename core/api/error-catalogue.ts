@@ -15,8 +15,8 @@ export interface CatalogueWording {
 
 /** One code's entry: its exit code, its wording, and the other wordings it may be raised with. */
 export interface CatalogueEntry extends CatalogueWording {
-  /** The process exit code: 2 for a command line that is wrong, 1 otherwise. */
-  exit: 1 | 2;
+  /** The process exit code: 2 for a command line that is wrong, 4 for a wait that timed out, 1 otherwise. */
+  exit: 1 | 2 | 4;
   /**
    * Named wordings of the same code for the cases a caller raises it in (`flumeError(code, values,
    * { variant })`); a variant without a fix of its own has the entry's.
@@ -37,6 +37,8 @@ export const ERROR_CATALOGUE = {
       environmentNames: { message: "Environment names cannot be empty, hold '=' or start with '-': {names}.", fix: 'Rename or drop those variables.' },
       tellTwice: { message: 'Give the text to tell, or --file, once.', fix: 'flume tell fix/x "the answer", or flume tell fix/x --file answer.md' },
       unreadableFile: { message: 'The file {file} cannot be read.', fix: 'Pass --file a readable text file.' },
+      eventId: { message: '--{flag} {value} is not an event id.', fix: 'Give --since the id of an event (a whole number), as `flume events --json` prints it.' },
+      outcomes: { message: '--{flag} {value} names no outcome flume waits for.', fix: 'Name one or more, comma-separated: {known}.' },
       duration: { message: '--{flag} {value} is not a duration.', fix: 'Give --{flag} seconds, or a number with ms, s, m or h (for example 30s or 10m).' },
       noName: { message: 'Missing required argument: name', fix: 'Name the launch with --name NAME, or let flume make one from the brief with --auto-name.' },
       noTool: { message: 'There is no tool {tool}.', fix: 'Use one of: {tools}.' },
@@ -186,6 +188,16 @@ export const ERROR_CATALOGUE = {
     exit: 1,
     message: '{place} is not ready: {reason}.',
     fix: 'Mend the failed readying step (flume status shows its words), then retry.',
+  },
+  NOT_AWAITING: {
+    exit: 1,
+    message: '{place} does not wait for its caller: {state}.',
+    fix: 'Wait for its stage to end (`flume wait {place}`); `flume status {place}` says where it stands.',
+  },
+  WAIT_TIMEOUT: {
+    exit: 4,
+    message: '{place} reached none of {outcomes} within {timeout}.',
+    fix: 'Wait again (`flume wait {place}`), or see where it stands with `flume status {place}`.',
   },
   PLACE_OVER: {
     exit: 1,

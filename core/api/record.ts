@@ -105,6 +105,12 @@ export interface PlaceRecord {
   launched?: { start: boolean; watch: boolean };
   /** Set when a stage is refused because readying failed; `flume retry` readies again. */
   held?: { at: string; reason: string };
+  /**
+   * Set while the place waits for its caller: a kind whose caller starts its stages (`advance:
+   * 'caller'`), or a stage that is a gate. `after` the stage that delivered (none before the first),
+   * `gate` when one stage's gate holds it; cleared when a stage starts.
+   */
+  awaits?: { at: string; after?: string; what?: string; gate: boolean };
   /** Set when the work is over because the last stage delivered. */
   finished?: { at: string };
 }

@@ -4,7 +4,9 @@ import { launchCommand } from './commands/launch.js';
 import { statusCommand } from './commands/status.js';
 import { kindsCommand } from './commands/kinds.js';
 import { pluginsCommand } from './commands/plugins.js';
-import { goOnCommand, retryCommand, stageCommand, stopCommand, tellCommand } from './commands/agent-commands.js';
+import { goOnCommand, nextCommand, retryCommand, stageCommand, stopCommand, tellCommand } from './commands/agent-commands.js';
+import { waitCommand } from './callers/wait.js';
+import { eventsCommand } from './callers/events.js';
 import { dropCommand } from './commands/drop.js';
 import { tidyCommand } from './commands/tidy.js';
 import { watchCommand } from './commands/watch.js';
@@ -22,6 +24,9 @@ export const commands: Command[] = [
   retryCommand,
   goOnCommand,
   stageCommand,
+  nextCommand,
+  waitCommand,
+  eventsCommand,
   dropCommand,
   tidyCommand,
   watchCommand,

@@ -51,6 +51,13 @@ export const WATCH_AFTER: OptionSpec = {
   describe: 'Start the supervisor in the background when none runs (--no-watch: not now; a place launched with --no-watch never asks).',
 };
 
+/** `--wait` and what it waits for, on the commands that act on a place. */
+const WAIT_OPTIONS = {
+  wait: { type: 'boolean', describe: 'After acting, wait as `flume wait` does for the stage to end, then print the place as status does.' },
+  for: { type: 'string', describe: 'With --wait (or wait): the outcomes to wait for, comma-separated (delivered, waiting, stuck, never-started, over-budget, awaits-caller, not-ready, dropped, gone); default any.' },
+  timeout: { type: 'string', describe: 'With --wait (or wait): give up after this long (e.g. 90s, 20m): WAIT_TIMEOUT, exit 4.' },
+} satisfies Record<string, OptionSpec>;
+
 /** The place a command acts on. */
 const PLACE: PositionalSpec = { name: 'place', type: 'string', demand: true, describe: 'The place: kind/name, kind--name, or its folder.' };
 
@@ -73,6 +80,7 @@ export const COMMAND_LINES = {
       start: { type: 'boolean', default: true, describe: 'Start the first stage\'s agent (--no-start only makes and readies the place).' },
       watch: { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch for scripts that step places themselves).' },
       'dry-run': { type: 'boolean', describe: 'Make every check of the launch and print what it would do (place, branch, readying, the agent\'s command and its whole prompt), changing nothing.' },
+      ...WAIT_OPTIONS,
     },
   },
   status: {
@@ -91,20 +99,37 @@ export const COMMAND_LINES = {
   plugins: { positionals: [], options: { repo: repoOption(), json: JSON_OPTION } },
   tell: {
     positionals: [PLACE, { name: 'text', type: 'string', describe: 'What to tell it.' }],
-    options: { ...PLACE_OPTIONS, file: { type: 'string', describe: 'A file holding what to tell it.' } },
+    options: { ...PLACE_OPTIONS, file: { type: 'string', describe: 'A file holding what to tell it.' }, ...WAIT_OPTIONS },
   },
   stop: {
     positionals: [PLACE],
     options: { ...PLACE_OPTIONS, force: { type: 'boolean', describe: 'End it even while it works (what it is doing is lost).' } },
   },
-  retry: { positionals: [PLACE], options: PLACE_OPTIONS },
+  retry: { positionals: [PLACE], options: { ...PLACE_OPTIONS, ...WAIT_OPTIONS } },
   'go-on': {
     positionals: [PLACE],
     options: { ...PLACE_OPTIONS, note: { type: 'string', describe: 'The operator\'s notes for the next round.' } },
   },
   stage: {
     positionals: [PLACE, { name: 'stage', type: 'string', demand: true, describe: 'The stage name.' }],
-    options: PLACE_OPTIONS,
+    options: { ...PLACE_OPTIONS, ...WAIT_OPTIONS },
+  },
+  next: {
+    positionals: [PLACE],
+    options: { ...PLACE_OPTIONS, note: { type: 'string', describe: 'Notes for the stage that starts: they join its brief.' }, ...WAIT_OPTIONS },
+  },
+  wait: {
+    positionals: [PLACE],
+    options: { repo: repoOption(), json: JSON_OPTION, watch: WATCH_AFTER, for: WAIT_OPTIONS.for, timeout: WAIT_OPTIONS.timeout },
+  },
+  events: {
+    positionals: [{ name: 'place', type: 'string', describe: 'Only this place\'s events (kind/name), tidied or not.' }],
+    options: {
+      repo: repoOption('The repository whose events to print (default: the current folder\'s).'),
+      json: { type: 'boolean', describe: 'One JSON line per event (events.schema.json).' },
+      since: { type: 'string', describe: 'Only the events after this id.' },
+      follow: { type: 'boolean', describe: 'Keep printing events as they happen, until interrupted.' },
+    },
   },
   drop: {
     positionals: [PLACE],

@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { FlumeError, flumeError } from '../api/errors.js';
 import type { PlaceRecord } from '../api/record.js';
 import { withLock, type LockOptions } from './lock.js';
+import { publicName, publishEvent } from './events.js';
 import { privateDir, PRIVATE_FILE_MODE } from './private.js';
 
 /** The folder of a repository's place records. */
@@ -90,10 +91,16 @@ export async function removeRecord(commonDir: string, key: string): Promise<void
   await rm(join(dir, `${key}.events.jsonl`), { force: true });
 }
 
-/** Appends one event to the place's log: what flume did, for status and for recovery. */
-export async function appendEvent(commonDir: string, key: string, event: Record<string, unknown>): Promise<void> {
+/**
+ * Appends one event to the place's log (what flume did, for status and for recovery) and, under its
+ * public name, to the repository's event stream (events.ts), which outlives the place.
+ */
+export async function appendEvent(commonDir: string, key: string, event: Record<string, unknown> & { event: string }): Promise<void> {
   const dir = await ensurePlacesStateDir(commonDir);
-  await appendFile(join(dir, `${key}.events.jsonl`), JSON.stringify({ at: new Date().toISOString(), ...event }) + '\n', { mode: PRIVATE_FILE_MODE });
+  const at = new Date().toISOString();
+  await appendFile(join(dir, `${key}.events.jsonl`), JSON.stringify({ at, ...event }) + '\n', { mode: PRIVATE_FILE_MODE });
+  const name = publicName(event.event, event);
+  if (name) await publishEvent(commonDir, key.replace('--', '/'), name, event, at);
 }
 
 /** Runs `fn` holding the place's lock; a crashed holder's lock is taken over. */

@@ -1,4 +1,7 @@
-/** The commands that act on a place's agent: tell, stop, retry, go-on, stage. */
+/**
+ * The commands that act on a place's agent: tell, stop, retry, go-on, stage, next. With `--wait`,
+ * tell, retry, stage and next then wait as `flume wait` does and print the place instead.
+ */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from '../command.js';
@@ -7,7 +10,8 @@ import { placeFrom, statusPlace } from '../command.js';
 import { printJson } from '../output.js';
 import { superviseAfter } from './watch.js';
 import { flumeError } from '../../api/errors.js';
-import { restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
+import { nextStage, restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
+import { beforeActing, waitAndReport } from '../callers/wait.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Repository } from '../../config/repository.js';
 
@@ -21,8 +25,10 @@ export const tellCommand: Command = {
     }
     const text = args.file !== undefined ? await readText(String(args.file)) : String(args.text);
     const { repository, key } = await placeFrom(args, context);
+    const after = await beforeActing(args, repository);
     const { record, sends } = await tell(repository, key, text);
     await superviseAfter(args, context, record);
+    if (after !== undefined) return waitAndReport(args, context, repository, record, after);
     if (args.json) printJson(context.io, { place: record.id, taken: true, sends });
     else context.io.stdout(`told ${record.id}: taken${sends > 1 ? ' (sent twice)' : ''}\n`);
   },
@@ -47,8 +53,10 @@ export const retryCommand: Command = {
   describe: 'Start the place\'s current stage again with a fresh agent and its prompt (readying the place first).',
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
+    const after = await beforeActing(args, repository);
     const record = await restartStage(repository, key, {});
     await superviseAfter(args, context, record);
+    if (after !== undefined) return waitAndReport(args, context, repository, record, after);
     await report(context, repository, Boolean(args.json), record, 'restarted');
   },
 };
@@ -71,9 +79,29 @@ export const stageCommand: Command = {
   describe: 'Start a named stage (of the place\'s kind) in a place flume made: how an orchestrator runs stages of its own.',
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
+    const after = await beforeActing(args, repository);
     const record = await restartStage(repository, key, { stage: String(args.stage) });
     await superviseAfter(args, context, record);
+    if (after !== undefined) return waitAndReport(args, context, repository, record, after);
     await report(context, repository, Boolean(args.json), record, 'started');
+  },
+};
+
+/** `flume next PLACE [--note TEXT]`. */
+export const nextCommand: Command = {
+  ...commandLine('next'),
+  describe: 'Go on from a place that waits for its caller (a gate, or a kind whose caller starts its stages): start the stage after the one that delivered.',
+  async run(args, context) {
+    const { repository, key } = await placeFrom(args, context);
+    const after = await beforeActing(args, repository);
+    const { record, action } = await nextStage(repository, key, { note: args.note === undefined ? undefined : String(args.note) });
+    await superviseAfter(args, context, record);
+    if (after !== undefined) return waitAndReport(args, context, repository, record, after);
+    if (action.type === 'start-stage') return report(context, repository, Boolean(args.json), record, action.fixRound ? 'started a fix round of' : 'went on to');
+    // The stage that waited was the last: the launch is over (or waits on the operator, as status says).
+    const words = action.type === 'finish' ? 'every stage delivered' : action.type === 'mark-waiting' ? `it waits on you: ${action.needs}` : 'nothing to start';
+    if (args.json) printJson(context.io, { place: record.id, stage: (await statusPlace(context, repository, record.id)).stage });
+    else context.io.stdout(`${record.id}: ${words}\n`);
   },
 };
 

@@ -17,7 +17,9 @@ export const kindsCommand: Command = {
       // The plugin whose kind of this name it stands in for (a repository's `fix` replaces the built-in); absent otherwise.
       replaces: flume.kinds.replaced(kind.name),
       branch: kind.branch ?? `${kind.name}/{name}`,
-      stages: kind.stages.map((stage) => ({ name: stage.name, deliverable: deliverableOf(stage).type, agent: driverOf(flume, stage) })),
+      // Who starts its stages: flume, or its caller (`flume stage`, `flume next`); a stage whose caller goes on after it is a gate.
+      advance: kind.advance ?? 'flume',
+      stages: kind.stages.map((stage) => ({ name: stage.name, deliverable: deliverableOf(stage).type, agent: driverOf(flume, stage), ...(stage.advance === 'caller' ? { gate: true } : {}) })),
     }));
     if (args.json) {
       printJson(context.io, { kinds });
@@ -26,8 +28,9 @@ export const kindsCommand: Command = {
     for (const kind of kinds) {
       const builtIn = kind.replaces?.startsWith('flume:') ? 'built-in ' : '';
       const replaces = kind.replaces ? ` (replaces the ${builtIn}kind ${kind.name} of ${kind.replaces})` : '';
-      context.io.stdout(`${kind.name}${kind.description ? ` — ${kind.description}` : ''}${replaces}\n`);
-      kind.stages.forEach((stage, i) => context.io.stdout(`  ${i + 1}. ${stage.name} → ${stage.deliverable}\n`));
+      const caller = kind.advance === 'caller' ? ' (its caller starts each stage)' : '';
+      context.io.stdout(`${kind.name}${kind.description ? ` — ${kind.description}` : ''}${replaces}${caller}\n`);
+      kind.stages.forEach((stage, i) => context.io.stdout(`  ${i + 1}. ${stage.name} → ${stage.deliverable}${stage.gate ? ' (gate: waits for flume next)' : ''}\n`));
     }
   },
 };

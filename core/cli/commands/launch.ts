@@ -10,6 +10,7 @@ import type { CliContext } from '../command.js';
 import { makePlace, type LaunchRequest } from '../../engine/launch/launch.js';
 import { advance } from '../../engine/stage/step.js';
 import { ensureSupervisor } from './watch.js';
+import { beforeActing, waitAndReport } from '../callers/wait.js';
 import { keyOf } from '../../state/store.js';
 import { hostNote } from '../../engine/supervisor/hosts.js';
 import { canType } from '../../api/pane-host.js';
@@ -48,6 +49,7 @@ export const launchCommand: Command = {
       return;
     }
     const repository = await repositoryFrom(args, context).catch((error) => askTrust(error, json, () => repositoryFrom(args, context), io));
+    const after = await beforeActing(args, repository);
     let record = await makePlace(repository, request, say);
     // A failed readying step is marked failed where it stands (the step under way), what failed after it.
     let failed = record.ready.state === 'failed';
@@ -93,6 +95,8 @@ export const launchCommand: Command = {
     }
     steps.done();
     if (args.watch !== false && args.start !== false) await ensureSupervisor(context);
+    // With --wait, what the launch came to is the place as its first stage ends (or its caller is awaited).
+    if (after !== undefined && !record.held) return waitAndReport(args, context, repository, record, after);
     if (json) printJson(io, { place: await statusPlace(context, repository, record.id) });
     // The place exists, but it did not get going: a distinct code, so a script need not read words.
     failed ||= Boolean(record.held);
@@ -155,6 +159,10 @@ export function describe(action: Action): string {
       return `over budget: ${action.tokens} tokens of ${action.limit} (limits.tokens); the stage waits on you`;
     case 'stop-over-budget':
       return `stopping the agent: ${action.reason}`;
+    case 'await-caller':
+      return action.after
+        ? `${action.after} delivered; ${action.gate ? 'its gate holds the place: `flume next` goes on' : 'the place waits for its caller to start a stage'}`
+        : 'no stage started: its caller starts each one (`flume stage`, `flume next`)';
     case 'finish':
       return 'every stage delivered';
     case 'wait':

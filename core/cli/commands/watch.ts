@@ -54,7 +54,7 @@ export async function superviseAfter(args: Record<string, unknown>, context: Cli
 }
 
 /** A duration flag in milliseconds: seconds, or a number with ms, s, m or h; anything else is bad usage. */
-function duration(flag: string, value: unknown): number {
+export function duration(flag: string, value: unknown): number {
   const text = String(value);
   if (/^[0-9]+(\.[0-9]+)?$/.test(text)) return Number(text) * 1000;
   if (/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/.test(text)) return toMs(text, 0);

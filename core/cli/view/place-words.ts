@@ -20,8 +20,9 @@ export function describePlace(p: PlaceStatus): string {
     if (s.overBudget) lines.push(`  over budget: ${s.overBudget.tokens} tokens of ${s.overBudget.limit} (limits.tokens)${s.overBudget.stopped ? '; its agent was stopped' : '; it waits for you (tell, stop, retry or drop)'}`);
     if (s.usage) lines.push(`  cost: ${describeUsage(s.usage)}`);
   } else {
-    lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started${p.awaitsStart ? ' (launched with --no-start: flume stage or flume retry starts one)' : ''}`);
+    lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started${p.awaitsStart ? ' (launched with --no-start: flume stage or flume retry starts one)' : p.awaits ? ' (its caller starts each one)' : ''}`);
   }
+  if (p.awaiting) lines.push(`  ${awaitingWords(p)}`);
   if (p.usage && (p.usage.stages.length > 1 || !p.stage)) lines.push(`  place cost: ${describeUsage(p.usage)} over ${p.usage.stages.length} stage ${p.usage.stages.length === 1 ? 'run' : 'runs'}${p.usage.complete ? '' : ' (some unknown)'}`);
   if (p.ready.state === 'failed') lines.push(`  ready: failed at ${p.ready.failed?.step} (exit ${p.ready.failed?.exitCode}): ${p.ready.failed?.tail.split('\n').slice(-2).join(' / ')}`);
   lines.push(`  landing: ${p.landing.state}${landingWords(p)}`);
@@ -37,4 +38,11 @@ function landingWords(p: PlaceStatus): string {
   if (missing) return ` (${missing} ${missing === 1 ? 'patch' : 'patches'} not on ${p.target})`;
   if ((by === 'content' || by === 'sluice') && what) return ` (by ${by}: ${what})`;
   return '';
+}
+
+/** Where a place waits for its caller, and what goes on from there. */
+export function awaitingWords(p: PlaceStatus): string {
+  const a = p.awaiting!;
+  if (a.gate) return `at the gate after ${a.after}: flume next ${p.id} goes on (or retry, tell, drop)`;
+  return a.after ? `awaits its caller: ${a.after} delivered${a.what ? ` ${a.what}` : ''}; flume stage ${p.id} STAGE goes on` : `awaits its caller: flume stage ${p.id} STAGE starts a stage`;
 }

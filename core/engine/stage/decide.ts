@@ -36,6 +36,8 @@ export interface Facts {
   paneless?: boolean;
   /** The stage's tokens so far, as its agent's record counts them (read only where a budget applies). */
   tokens?: number;
+  /** True when the stage's deliverable lands the work (its reader judges landings): once there, the launch is over. */
+  lands?: boolean;
 }
 
 /** The one thing to do next. */
@@ -53,6 +55,7 @@ export type Action =
   | { type: 'mark-over-budget'; tokens: number; limit: number }
   | { type: 'stop-over-budget'; reason: string }
   | { type: 'mark-not-ready' }
+  | { type: 'await-caller'; after?: string; what?: string; gate: boolean }
   | { type: 'finish' };
 
 /** Decides the next action for a place. */
@@ -66,6 +69,8 @@ export function decide(kind: KindDef, record: PlaceRecord, facts: Facts, limits:
     if (record.ready.state === 'failed' && (kind.whenNotReady ?? 'refuse') === 'refuse') {
       return { type: 'mark-not-ready' };
     }
+    // A kind whose caller starts its stages starts none by itself, not even the first.
+    if (kind.advance === 'caller') return record.awaits ? { type: 'wait', reason: 'it awaits its caller' } : { type: 'await-caller', gate: false };
     return { type: 'start-stage', index: 0, reason: 'the place is made' };
   }
   const running = isRunning(facts.agent);
@@ -82,6 +87,22 @@ export function decide(kind: KindDef, record: PlaceRecord, facts: Facts, limits:
 
 function afterDelivery(kind: KindDef, record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
   const stage = record.stage!;
+  if (waitsForCaller(kind, stage.index)) {
+    // A landing that landed ends the launch whoever starts the stages; anything else waits for the caller.
+    if (kind.advance === 'caller' && facts.lands) return record.finished ? { type: 'wait', reason: 'the work landed' } : { type: 'finish' };
+    if (record.awaits) return { type: 'wait', reason: 'it awaits its caller' };
+    return { type: 'await-caller', after: stage.name, what: stage.delivered!.what, gate: kind.advance !== 'caller' };
+  }
+  return onward(kind, record, facts, limits);
+}
+
+/**
+ * What follows a delivered stage when flume goes on: a fix round when its report asks for one, the
+ * next stage, or the end. A gate's `flume next` does the same once its caller says so.
+ */
+export function onward(kind: KindDef, record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {
+  const stage = record.stage;
+  if (!stage) return { type: 'start-stage', index: 0, reason: 'its caller said next' };
   if (facts.deliverable?.sendBack && stage.index > 0) {
     const rounds = stage.fixRounds ?? 0;
     if (rounds < limits.fixRounds) return { type: 'start-stage', index: stage.index - 1, reason: `${stage.name} asks for fixes`, fixRound: true };
@@ -160,6 +181,14 @@ function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Ac
   if (stage.stuck) return { type: 'clear-waiting' };
   if (stage.overBudget) return { type: 'wait', reason: 'over its token budget: waiting on the operator' };
   return { type: 'wait', reason: 'the agent is working' };
+}
+
+/**
+ * True when its caller, not flume, goes on after stage `index` delivers: a kind whose caller starts
+ * its stages (`advance: 'caller'`), or a stage that is a gate.
+ */
+export function waitsForCaller(kind: KindDef, index: number): boolean {
+  return kind.advance === 'caller' || kind.stages[index]?.advance === 'caller';
 }
 
 /** What tells one delivery from another: a stage that found its deliverable already there needs a new one. */

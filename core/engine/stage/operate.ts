@@ -13,7 +13,8 @@ import type { AgentHandle } from '../../api/agent.js';
 import type { KindDef } from '../../api/config.js';
 import type { PlaceRecord } from '../../api/record.js';
 import { awaitPrompt } from './deliver.js';
-import { limitsOf, startStage } from './step.js';
+import { advance, goOnFromCaller, limitsOf, startStage } from './step.js';
+import { waitsForCaller, type Action } from './decide.js';
 
 /** Tells the place's agent `text`: confirmed in its transcript as a prompt, or refused with nothing typed. */
 export async function tell(repository: Repository, key: string, typed: string): Promise<{ record: PlaceRecord; sends: number }> {
@@ -90,6 +91,7 @@ export async function restartStage(
   options: { stage?: string; note?: string; goOn?: boolean },
 ): Promise<PlaceRecord> {
   const note = options.note === undefined ? undefined : checkText(options.note, 'The note');
+  await stepWhereCallerGoesOn(repository, key);
   return withPlaceLock(repository.info.commonDir, key, async () => {
     const record = await placeRecord(repository, key);
     if (record.dropped || record.phase !== 'made') {
@@ -132,6 +134,52 @@ export async function restartStage(
     }
     return after;
   });
+}
+
+/**
+ * Goes on from where the place waits for its caller (`flume next`): the stage after the one that
+ * delivered (or a fix round its report asks for, or the end; the first stage of a caller's kind
+ * before any), the note joining the brief as a go-on note does. Refused, with nothing started,
+ * where the place does not wait for its caller.
+ */
+export async function nextStage(repository: Repository, key: string, options: { note?: string } = {}): Promise<{ record: PlaceRecord; action: Action }> {
+  const note = options.note === undefined ? undefined : checkText(options.note, 'The note');
+  await stepWhereCallerGoesOn(repository, key);
+  return withPlaceLock(repository.info.commonDir, key, async () => {
+    const record = await placeRecord(repository, key);
+    if (record.dropped || record.phase !== 'made') {
+      throw flumeError('PLACE_OVER', { place: record.id, state: record.dropped ? 'dropped' : record.phase }, {
+        details: { place: record.id },
+      });
+    }
+    if (!record.awaits) {
+      const state = record.finished ? 'finished' : record.stage ? `${record.stage.name} has not delivered` : 'no stage has started';
+      throw flumeError('NOT_AWAITING', { place: record.id, state }, {
+        details: { place: record.id, stage: record.stage?.name, delivered: Boolean(record.stage?.delivered) },
+      });
+    }
+    const kind = kindOf(repository.flume, record.kind);
+    if (note) record.brief = `${record.brief.trimEnd()}\n\nThe operator's notes for this round:\n${note}`;
+    const action = await goOnFromCaller(repository, record, kind);
+    const after = await placeRecord(repository, key);
+    if (after.held) {
+      throw flumeError('PLACE_NOT_READY', { place: record.id, reason: after.held.reason }, {
+        details: { place: record.id, ready: after.ready },
+      });
+    }
+    return { record: after, action };
+  });
+}
+
+/**
+ * Where its caller goes on after the current stage, a step first brings the record up to date: a
+ * deliverable just made is recorded and its agent ended, so the caller's next stage never waits
+ * on an agent that has finished its work. Such a step starts nothing by itself.
+ */
+async function stepWhereCallerGoesOn(repository: Repository, key: string): Promise<void> {
+  const record = await readRecord(repository.info.commonDir, key);
+  const kind = record ? repository.flume.kinds.get(record.kind) : undefined;
+  if (record?.stage && kind && waitsForCaller(kind, record.stage.index)) await advance(repository, key);
 }
 
 /**

@@ -4,7 +4,9 @@
  * written from here by `npm run schema`. flume's MCP server answers each tool with the same JSON and
  * names the same schema as the tool's `outputSchema`, so a CLI caller and a model read one shape.
  */
-import { placeSchema, stageSchema } from '../status/status-schema.js';
+import { placeSchema, stageSchema, statusSchema } from '../status/status-schema.js';
+import { OUTCOMES } from '../status/wait.js';
+import { EVENT_NAMES } from '../../state/events.js';
 
 const DRAFT = 'http://json-schema.org/draft-07/schema#';
 const placeId = { type: 'string', description: 'The place: <kind>/<name>.' } as const;
@@ -102,12 +104,18 @@ export const kindsSchema = published('kinds', 'flume kinds --json', {
           declaredBy: { type: 'string', description: 'The plugin that declared it.' },
           replaces: { type: 'string', description: 'The plugin whose kind of this name it stands in for.' },
           branch: { type: 'string', description: 'The branch pattern: <kind>/{name} unless declared.' },
+          advance: { enum: ['flume', 'caller'], description: 'Who starts its stages: flume, or its caller (`flume stage`, `flume next`).' },
           stages: {
             type: 'array',
             items: {
               type: 'object',
               required: ['name', 'deliverable', 'agent'],
-              properties: { name: { type: 'string' }, deliverable: { type: 'string' }, agent: { type: 'string' } },
+              properties: {
+                name: { type: 'string' },
+                deliverable: { type: 'string' },
+                agent: { type: 'string' },
+                gate: { const: true, description: 'The stage is a gate (`advance: \'caller\'`): after it delivers, the place waits for `flume next`.' },
+              },
               additionalProperties: false,
             },
           },
@@ -196,6 +204,41 @@ export const versionSchema = published('version', 'flume version --json, flume -
   },
 });
 
+/** `flume wait --json` (and `--wait --json` on the commands that act): the place as status shows it, and the outcome reached. */
+export const waitSchema = {
+  ...statusSchema,
+  $id: 'https://flume.dev/wait.schema.json',
+  title: 'flume wait --json',
+  description: 'The place as `flume status PLACE --json` shows it once the wait ended (no place when it is gone), and the outcome reached.',
+  required: [...statusSchema.required, 'reached'],
+  properties: {
+    ...statusSchema.properties,
+    reached: { enum: Object.keys(OUTCOMES), description: 'The outcome the wait ended on.' },
+  },
+} as const;
+
+/** `flume events --json`: one such object per line. */
+export const eventsSchema = {
+  $schema: DRAFT,
+  $id: 'https://flume.dev/events.schema.json',
+  title: 'flume events --json (one line)',
+  type: 'object',
+  description: 'One event of a repository\'s stream: its id (growing by one with each event of the repository), when, the place and the event, then its own fields.',
+  required: ['id', 'at', 'place', 'event'],
+  properties: {
+    id: { type: 'integer', minimum: 1, description: 'Resume after it with `flume events --since ID`.' },
+    at: { type: 'string', description: 'When it happened (ISO 8601).' },
+    place: placeId,
+    event: { enum: Object.keys(EVENT_NAMES), description: Object.entries(EVENT_NAMES).map(([name, meaning]) => `${name}: ${meaning}`).join(' ') },
+    stage: { type: 'string', description: 'The stage it concerns.' },
+    what: { type: 'string', description: 'delivered, awaits-caller: what the stage delivered.' },
+    needs: { type: 'string', description: 'waiting: what the stage needs.' },
+    reason: { type: 'string', description: 'stopped, dropped, tidied, kept: why.' },
+  },
+  // An event carries its own fields beside these (sends, tokens, branch…): the stream is open to them.
+  additionalProperties: true,
+} as const;
+
 /** Each published result schema by its file name. */
 export const resultSchemas = {
   'launch.schema.json': launchSchema,
@@ -209,4 +252,6 @@ export const resultSchemas = {
   'error.schema.json': errorSchema,
   'trust.schema.json': trustSchema,
   'version.schema.json': versionSchema,
+  'wait.schema.json': waitSchema,
+  'events.schema.json': eventsSchema,
 } as const;

@@ -16,7 +16,7 @@ import type { AgentHandle } from '../../api/agent.js';
 import type { KindDef, StageDef } from '../../api/config.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Flume } from '../../api/plugin.js';
-import { decide, fingerprint, type Action, type DecideLimits, type Facts } from './decide.js';
+import { decide, fingerprint, onward, type Action, type DecideLimits, type Facts } from './decide.js';
 import { readPlaces, deliverableRequest, type PlaceReading, type Reading } from '../status/reading.js';
 import { readyPlace } from '../launch/ready.js';
 import { stageStart } from './stage-start.js';
@@ -108,6 +108,7 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
   // A host that cannot type handed the agent's command to the operator: decide never types there.
   if (stage.agent && !canType(flume.hosts.get(stage.agent.host))) facts.paneless = true;
   if (def) facts.deliverable = await readStageDeliverable(repository, reading, place, def);
+  if (def && flume.deliverables.get(stage.deliverable?.type ?? deliverableOf(def).type)?.landing) facts.lands = true;
   // A new deliverable decides alone (decide marks it delivered whatever the agent does): the agent
   // is read in the next round, once the delivery is on record, not before it.
   if (!stage.delivered && facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) return facts;
@@ -181,13 +182,50 @@ async function act(repository: Repository, record: PlaceRecord, kind: KindDef, a
     case 'mark-not-ready':
       record.held = { at: stamp, reason: `readying failed at "${record.ready.failed?.step}"; mend it and run flume retry` };
       break;
+    case 'await-caller':
+      record.awaits = { at: stamp, ...(action.after ? { after: action.after } : {}), ...(action.what ? { what: action.what } : {}), gate: action.gate };
+      break;
     case 'finish':
       record.finished = { at: stamp };
+      record.awaits = undefined;
       break;
   }
   await writeRecord(commonDir, record);
-  await appendEvent(commonDir, key, { event: action.type, ...(action.type === 'mark-delivered' ? { what: action.what } : {}) });
+  await appendEvent(commonDir, key, { event: action.type, ...(stage ? { stage: stage.name } : {}), ...eventFields(action) });
   if (action.type === 'mark-delivered') crashPoint('stage:ended');
+}
+
+/** What an action's event says beside its name. */
+function eventFields(action: Action): Record<string, unknown> {
+  switch (action.type) {
+    case 'mark-delivered':
+      return { what: action.what };
+    case 'mark-waiting':
+      return { needs: action.needs };
+    case 'mark-stuck':
+      return { since: action.since };
+    case 'mark-over-budget':
+      return { tokens: action.tokens, limit: action.limit };
+    case 'mark-delivery':
+      return { delivery: action.delivery };
+    case 'await-caller':
+      return { ...(action.after ? { after: action.after } : {}), ...(action.what ? { what: action.what } : {}), gate: action.gate };
+    default:
+      return {};
+  }
+}
+
+/**
+ * Goes on from where the place waits for its caller (`flume next`): what flume would have done had
+ * the stage not waited (the next stage, a fix round its report asks for, or the end), on a fresh
+ * reading. Run holding the place's lock; returns the action taken.
+ */
+export async function goOnFromCaller(repository: Repository, record: PlaceRecord, kind: KindDef): Promise<Action> {
+  const facts = await freshFacts(repository, record, kind, {});
+  const limits = limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined, kind);
+  const action = onward(kind, record, facts, limits);
+  if (action.type !== 'wait') await act(repository, record, kind, action, facts, false);
+  return action;
 }
 
 /** Starts stage `index` of the place with a fresh agent; the place's previous agent has ended. */
@@ -223,6 +261,7 @@ export async function startStage(
   const { driverKey, driver, host, prompt } = await stageStart(flume, record, kind, index, { fixRound: options.fixRound });
   const sessionId = randomUUID();
   record.held = undefined;
+  record.awaits = undefined;
   // A fix round ends on what the preset says such a round ends on (the built-ins: a new commit).
   const override = options.fixRound && flume.defaults.fixDeliverable ? { type: flume.defaults.fixDeliverable } : undefined;
   record.stage = {
@@ -243,7 +282,7 @@ export async function startStage(
   const already = await readStageDeliverable(repository, reading, reading.places[0], def);
   if (already?.present) record.stage.presentAtStart = fingerprint(already);
   await writeRecord(commonDir, record);
-  await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, sessionId, host: host.key });
+  await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, attempt: record.stage.attempt, sessionId, host: host.key, ...(options.fixRound ? { fixRound: true } : {}) });
   const handle = await driver.start({ place: record, stage: def, sessionId, prompt, host: host.key }, host).catch(async (error) => {
     // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
     record.stage!.delivery = 'never-started';
@@ -295,13 +334,14 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
   await writeRecord(commonDir, record);
   await (again ? driver.resend(handle, stage.prompt) : driver.send(handle, stage.prompt));
   crashPoint('stage:prompt-sent');
+  await appendEvent(commonDir, `${record.kind}--${record.name}`, { event: 'prompt-sent', stage: stage.name, sends: stage.sends });
   const kind = repository.flume.kinds.get(record.kind);
   const limits = limitsOf(repository, kind?.stages[stage.index], kind);
   const taken = await awaitPrompt(repository.flume, handle, stage.prompt, stage.startedAt, limits.promptTimeoutMs);
   if (taken === 'taken') {
     stage.delivery = 'taken';
     await writeRecord(commonDir, record);
-    await appendEvent(commonDir, `${record.kind}--${record.name}`, { event: 'prompt-taken', sends: stage.sends });
+    await appendEvent(commonDir, `${record.kind}--${record.name}`, { event: 'prompt-taken', stage: stage.name, sends: stage.sends });
   }
 }
 

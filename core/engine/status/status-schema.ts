@@ -143,6 +143,19 @@ export const placeSchema = {
       additionalProperties: false,
     },
     awaitsStart: { const: true, description: 'Launched with --no-start: no stage starts until flume stage or flume retry.' },
+    awaits: { const: 'caller', description: 'The place waits for its caller: its kind\'s caller starts its stages (`advance: \'caller\'`), or a stage\'s gate holds it. Present in the same reading as the delivery it follows.' },
+    awaiting: {
+      type: 'object',
+      description: 'Where the place waits for its caller (present with `awaits`): since when, after which stage and what it delivered (none before the first stage), and whether a gate holds it (`flume next` goes on; `flume stage` starts any stage).',
+      required: ['since', 'gate'],
+      properties: {
+        since: { type: 'string' },
+        after: { type: 'string', description: 'The stage that delivered.' },
+        what: { type: 'string', description: 'What it delivered.' },
+        gate: { type: 'boolean', description: 'True when one stage\'s gate holds the place; false for a kind whose caller starts every stage.' },
+      },
+      additionalProperties: false,
+    },
     usage: {
       type: 'object',
       description: 'What the place\'s stage runs used in all, and each run\'s (ended ones first, the current one last); present once any is known.',

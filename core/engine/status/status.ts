@@ -17,6 +17,9 @@ import { readAgents, stageView, type AgentReadings, type StageView } from '../st
 import { supervisorState, type SupervisorStatus } from '../supervisor/supervisor-state.js';
 import { agentUsage, budgetOf, sumUsage, usageView, type UsageView } from '../stage/usage.js';
 import { landingOf, type Landing } from '../tidy/over.js';
+import { waitsForCaller } from '../stage/decide.js';
+import type { KindDef } from '../../api/config.js';
+import type { Flume } from '../../api/plugin.js';
 
 /** One place as status reports it. The shape is published as status.schema.json. */
 export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 'repo' | 'path' | 'branch' | 'target' | 'base' | 'brief' | 'createdAt'> {
@@ -31,6 +34,13 @@ export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 
   kept?: PlaceRecord['kept'];
   /** Launched with --no-start: no stage starts until `flume stage` or `flume retry`. */
   awaitsStart?: boolean;
+  /**
+   * The place waits for its caller: its kind's caller starts its stages, or a stage's gate holds it.
+   * `awaiting` says since when, after which stage and what it delivered (none before the first), and
+   * whether a gate holds it (`flume next` goes on). Seen in the same reading as the delivery.
+   */
+  awaits?: 'caller';
+  awaiting?: { since: string; after?: string; what?: string; gate: boolean };
   /** What the place's stages used, from their agents' own records: in all, and stage by stage (ended ones first). */
   usage?: PlaceUsage;
   /** Anything status cannot square: a worktree gone, a launch interrupted. */
@@ -160,6 +170,8 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
   const def = kind && record.stage ? kind.stages[record.stage.index] : undefined;
   const budget = budgetOf(flume.config, kind, def).tokens;
   const usage = placeUsage(record, current, flume.config.pricing);
+  const stage = kind ? await stageView(repository.flume, reading, place, kind, agents, { usage: stageUsage, budget }) : null;
+  const awaiting = kind && record.phase === 'made' && !record.dropped ? awaitingOf(flume, record, kind, stage) : undefined;
   return {
     id: record.id,
     kind: record.kind,
@@ -175,14 +187,31 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
     worktree: { present: Boolean(worktree), locked: Boolean(worktree?.locked), head: worktree?.head ?? null },
     ready: record.ready,
     stages: kind?.stages.map((s) => s.name) ?? [],
-    stage: kind ? await stageView(repository.flume, reading, place, kind, agents, { usage: stageUsage, budget }) : null,
+    stage,
     landing,
     ...(record.dropped ? { dropped: record.dropped } : {}),
     ...(record.kept ? { kept: record.kept } : {}),
     ...(!record.stage && record.launched?.start === false ? { awaitsStart: true } : {}),
+    ...(awaiting ? { awaits: 'caller' as const, awaiting } : {}),
     ...(usage ? { usage } : {}),
     problems,
   };
+}
+
+/**
+ * Where the place waits for its caller: as recorded, or as the reading shows it before a step
+ * records it (a stage that waits for its caller has just delivered), so its caller reads the
+ * delivery and the wait together.
+ */
+function awaitingOf(flume: Flume, record: PlaceRecord, kind: KindDef, stage: StageView | null): PlaceStatus['awaiting'] {
+  if (record.awaits) {
+    const { at, gate, after, what } = record.awaits;
+    return { since: at, ...(after ? { after } : {}), ...(what ? { what } : {}), gate };
+  }
+  if (!record.stage || !stage?.delivered || record.finished || !waitsForCaller(kind, record.stage.index)) return undefined;
+  // A caller's stage whose deliverable lands the work ends the launch: nothing waits for the caller there.
+  if (kind.advance === 'caller' && flume.deliverables.get(stage.deliverable)?.landing) return undefined;
+  return { since: stage.delivered.at, after: stage.name, what: stage.delivered.what, gate: kind.advance !== 'caller' };
 }
 
 /** The place's usage from its ended stages' (kept in its history) and its current stage's; undefined when none is known. */

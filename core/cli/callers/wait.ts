@@ -1,0 +1,88 @@
+/**
+ * `flume wait PLACE`, and `--wait` on the commands that act on a place: block until its stage
+ * reaches an outcome, then print the place as `flume status PLACE` does (status.schema.json).
+ */
+import type { CliContext, Command } from '../command.js';
+import { commandLine } from '../options.js';
+import { placeFrom } from '../command.js';
+import { printJson } from '../output.js';
+import { duration, ensureSupervisor } from '../commands/watch.js';
+import { describePlace } from '../view/place-words.js';
+import { flumeError } from '../../api/errors.js';
+import { lastEventId } from '../../state/events.js';
+import { OUTCOMES, waitForPlace, type Outcome } from '../../engine/status/wait.js';
+import type { PlaceRecord } from '../../api/record.js';
+import type { Repository } from '../../config/repository.js';
+
+/** `flume wait PLACE [--for OUTCOMES] [--timeout DURATION] [--json]`. */
+export const waitCommand: Command = {
+  ...commandLine('wait'),
+  describe: 'Block until the place\'s stage ends (delivered, stopped short, stuck, never started, over budget, awaiting its caller, or the place gone), then show it as status does.',
+  async run(args, context) {
+    const { repository, key } = await placeFrom(args, context);
+    const place = key.replace('--', '/');
+    const { readRecord } = await import('../../state/store.js');
+    const record = await readRecord(repository.info.commonDir, key);
+    if (!record) {
+      throw flumeError('UNKNOWN_PLACE', { place, repo: repository.info.root }, { details: { place: key } });
+    }
+    return waitAndReport(args, context, repository, record);
+  },
+};
+
+/** The id of the last event before a command acts, where it was asked to `--wait` after acting. */
+export async function beforeActing(args: Record<string, unknown>, repository: Repository): Promise<number | undefined> {
+  return args.wait ? lastEventId(repository.info.commonDir) : undefined;
+}
+
+/**
+ * Waits (as `flume wait` does) for what follows `after`, or for any outcome the place shows now
+ * when `after` is undefined; prints the place and returns the exit code (0 reached; a timeout is
+ * WAIT_TIMEOUT, exit 4). Makes sure a supervisor runs to move the place on, as acting commands do.
+ */
+export async function waitAndReport(args: Record<string, unknown>, context: CliContext, repository: Repository, record: PlaceRecord, after?: number): Promise<number> {
+  const outcomes = outcomesFrom(args.for);
+  const timeoutMs = args.timeout === undefined ? undefined : duration('timeout', args.timeout);
+  if (args.watch !== false && record.launched?.watch !== false) await ensureSupervisor(context);
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  process.once('SIGINT', abort);
+  process.once('SIGTERM', abort);
+  try {
+    const result = await waitForPlace(context.preset, {
+      root: repository.info.root,
+      commonDir: repository.info.commonDir,
+      place: record.id,
+      outcomes,
+      timeoutMs,
+      after,
+      signal: controller.signal,
+    });
+    if (!result.reached) {
+      if (controller.signal.aborted) return 130;
+      throw flumeError('WAIT_TIMEOUT', { place: record.id, outcomes: outcomes.join(', '), timeout: String(args.timeout) }, {
+        details: { place: record.id, outcomes, state: result.place?.stage?.state ?? null },
+      });
+    }
+    if (args.json) printJson(context.io, { ...result.report, reached: result.reached });
+    else if (result.place) context.io.stdout(`reached: ${result.reached}\n${describePlace(result.place)}`);
+    else context.io.stdout(`${record.id}: gone (tidied)\n`);
+    return 0;
+  } finally {
+    process.off('SIGINT', abort);
+    process.off('SIGTERM', abort);
+  }
+}
+
+function outcomesFrom(value: unknown): Outcome[] {
+  if (value === undefined) return Object.keys(OUTCOMES) as Outcome[];
+  const named = String(value).split(',').map((word) => word.trim()).filter(Boolean);
+  const unknown = named.filter((word) => !(word in OUTCOMES));
+  if (unknown.length || named.length === 0) {
+    throw flumeError('BAD_USAGE', { flag: 'for', value: JSON.stringify(String(value)), known: Object.keys(OUTCOMES).join(', ') }, {
+      variant: 'outcomes',
+      details: { for: String(value) },
+    });
+  }
+  return named as Outcome[];
+}

@@ -1,0 +1,156 @@
+/**
+ * `flume wait`: blocks until a place's current (or next) stage reaches one of the named outcomes, and
+ * answers with the place as status shows it. It wakes on what the supervisor writes (the event
+ * stream, the place's record: events.ts `watchState`) and on a slow poll behind them, and reads the
+ * events after the one it started at, so an outcome the supervisor records is never missed however
+ * briefly it stands (a stage delivered and the next already started).
+ */
+import { lastEventId, readEvents, watchState, type EventName } from '../../state/events.js';
+import { readRecord } from '../../state/store.js';
+import type { FlumePlugin } from '../../api/plugin.js';
+import { status, type PlaceStatus, type StatusReport } from './status.js';
+
+/** What a wait may wait for, and what each means. */
+export const OUTCOMES = {
+  delivered: 'the stage\'s deliverable is there',
+  waiting: 'the stage stopped short: its agent says what it needs',
+  stuck: 'the stage went quiet past its limit',
+  'never-started': 'its agent never took its prompt',
+  'over-budget': 'the stage passed its token budget',
+  'awaits-caller': 'the place waits for its caller (a caller\'s kind, or a gate)',
+  'not-ready': 'the stage was refused: readying the place failed',
+  dropped: 'the launch was dropped',
+  gone: 'the place was tidied (or its record removed)',
+} as const;
+
+/** An outcome `flume wait` knows. */
+export type Outcome = keyof typeof OUTCOMES;
+
+/** The outcome each event of the stream reports. */
+const EVENT_OUTCOMES: Partial<Record<EventName, Outcome>> = {
+  delivered: 'delivered',
+  waiting: 'waiting',
+  stuck: 'stuck',
+  'never-started': 'never-started',
+  'over-budget': 'over-budget',
+  'awaits-caller': 'awaits-caller',
+  'not-ready': 'not-ready',
+  dropped: 'dropped',
+  tidied: 'gone',
+  kept: 'gone',
+};
+
+/** The outcome a place's status shows now, if it shows one. */
+export function outcomeOf(place: PlaceStatus | undefined): Outcome | undefined {
+  if (!place || place.state === 'kept' || place.state === 'landed') return 'gone';
+  if (place.state === 'dropped') return 'dropped';
+  if (place.awaits) return 'awaits-caller';
+  const state = place.stage?.state;
+  if (state === 'delivered' || state === 'done') return 'delivered';
+  if (state === 'waiting' || state === 'stuck' || state === 'never-started' || state === 'over-budget' || state === 'not-ready') return state;
+  return undefined;
+}
+
+/** What a wait is for. */
+export interface WaitRequest {
+  root: string;
+  commonDir: string;
+  /** `<kind>/<name>`. */
+  place: string;
+  outcomes: readonly Outcome[];
+  timeoutMs?: number;
+  /**
+   * Count only what happens after this event (a command that acted just now: `--wait`); without
+   * it, an outcome the place shows already counts.
+   */
+  after?: number;
+  signal?: AbortSignal;
+  /** The slow poll behind the file-system events (default 5 s). */
+  pollMs?: number;
+}
+
+/** How a wait ended: the outcome reached (none on timeout), and the place as status shows it then. */
+export interface WaitResult {
+  reached?: Outcome;
+  report: StatusReport;
+  place?: PlaceStatus;
+}
+
+/** Waits for the place to reach one of `request.outcomes`, or the time limit. */
+export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request: WaitRequest): Promise<WaitResult> {
+  const wanted = new Set<Outcome>(request.outcomes);
+  const key = request.place.replace('/', '--');
+  const read = async (): Promise<WaitResult & { now?: Outcome }> => {
+    const record = await readRecord(request.commonDir, key).catch(() => undefined);
+    if (!record) return { report: emptyReport(), now: 'gone' };
+    const report = await status(preset, { repo: request.root, place: request.place });
+    const place = report.places[0];
+    return { report, place, now: outcomeOf(place) };
+  };
+  let seen = request.after ?? (await lastEventId(request.commonDir));
+  if (request.after === undefined) {
+    const first = await read();
+    if (first.now && wanted.has(first.now)) return { reached: first.now, report: first.report, place: first.place };
+  }
+  const deadline = request.timeoutMs === undefined ? Infinity : Date.now() + request.timeoutMs;
+  return new Promise<WaitResult>((resolve, reject) => {
+    let busy = false;
+    let again = false;
+    let done = false;
+    const finish = (result: WaitResult | Error) => {
+      if (done) return;
+      done = true;
+      stop();
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', onAbort);
+      if (result instanceof Error) reject(result);
+      else resolve(result);
+    };
+    const look = async () => {
+      if (done) return;
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      try {
+        do {
+          again = false;
+          const events = await readEvents(request.commonDir, { since: seen, place: request.place });
+          for (const event of events) {
+            seen = event.id;
+            const outcome = EVENT_OUTCOMES[event.event];
+            if (outcome && wanted.has(outcome)) {
+              // A place tidied away is gone, though its record may stand a moment longer.
+              if (event.event === 'tidied') return finish({ reached: outcome, report: emptyReport() });
+              const { report, place } = await read();
+              return finish({ reached: outcome, report, place });
+            }
+          }
+          // A record removed by hand, or by a flume too old to write the stream, is gone all the same.
+          if (wanted.has('gone') && !(await readRecord(request.commonDir, key).catch(() => undefined))) {
+            return finish({ reached: 'gone', ...(await read()) });
+          }
+        } while (again && !done);
+      } catch (error) {
+        finish(error instanceof Error ? error : new Error(String(error)));
+      } finally {
+        busy = false;
+      }
+    };
+    const stop = watchState(request.commonDir, () => void look(), request.pollMs ?? 5000);
+    const onTimeout = async () => {
+      const { report, place } = await read().catch(() => ({ report: emptyReport(), place: undefined }));
+      finish({ report, place });
+    };
+    const timer = setTimeout(() => void onTimeout(), Number.isFinite(deadline) ? Math.max(0, deadline - Date.now()) : 2 ** 31 - 1);
+    const onAbort = () => finish({ report: emptyReport() });
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+    void look();
+  });
+}
+
+/** The report of a place that is gone: status's shape, with no place. */
+function emptyReport(): StatusReport {
+  return { version: 1, generatedAt: new Date().toISOString(), repositories: [], places: [] };
+}
