@@ -54,7 +54,7 @@ export const WATCH_AFTER: OptionSpec = {
 /** `--wait` and what it waits for, on the commands that act on a place. */
 const WAIT_OPTIONS = {
   wait: { type: 'boolean', describe: 'After acting, wait as `flume wait` does for the stage to end, then print the place as status does.' },
-  for: { type: 'string', describe: 'With --wait (or wait): the outcomes to wait for, comma-separated (delivered, waiting, stuck, never-started, over-budget, awaits-caller, not-ready, dropped, gone); default any.' },
+  for: { type: 'string', describe: 'With --wait (or wait): the outcomes to wait for, comma-separated (delivered, waiting, stuck, never-started, over-budget, awaits-caller, not-ready, dropped, kept, gone); default any.' },
   timeout: { type: 'string', describe: 'With --wait (or wait): give up after this long (e.g. 90s, 20m): WAIT_TIMEOUT, exit 4.' },
 } satisfies Record<string, OptionSpec>;
 

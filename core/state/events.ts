@@ -87,8 +87,20 @@ export function publicName(event: string, fields: Record<string, unknown>): Even
   return event in EVENT_NAMES ? (event as EventName) : null;
 }
 
+/**
+ * This process's publishing, one event after another: the file lock is then contended only by
+ * other processes (a supervisor stepping many places at once would otherwise queue on its own lock).
+ */
+let publishing: Promise<unknown> = Promise.resolve();
+
 /** Appends one event to the repository's stream, with the next id. */
-export async function publishEvent(commonDir: string, place: string, event: EventName, fields: Record<string, unknown>, at: string): Promise<void> {
+export function publishEvent(commonDir: string, place: string, event: EventName, fields: Record<string, unknown>, at: string): Promise<void> {
+  const next = publishing.then(() => publishNow(commonDir, place, event, fields, at));
+  publishing = next.catch(() => undefined);
+  return next;
+}
+
+async function publishNow(commonDir: string, place: string, event: EventName, fields: Record<string, unknown>, at: string): Promise<void> {
   const dir = flumeDir(commonDir);
   await privateDir(dir);
   await withLock(join(dir, 'events.lock'), async () => {

@@ -20,6 +20,7 @@ export const OUTCOMES = {
   'awaits-caller': 'the place waits for its caller (a caller\'s kind, or a gate)',
   'not-ready': 'the stage was refused: readying the place failed',
   dropped: 'the launch was dropped',
+  kept: 'tidying kept the place or its branch (status says why)',
   gone: 'the place was tidied (or its record removed)',
 } as const;
 
@@ -37,12 +38,13 @@ const EVENT_OUTCOMES: Partial<Record<EventName, Outcome>> = {
   'not-ready': 'not-ready',
   dropped: 'dropped',
   tidied: 'gone',
-  kept: 'gone',
+  kept: 'kept',
 };
 
 /** The outcome a place's status shows now, if it shows one. */
 export function outcomeOf(place: PlaceStatus | undefined): Outcome | undefined {
-  if (!place || place.state === 'kept' || place.state === 'landed') return 'gone';
+  if (!place) return 'gone';
+  if (place.state === 'kept') return 'kept';
   if (place.state === 'dropped') return 'dropped';
   if (place.awaits) return 'awaits-caller';
   const state = place.stage?.state;

@@ -183,6 +183,7 @@ describe.concurrent('flume wait', { timeout: LONG }, () => {
     const follower = spawn(process.execPath, [FLUME_BIN, 'events', '--repo', t.repo, '--follow', '--json'], { env: t.env, cwd: t.repo });
     let followed = '';
     follower.stdout.on('data', (d) => (followed += d));
+    expect((await t.flume(['stop', 'fix/w', '--force'])).code).toBe(0);
     const dropped = await t.flume(['drop', 'fix/w', '--reason', 'no key']);
     expect(dropped.code, dropped.stdout + dropped.stderr).toBe(0);
     const tidied = await t.flume(['tidy', '--repo', t.repo]);

@@ -221,3 +221,38 @@ describe('decide', () => {
     });
   });
 });
+
+describe('decide, where its caller goes on', () => {
+  const caller: KindDef = { ...kind, advance: 'caller' };
+  const gated: KindDef = { ...kind, stages: kind.stages.map((s) => (s.name === 'code' ? { ...s, advance: 'caller' as const } : s)) };
+  const delivered = (name: string, index: number) => ({ name, index, delivered: { at: at(500), head: 'h', what: 'commit abc1234' } });
+  const gone = { agent: { state: 'exited' as const } };
+
+  it('starts no stage of a caller kind, not even the first, and records once that it awaits its caller', () => {
+    expect(decide(caller, place(), facts(), limits)).toEqual({ type: 'await-caller', gate: false });
+    expect(decide(caller, place(undefined, { awaits: { at: at(0), gate: false } }), facts(), limits).type).toBe('wait');
+  });
+
+  it('ends a delivered stage\'s agent, then waits for the caller instead of starting the next', () => {
+    expect(decide(caller, place(delivered('code', 1)), facts(), limits).type).toBe('stop-agent');
+    expect(decide(caller, place(delivered('code', 1)), facts(gone), limits)).toEqual({ type: 'await-caller', after: 'code', what: 'commit abc1234', gate: false });
+    expect(decide(caller, place(delivered('code', 1), { awaits: { at: at(600), after: 'code', gate: false } }), facts(gone), limits).type).toBe('wait');
+  });
+
+  it('starts no fix round where a report asks for one: the caller decides', () => {
+    const verify = place(delivered('verify', 2));
+    const fix = facts({ ...gone, deliverable: { present: true, what: 'verify.md: fix', sendBack: true } });
+    expect(decide(kind, verify, fix, limits)).toMatchObject({ type: 'start-stage', index: 1, fixRound: true });
+    expect(decide(caller, verify, fix, limits)).toMatchObject({ type: 'await-caller', after: 'verify' });
+  });
+
+  it('finishes where a caller kind\'s stage lands the work', () => {
+    expect(decide(caller, place(delivered('submission', 3)), facts({ ...gone, lands: true }), limits)).toEqual({ type: 'finish' });
+    expect(decide(caller, place(delivered('submission', 3), { finished: { at: at(700) } }), facts({ ...gone, lands: true }), limits).type).toBe('wait');
+  });
+
+  it('holds a gate after its stage only: the stages before it go on as flume\'s do', () => {
+    expect(decide(gated, place(delivered('construct', 0)), facts(gone), limits)).toMatchObject({ type: 'start-stage', index: 1 });
+    expect(decide(gated, place(delivered('code', 1)), facts(gone), limits)).toEqual({ type: 'await-caller', after: 'code', what: 'commit abc1234', gate: true });
+  });
+});
