@@ -7,7 +7,7 @@
 import type { CliContext, Command } from '../command.js';
 import { commandLine } from '../options.js';
 import { placeFrom } from '../command.js';
-import { parsePlaceRef } from '../../state/place.js';
+import { checkName, parsePlaceRef } from '../../state/place.js';
 import { flumeError } from '../../api/errors.js';
 import { findRepository } from '../../support/git.js';
 import { readEvents, watchState, type FlumeEvent } from '../../state/events.js';
@@ -58,6 +58,8 @@ async function streamOf(args: Record<string, unknown>, context: CliContext): Pro
   if (ref !== undefined && !named) {
     throw flumeError('UNKNOWN_PLACE', { place: JSON.stringify(ref) }, { variant: 'notAPlace', details: { place: ref } });
   }
+  // No place has a name flume would refuse to make: say so, as every command taking a place does.
+  if (named) checkName(named.name);
   const folder = String(args.repo ?? (ref?.includes('/places/') ? ref : context.cwd ?? process.cwd()));
   const found = await findRepository(folder).catch(() => undefined);
   if (found && named) return { commonDir: found.commonDir, place: `${named.kind}/${named.name}` };

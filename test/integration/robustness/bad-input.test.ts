@@ -87,6 +87,9 @@ const PLACE_FORMS: Record<string, (place: string) => string[]> = {
   retry: (place) => ['retry', place],
   'go-on': (place) => ['go-on', place],
   stage: (place) => ['stage', place, 'code'],
+  next: (place) => ['next', place],
+  wait: (place) => ['wait', place, '--timeout', '1s'],
+  events: (place) => ['events', place],
 };
 const NO_PLACE = ['launch', 'kinds', 'plugins', 'trust', 'watch', 'doctor', 'version'];
 const withRepo = (args: string[]) => [args[0], '--repo', repo, ...args.slice(1)];

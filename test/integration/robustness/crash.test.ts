@@ -159,6 +159,7 @@ describe('a tidy killed at', () => {
   // tidied, or at fix/b for tidy:branch-deleted, which fix/a's kept branch never reaches); then tidies of
   // fix/b and fix/c alone are cut at the same point. Each kind of place is cut at each point it reaches,
   // and the next tidy, of the place or of everything, finishes what the cut one began.
+  // Five repositories of four places tidied at once, each cut three times: on a loaded machine that takes minutes.
   it.concurrent.each(TIDY_POINTS)('%s is finished by the next tidy, for every kind of place, with no commit lost', async (point) => {
     const { root, commits } = await fourPlaces();
     const expectIntact = async (what: string) => {
@@ -191,5 +192,5 @@ describe('a tidy killed at', () => {
     // The host still lists the repository: it has places (fix/a kept, fix/d active).
     const host = (await cli(['status', '--json'])).json as { places: StatusPlace[] };
     expect(host.places.map((p) => p.path)).toContain(join(root, 'places', 'fix--d'));
-  });
+  }, 300_000);
 });
