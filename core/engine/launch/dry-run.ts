@@ -109,7 +109,8 @@ async function planFirstStage(repository: Repository, record: PlaceRecord, plan:
   const { flume } = repository;
   const action = decide(plan.kind, record, { now: Date.now() }, limitsOf(repository));
   if (action.type !== 'start-stage') {
-    notes.push(action.type === 'mark-not-ready' ? `no stage starts: readying fails, and ${plan.kind.name} starts no stage on a place that is not ready` : `no stage starts: ${action.type === 'wait' ? action.reason : action.type}`);
+    const why = action.type === 'await-caller' ? `${plan.kind.name}'s caller starts each of its stages (flume stage, flume next)` : action.type === 'wait' ? action.reason : action.type;
+    notes.push(action.type === 'mark-not-ready' ? `no stage starts: readying fails, and ${plan.kind.name} starts no stage on a place that is not ready` : `no stage starts: ${why}`);
     return null;
   }
   const start = await stageStart(flume, record, plan.kind, action.index);
