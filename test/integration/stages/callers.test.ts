@@ -140,6 +140,7 @@ describe.concurrent('a gate', { timeout: LONG }, () => {
     const text = await t.flume(['status', 'gated/g']);
     expect(text.stdout).toContain('at the gate after code: flume next gated/g goes on');
     await first.stop();
+    const beforeRestart = (await streamOf(t)).at(-1)!.id;
     t.watch();
     await t.quiet(3);
     expect(await t.view('gated/g')).toMatchObject({ awaits: 'caller', stage: { name: 'code', state: 'delivered' } });
@@ -154,12 +155,23 @@ describe.concurrent('a gate', { timeout: LONG }, () => {
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stdout).error.code).toBe('NOT_AWAITING');
     expect(t.sessions(place.path)).toHaveLength(2);
+    // Across the supervisor's restart the stream lost and repeated nothing: one id after another,
+    // and a caller resuming after the last event it read before the restart gets exactly the rest.
+    const events = await streamOf(t);
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+    expect((await streamOf(t, ['--since', String(beforeRestart)])).map((e) => e.id)).toEqual(events.filter((e) => e.id > beforeRestart).map((e) => e.id));
+    expect(events.filter((e) => e.event === 'awaits-caller')).toHaveLength(1);
   });
 });
 
 describe.concurrent('flume wait', { timeout: LONG }, () => {
   it('returns on a stage stopping short, gives up with exit 4 at its limit, refuses an unknown place, and ends when the place is tidied', async ({ expect, onTestFinished }) => {
-    const t = repoFor({ onTestFinished }, { onPrompt: [{ actions: [{ say: 'Working on it.' }, { sleepMs: 20_000 }, { say: 'I need the API key.' }] }] });
+    const t = repoFor({ onTestFinished }, {
+      onPrompt: [
+        { match: '^The key is', actions: [{ sleepMs: 2000 }, { say: 'Thanks, that key works.' }] },
+        { actions: [{ say: 'Working on it.' }, { sleepMs: 20_000 }, { say: 'I need the API key.' }] },
+      ],
+    });
     t.watch();
     await t.launch('fix', 'w', 'Call the API.');
     const timedOut = await t.flume(['wait', 'fix/w', '--for', 'delivered', '--timeout', '1s', '--json']);
@@ -168,6 +180,10 @@ describe.concurrent('flume wait', { timeout: LONG }, () => {
     const waited = await t.flume(['wait', 'fix/w', '--for', 'waiting', '--timeout', '4m', '--json']);
     expect(waited.code, waited.stdout + waited.stderr).toBe(0);
     expect(JSON.parse(waited.stdout)).toMatchObject({ reached: 'waiting', places: [{ stage: { state: 'waiting', needs: expect.stringMatching(/I need the API key\.$/) } }] });
+    // After a tell, --wait counts only what comes after it: not the waiting the tell answered.
+    const told = await t.flume(['tell', 'fix/w', 'The key is K-1.', '--wait', '--for', 'waiting', '--timeout', '4m', '--json']);
+    expect(told.code, told.stdout + told.stderr).toBe(0);
+    expect(validResult('wait', JSON.parse(told.stdout)).places[0].stage.needs).toMatch(/Thanks, that key works\.$/);
     const unknown = await t.flume(['wait', 'fix/nothing', '--repo', t.repo, '--json']);
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.stdout).error.code).toBe('UNKNOWN_PLACE');
