@@ -43,7 +43,11 @@ export async function beforeActing(args: Record<string, unknown>, repository: Re
 export async function waitAndReport(args: Record<string, unknown>, context: CliContext, repository: Repository, record: PlaceRecord, after?: number): Promise<number> {
   const outcomes = outcomesFrom(args.for);
   const timeoutMs = args.timeout === undefined ? undefined : duration('timeout', args.timeout);
-  if (args.watch !== false && record.launched?.watch !== false) await ensureSupervisor(context);
+  // A place nobody supervises is stepped by the wait itself, once a second.
+  const supervised = args.watch !== false && record.launched?.watch !== false;
+  if (supervised) await ensureSupervisor(context);
+  const { advance } = await import('../../engine/stage/step.js');
+  const step = supervised ? undefined : () => advance(repository, record.id.replace('/', '--'), { lockTimeoutMs: 0 }).catch(() => undefined);
   const controller = new AbortController();
   const abort = () => controller.abort();
   process.once('SIGINT', abort);
@@ -57,6 +61,7 @@ export async function waitAndReport(args: Record<string, unknown>, context: CliC
       timeoutMs,
       after,
       signal: controller.signal,
+      ...(step ? { step, pollMs: 1000 } : {}),
     });
     if (!result.reached) {
       if (controller.signal.aborted) return 130;

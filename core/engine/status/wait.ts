@@ -69,6 +69,11 @@ export interface WaitRequest {
   signal?: AbortSignal;
   /** The slow poll behind the file-system events (default 5 s). */
   pollMs?: number;
+  /**
+   * Where no supervisor moves the place on (it was launched with --no-watch, or the wait was told
+   * --no-watch), the wait steps it itself before each look, as an acting command does.
+   */
+  step?: () => Promise<unknown>;
 }
 
 /** How a wait ended: the outcome reached (none on timeout), and the place as status shows it then. */
@@ -118,6 +123,7 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
       try {
         do {
           again = false;
+          await request.step?.();
           const events = await readEvents(request.commonDir, { since: seen, place: request.place });
           for (const event of events) {
             seen = event.id;

@@ -212,4 +212,17 @@ describe.concurrent('flume wait', { timeout: LONG }, () => {
     await new Promise((done) => follower.on('exit', done));
     expect(followed.split('\n').filter(Boolean).map((line) => JSON.parse(line).id)).toEqual(all);
   });
+
+  it('steps a place nobody supervises itself (launched with --no-watch): its caller still only waits', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
+    // The commit comes after the wait has begun, so only a step the wait takes can record it.
+    t.script({ onPrompt: [{ actions: [{ sleepMs: 8000 }, { run: [t.commit] }, { say: 'Done.' }] }] });
+    await t.launch('fix', 'alone', 'Do it.');
+    const waited = await t.flume(['wait', 'fix/alone', '--for', 'delivered', '--timeout', '4m', '--json']);
+    expect(waited.code, waited.stdout + waited.stderr).toBe(0);
+    // The step that recorded the delivery went on as flume goes on: status shows the next stage.
+    expect(JSON.parse(waited.stdout)).toMatchObject({ reached: 'delivered', places: [{ stage: { name: 'submission' } }] });
+    expect((await streamOf(t, ['fix/alone'])).filter((e) => e.event === 'delivered').map((e) => e.stage)).toEqual(['code']);
+    expect(t.passes()).toBe(0);
+  });
 });
