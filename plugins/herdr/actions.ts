@@ -6,7 +6,7 @@
 import type { PlaceStatus, StatusReport } from '../../core/index.js';
 
 /** Every action the manifest declares, by its id there. */
-export const ACTIONS = ['open', 'tell', 'stop', 'retry', 'launch'] as const;
+export const ACTIONS = ['open', 'tell', 'stop', 'retry', 'next', 'launch'] as const;
 export type ActionId = (typeof ACTIONS)[number];
 
 /** Actions that need words from the operator run in a herdr popup, which is a terminal to ask in. */
@@ -76,6 +76,8 @@ export function flumeCommand(action: ActionId, input: ActionInput): string[] {
       return ['stop', need(input.place, 'place')];
     case 'retry':
       return ['retry', need(input.place, 'place')];
+    case 'next':
+      return ['next', need(input.place, 'place')];
     case 'tell':
       return ['tell', need(input.place, 'place'), '--file', need(input.file, 'file')];
     case 'open':

@@ -87,9 +87,10 @@ export async function followStatus(read: () => Promise<StatusReport>, options: F
   }
 }
 
-/** Follows the event stream (and place records) of each repository that has a place in the report, and no other. */
+/** Follows the event stream (and place records) of each repository of the report that has them, and no other. */
 function followStreams(streams: Map<string, () => void>, report: StatusReport, poke: () => void): void {
-  const commons = new Set(report.places.map((p) => join(p.repo, '.git')).filter((common) => existsSync(join(common, 'flume'))));
+  const roots = [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)];
+  const commons = new Set(roots.map((root) => join(root, '.git')).filter((common) => existsSync(join(common, 'flume'))));
   for (const [common, stop] of streams) {
     if (commons.has(common)) continue;
     stop();
