@@ -10,7 +10,7 @@ export const ACTIONS = ['open', 'tell', 'stop', 'retry', 'next', 'launch'] as co
 export type ActionId = (typeof ACTIONS)[number];
 
 /** Actions that need words from the operator run in a herdr popup, which is a terminal to ask in. */
-export const PROMPTED = ['open', 'tell', 'launch'] as const;
+export const PROMPTED = ['open', 'tell', 'next', 'launch'] as const;
 export type PromptedId = (typeof PROMPTED)[number];
 
 /** True for an action that asks in a popup. */
@@ -33,6 +33,8 @@ export interface ActionInput {
   file?: string;
   repo?: string;
   kind?: string;
+  /** The operator's note for the stage `next` starts. */
+  note?: string;
 }
 
 /**
@@ -77,7 +79,7 @@ export function flumeCommand(action: ActionId, input: ActionInput): string[] {
     case 'retry':
       return ['retry', need(input.place, 'place')];
     case 'next':
-      return ['next', need(input.place, 'place')];
+      return ['next', need(input.place, 'place'), ...(input.note ? ['--note', input.note] : [])];
     case 'tell':
       return ['tell', need(input.place, 'place'), '--file', need(input.file, 'file')];
     case 'open':

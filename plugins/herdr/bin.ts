@@ -4,10 +4,10 @@
  * folder): the plugin's actions, the popups that ask the operator for words, and the sidebar loop.
  * Like flume's own CLI it is the only part of the plugin that prints and exits.
  *
- *   bin.js action <open|tell|stop|retry|next|launch>   an action key: stop, retry and next run at
- *                                                      once; the others open their popup (`plugin
- *                                                      pane open`)
- *   bin.js popup <open|tell|launch>                    inside the popup: ask, then run flume
+ *   bin.js action <open|tell|stop|retry|next|launch>   an action key: stop and retry run at once;
+ *                                                      the others open their popup (`plugin pane
+ *                                                      open`)
+ *   bin.js popup <open|tell|next|launch>               inside the popup: ask, then run flume
  *   bin.js sidebar [--once] [--interval MS]            keep the sidebar rows in step with flume
  *                                                      status (the loop reads it again on each
  *                                                      repository's event stream)
