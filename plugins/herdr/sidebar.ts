@@ -127,8 +127,8 @@ export function sidebarRefresher(options: { herdr?: Herdr; source?: string; ttlM
   };
 }
 
-/** States in which a place waits on the operator (an agent asking, a stage stopped short, stuck, at a gate or for its caller). */
-const WAITING = ['waiting', 'stuck', 'never-started', 'at-gate', 'awaits-caller'];
+/** States in which a place waits on the operator (an agent asking, a stage stopped short, stuck). */
+const WAITING = ['waiting', 'stuck', 'never-started'];
 
 /**
  * The rows that started to wait since `before` (a refresher's memory): each is worth one notification,
@@ -137,6 +137,24 @@ const WAITING = ['waiting', 'stuck', 'never-started', 'at-gate', 'awaits-caller'
 export function startedWaiting(before: SidebarMemory, rows: SidebarRow[]): SidebarRow[] {
   const was = new Map(Object.values(before).map((row) => [row.place, row.tokens.flume_state]));
   return rows.filter((row) => WAITING.includes(row.tokens.flume_state ?? '') && row.tokens.flume_state !== was.get(row.place));
+}
+
+/**
+ * The places that came to wait for their caller (at a gate, or a caller's kind between stages) since
+ * the waits in `before` (what an earlier call answered as `now`): each is worth one notification.
+ * Their agent has ended, so they have no row: they are read from the report. A wait is new for each
+ * stage run that delivered.
+ */
+export function startedAwaiting(before: string[], report: StatusReport): { now: string[]; fresh: PlaceStatus[] } {
+  const known = new Set(before);
+  const awaiting = report.places.filter((place) => place.awaiting).map((place) => ({ place, key: `${place.id}\t${place.awaiting!.after ?? ''}\t${place.stage?.startedAt ?? ''}\t${place.stage?.attempt ?? ''}` }));
+  return { now: awaiting.map((a) => a.key), fresh: awaiting.filter((a) => !known.has(a.key)).map((a) => a.place) };
+}
+
+/** How a place that waits for its caller goes on, as a notification says it. */
+export function awaitingNeeds(awaiting: NonNullable<PlaceStatus['awaiting']>): string {
+  if (awaiting.gate) return `at the gate after ${awaiting.after}: next goes on`;
+  return awaiting.after ? `${awaiting.after} delivered: its caller goes on` : 'its caller starts a stage';
 }
 
 /** The refresher's type. */
@@ -211,11 +229,6 @@ function follow(streams: Map<string, () => void>, report: StatusReport, poke: ()
   for (const common of commons) if (!streams.has(common)) streams.set(common, watchState(common, poke, 2 ** 31 - 1));
 }
 
-/** How a place goes on from where it waits for its caller, in a token's few words. */
-function awaitingNeeds(awaiting: NonNullable<PlaceStatus['awaiting']>): string {
-  if (awaiting.gate) return `at the gate after ${awaiting.after}: next goes on`;
-  return awaiting.after ? `${awaiting.after} delivered: its caller goes on` : 'its caller starts a stage';
-}
 
 /** A token value as herdr stores it: whitespace runs made one space, control characters dropped, 80 at most. */
 export function normalise(value: string | undefined): string | undefined {
