@@ -9,4 +9,4 @@ export type { CliContext } from './cli/command.js';
 export { asFlumeError } from './cli/output.js';
 export { statusSchema } from './engine/status/status-schema.js';
 export { pluginsSchema } from './engine/doctor/plugins-schema.js';
-export { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema, versionSchema } from './engine/stage/results-schema.js';
+export { doctorSchema, dropSchema, kindsSchema, launchSchema, stageResultSchema, stopSchema, tellSchema, tidySchema, versionSchema, waitSchema } from './engine/stage/results-schema.js';

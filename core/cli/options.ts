@@ -91,7 +91,7 @@ export const COMMAND_LINES = {
       watch: {
         type: 'boolean',
         conflicts: 'json',
-        describe: 'A live view, redrawn when a place changes: on a terminal, interactive (↑↓/j k move; a attach, t tell, s stop, S stop even while it works, r retry, g go on, d drop, q quit); plain blocks when not a terminal. With a place, it ends (exit 0) once the place is tidied.',
+        describe: 'A live view, redrawn when a place changes: on a terminal, interactive (↑↓/j k move; a attach, t tell, s stop, S stop even while it works, r retry, g go on, n next where a place waits at a gate, d drop, q quit; the bell rings once when a place comes to wait); plain blocks when not a terminal. With a place, it ends (exit 0) once the place is tidied.',
       },
     },
   },

@@ -1,9 +1,10 @@
 /**
  * flume's MCP server (stdio) for Claude Code sessions: a tool for every flume command a session can
- * sensibly run (status, launch, tell, stop, retry, go-on, stage, drop, tidy, kinds, doctor, plugins),
- * each answering with what `flume <command> --json` prints and naming that output's published schema
- * as its `outputSchema`. `watch` (it runs until stopped) and `trust` (trusting a config is the user's
- * act, never a model's) have none.
+ * sensibly run (status, launch, tell, stop, retry, go-on, stage, next, wait, drop, tidy, kinds,
+ * doctor, plugins), each answering with what `flume <command> --json` prints and naming that
+ * output's published schema as its `outputSchema`. `wait` blocks until the place's stage ends or its
+ * timeout passes. `watch` (it runs until stopped), `events` (a stream) and `trust` (trusting a config
+ * is the user's act, never a model's) have none.
  *
  * Each call runs the CLI command's own `run` in this process with the arguments as values: user text
  * (a brief, a place, a note, a message) never passes through an argument parser, so a brief such as
@@ -29,6 +30,7 @@ import {
   tellSchema,
   tidySchema,
   versionSchema,
+  waitSchema,
   type CliContext,
 } from '../../core/surface.js';
 import { defaultPreset } from '../defaults.js';
@@ -59,6 +61,8 @@ const object = (properties: Record<string, Json>, required: string[] = []): Tool
 /** The output schema as MCP carries it: the published file's content without its $id and $schema (draft-07, which MCP clients assume). */
 const output = ({ $id: _id, $schema: _draft, ...schema }: { $id?: string; $schema?: string } & Json) => schema;
 const same = (input: Json): Json => ({ ...input });
+/** How long the wait tool blocks unless told. */
+const WAIT_TIMEOUT = '10m';
 
 /** Every tool, in the order `flume --help` lists the commands. */
 export const TOOLS: ToolDef[] = [
@@ -147,6 +151,30 @@ export const TOOLS: ToolDef[] = [
     outputSchema: output(stageResultSchema),
     annotations: hints('Start a stage', false, true, false),
     args: same,
+  },
+  {
+    name: 'next',
+    description: 'Go on from a place that waits at a gate (or for its caller): start the stage after the one that delivered. Refused (NOT_AWAITING) where the place waits for no one.',
+    inputSchema: object({ place, note: text('Notes for the stage that starts: they join its brief.'), repo }, ['place']),
+    outputSchema: output(stageResultSchema),
+    annotations: hints('Go on from a gate', false, false, false),
+    args: same,
+  },
+  {
+    name: 'wait',
+    description: `Block until the place's stage ends (delivered, stopped short, stuck, never started, over budget, awaiting its caller, or the place gone), then answer the place as status shows it and the outcome reached. Gives up after timeout (default ${WAIT_TIMEOUT}) with WAIT_TIMEOUT.`,
+    inputSchema: object(
+      {
+        place,
+        for: text('Only these outcomes, comma-separated: delivered, waiting, stuck, never-started, over-budget, awaits-caller, not-ready, dropped, gone (default any).'),
+        timeout: text(`Give up after this long, e.g. 90s, 20m (default ${WAIT_TIMEOUT}).`),
+        repo,
+      },
+      ['place'],
+    ),
+    outputSchema: output(waitSchema),
+    annotations: hints('Wait for a stage to end', true, false, true),
+    args: (input) => ({ timeout: WAIT_TIMEOUT, ...input }),
   },
   {
     name: 'drop',

@@ -6,11 +6,11 @@
 import type { PlaceStatus, StatusReport } from '../../core/index.js';
 
 /** Every action the manifest declares, by its id there. */
-export const ACTIONS = ['open', 'tell', 'stop', 'retry', 'launch'] as const;
+export const ACTIONS = ['open', 'tell', 'stop', 'retry', 'next', 'launch'] as const;
 export type ActionId = (typeof ACTIONS)[number];
 
 /** Actions that need words from the operator run in a herdr popup, which is a terminal to ask in. */
-export const PROMPTED = ['open', 'tell', 'launch'] as const;
+export const PROMPTED = ['open', 'tell', 'next', 'launch'] as const;
 export type PromptedId = (typeof PROMPTED)[number];
 
 /** True for an action that asks in a popup. */
@@ -33,6 +33,8 @@ export interface ActionInput {
   file?: string;
   repo?: string;
   kind?: string;
+  /** The operator's note for the stage `next` starts. */
+  note?: string;
 }
 
 /**
@@ -76,6 +78,8 @@ export function flumeCommand(action: ActionId, input: ActionInput): string[] {
       return ['stop', need(input.place, 'place')];
     case 'retry':
       return ['retry', need(input.place, 'place')];
+    case 'next':
+      return ['next', need(input.place, 'place'), ...(input.note ? ['--note', input.note] : [])];
     case 'tell':
       return ['tell', need(input.place, 'place'), '--file', need(input.file, 'file')];
     case 'open':

@@ -4,10 +4,13 @@
  * folder): the plugin's actions, the popups that ask the operator for words, and the sidebar loop.
  * Like flume's own CLI it is the only part of the plugin that prints and exits.
  *
- *   bin.js action <open|tell|stop|retry|launch>   an action key: stop and retry run at once; the
- *                                                 others open their popup (`plugin pane open`)
- *   bin.js popup <open|tell|launch>               inside the popup: ask, then run flume
- *   bin.js sidebar [--once] [--interval MS]       keep the sidebar rows in step with flume status
+ *   bin.js action <open|tell|stop|retry|next|launch>   an action key: stop and retry run at once;
+ *                                                      the others open their popup (`plugin pane
+ *                                                      open`)
+ *   bin.js popup <open|tell|next|launch>               inside the popup: ask, then run flume
+ *   bin.js sidebar [--once] [--interval MS]            keep the sidebar rows in step with flume
+ *                                                      status (the loop reads it again on each
+ *                                                      repository's event stream)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,7 +19,7 @@ import { hostStateDir, run, type StatusReport } from '../../core/index.js';
 import { ACTIONS, flumeCommand, invocationContext, isPrompted, placeOf, PROMPTED, type ActionId } from './actions.js';
 import { herdrBinary, herdrCli, pick } from './herdr.js';
 import { popup } from './popup.js';
-import { SIDEBAR_TTL_MS, sidebarRefresher, sidebarRows, startedWaiting, watchSidebar, type SidebarMemory } from './sidebar.js';
+import { awaitingNeeds, SIDEBAR_POLL_MS, SIDEBAR_TTL_MS, sidebarRefresher, sidebarRows, startedAwaiting, startedWaiting, watchSidebar, type SidebarMemory } from './sidebar.js';
 
 /** flume's own executable, beside this file in dist/. */
 const FLUME_BIN = fileURLToPath(new URL('../../bin/flume.js', import.meta.url));
@@ -70,7 +73,7 @@ async function notify(title: string, body: string, code: number): Promise<number
 /**
  * The sidebar. `--once` (what herdr's startup and event hooks run): one refresh of every row with a
  * TTL, remembering in the plugin's state folder what it showed (to clear a place that left, and to
- * notify once when a place starts to wait). Without it, a loop for a supervisor of its own: one per
+ * notify once when a place starts to wait, at a gate or for its caller too). Without it, a loop for a supervisor of its own: one per
  * herdr server (a pid file), ending when the server stops.
  */
 async function sidebar(args: string[]): Promise<number> {
@@ -88,6 +91,14 @@ async function sidebar(args: string[]): Promise<number> {
       say(`${row.place}: notified (${needs})`);
     }
     await writeFile(file, JSON.stringify(refresher.memory()));
+    const awaitingFile = join(dir, 'awaiting.json');
+    const awaiting = startedAwaiting(JSON.parse(await readFile(awaitingFile, 'utf8').catch(() => '[]')) as string[], report);
+    for (const place of awaiting.fresh) {
+      const needs = awaitingNeeds(place.awaiting!);
+      await herdr(['notification', 'show', `flume: ${place.id} waits`, '--body', needs, '--sound', 'request']);
+      say(`${place.id}: notified (${needs})`);
+    }
+    await writeFile(awaitingFile, JSON.stringify(awaiting.now));
     return 0;
   }
   const refresher = sidebarRefresher({ herdr });
@@ -102,7 +113,7 @@ async function sidebar(args: string[]): Promise<number> {
   await watchSidebar({
     readStatus,
     refresher,
-    intervalMs: args.includes('--interval') && interval > 0 ? interval : 3000,
+    intervalMs: args.includes('--interval') && interval > 0 ? interval : SIDEBAR_POLL_MS,
     signal: controller.signal,
     running: async () => pick((await herdr(['status', 'server', '--json'])).result, 'running') === true,
     onError: (error) => process.stderr.write(`${new Date().toISOString()} ${(error as Error).message}\n`),

@@ -1,7 +1,8 @@
 /**
- * The popups of the plugin's open, tell and launch actions. herdr's manifest has no way to ask for
- * text, so these run as `[[panes]]` entrypoints in a popup (a terminal), ask there, and run flume.
- * The operator's words go to flume in a file (`--file`, `--brief-file`), never through a shell.
+ * The popups of the plugin's open, tell, next and launch actions. herdr's manifest has no way to ask
+ * for text, so these run as `[[panes]]` entrypoints in a popup (a terminal), ask there, and run flume.
+ * The operator's words go to flume in a file (`--file`, `--brief-file`) or as one argument of its
+ * argv (`--note`), never through a shell.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,7 @@ export async function popup(id: PromptedId, deps: PopupDeps): Promise<number> {
   let code: number;
   if (id === 'tell') code = await tell(placeOf(await deps.readStatus(), context), deps, ask);
   else if (id === 'launch') code = await launch(context.paneCwd ?? context.workspaceCwd, deps, ask);
+  else if (id === 'next') code = await next(await deps.readStatus(), context, deps, ask);
   else code = await open(await deps.readStatus(), deps, ask);
   await ask('Press Enter to close. ');
   reader.close();
@@ -56,6 +58,25 @@ async function launch(cwd: string | undefined, deps: PopupDeps, ask: Ask): Promi
   const brief = await paragraph(ask);
   if (!brief) return fail(deps, 'No brief: nothing launched.', 0);
   return withFile(brief, async (file) => show(deps, await deps.flume(flumeCommand('launch', { repo, kind, file }))));
+}
+
+/**
+ * Goes on from a gate: the place under the popup where it waits at one, else one chosen among those
+ * that do; an optional note joins the prompt of the stage that starts.
+ */
+async function next(report: StatusReport, context: ReturnType<typeof invocationContext>, deps: PopupDeps, ask: Ask): Promise<number> {
+  const here = placeOf(report, context);
+  const gated = report.places.filter((p) => p.awaiting?.gate);
+  let place = here?.awaiting?.gate ? here : undefined;
+  if (!place) {
+    if (gated.length === 0) return fail(deps, 'No place waits at a gate.', 0);
+    gated.forEach((p, i) => deps.say(`${String(i + 1).padStart(2)}  ${p.id}  at the gate after ${p.awaiting!.after}`));
+    place = gated[Number((await ask('Go on with which? ')) ?? '') - 1];
+    if (!place) return fail(deps, 'No place chosen.', 0);
+  }
+  deps.say(`Go on with ${place.id} from the gate after ${place.awaiting!.after}. A note for the next stage (none: an empty line); end with an empty line.`);
+  const note = await paragraph(ask);
+  return show(deps, await deps.flume(flumeCommand('next', { place: place.id, ...(note ? { note } : {}) })));
 }
 
 async function open(report: StatusReport, deps: PopupDeps, ask: Ask): Promise<number> {

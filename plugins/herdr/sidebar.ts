@@ -2,13 +2,16 @@
  * flume's rows in herdr's sidebar. herdr renders an Agent row from tokens a plugin reports on the
  * agent's pane (`herdr pane report-metadata <pane> --source … --token NAME=VALUE`), shown where the
  * user's `ui.sidebar.agents.rows` names `$NAME` (README.md has a layout). Each place whose agent runs
- * in a herdr pane gets its kind, stage i/n, stage state, agent state, a change's tasks ticked, and
- * what it needs or since when it is stuck. Places with no herdr pane have no Agent row to carry them.
+ * in a herdr pane gets its kind, stage i/n, stage state (or that it waits at a gate or for its
+ * caller), agent state, a change's tasks ticked, and what it needs, since when it is stuck, or how
+ * it goes on from a gate. Places with no herdr pane have no Agent row to carry them.
  *
  * Tokens are normalised as herdr stores them (whitespace collapsed, control characters dropped, 80
  * characters at most), so a row is re-reported only when what herdr would show changes.
  */
-import type { PlaceStatus, StatusReport } from '../../core/index.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { watchState, type PlaceStatus, type StatusReport } from '../../core/index.js';
 import { herdrCli, type Herdr } from './herdr.js';
 
 /** Every token flume reports, in the order a layout would show them. */
@@ -50,10 +53,10 @@ export function rowTokens(place: PlaceStatus): SidebarRow['tokens'] {
     flume_place: place.id,
     flume_kind: place.kind,
     flume_stage: stage ? `${stage.name} ${stage.index + 1}/${stage.of}` : undefined,
-    flume_state: place.state === 'active' ? stage?.state : place.state,
+    flume_state: place.state !== 'active' ? place.state : place.awaiting ? (place.awaiting.gate ? 'at-gate' : 'awaits-caller') : stage?.state,
     flume_agent: stage?.agent?.state,
     flume_tasks: stage?.progress ? `${stage.progress.done} of ${stage.progress.total}` : undefined,
-    flume_needs: stage?.needs ? `needs: ${stage.needs}` : stage?.overBudget ? `over budget: ${stage.overBudget.tokens} of ${stage.overBudget.limit} tokens` : stage?.stuckSince ? `stuck since ${clock(stage.stuckSince)}` : stage?.state === 'never-started' ? 'prompt never taken' : undefined,
+    flume_needs: stage?.needs ? `needs: ${stage.needs}` : stage?.overBudget ? `over budget: ${stage.overBudget.tokens} of ${stage.overBudget.limit} tokens` : stage?.stuckSince ? `stuck since ${clock(stage.stuckSince)}` : stage?.state === 'never-started' ? 'prompt never taken' : place.awaiting ? awaitingNeeds(place.awaiting) : undefined,
   };
   const tokens: SidebarRow['tokens'] = {};
   for (const name of SIDEBAR_TOKENS) {
@@ -136,12 +139,35 @@ export function startedWaiting(before: SidebarMemory, rows: SidebarRow[]): Sideb
   return rows.filter((row) => WAITING.includes(row.tokens.flume_state ?? '') && row.tokens.flume_state !== was.get(row.place));
 }
 
+/**
+ * The places that came to wait for their caller (at a gate, or a caller's kind between stages) since
+ * the waits in `before` (what an earlier call answered as `now`): each is worth one notification.
+ * Their agent has ended, so they have no row: they are read from the report. A wait is new for each
+ * stage run that delivered.
+ */
+export function startedAwaiting(before: string[], report: StatusReport): { now: string[]; fresh: PlaceStatus[] } {
+  const known = new Set(before);
+  const awaiting = report.places.filter((place) => place.awaiting).map((place) => ({ place, key: `${place.id}\t${place.awaiting!.after ?? ''}\t${place.stage?.startedAt ?? ''}\t${place.stage?.attempt ?? ''}` }));
+  return { now: awaiting.map((a) => a.key), fresh: awaiting.filter((a) => !known.has(a.key)).map((a) => a.place) };
+}
+
+/** How a place that waits for its caller goes on, as a notification says it. */
+export function awaitingNeeds(awaiting: NonNullable<PlaceStatus['awaiting']>): string {
+  if (awaiting.gate) return `at the gate after ${awaiting.after}: next goes on`;
+  return awaiting.after ? `${awaiting.after} delivered: its caller goes on` : 'its caller starts a stage';
+}
+
 /** The refresher's type. */
 export type SidebarRefresher = ReturnType<typeof sidebarRefresher>;
 
+/** The slow poll behind the event streams a sidebar loop follows. */
+export const SIDEBAR_POLL_MS = 30_000;
+
 /**
- * Refreshes the sidebar from a fresh status report every `intervalMs` until aborted, or until
- * `running` says herdr's server is gone. A failed reading is handed to `onError` and tried again.
+ * Refreshes the sidebar from a fresh status report each time a repository of the last report
+ * writes its event stream or place records, and every `intervalMs` behind those, until aborted, or
+ * until `running` (asked before each refresh) says herdr's server is gone. A failed reading is
+ * handed to `onError` and tried again.
  */
 export async function watchSidebar(options: {
   readStatus: () => Promise<StatusReport>;
@@ -152,25 +178,57 @@ export async function watchSidebar(options: {
   onError?: (error: unknown) => void;
 }): Promise<void> {
   const refresher = options.refresher ?? sidebarRefresher();
-  while (!options.signal?.aborted) {
-    if (options.running && !(await options.running())) return;
-    try {
-      await refresher.refresh(await options.readStatus());
-    } catch (error) {
-      options.onError?.(error);
+  const streams = new Map<string, () => void>();
+  let changed = false;
+  let wake = () => {};
+  const poke = () => {
+    changed = true;
+    wake();
+  };
+  try {
+    while (!options.signal?.aborted) {
+      if (options.running && !(await options.running())) return;
+      changed = false;
+      try {
+        const report = await options.readStatus();
+        follow(streams, report, poke);
+        await refresher.refresh(report);
+      } catch (error) {
+        options.onError?.(error);
+      }
+      if (options.signal?.aborted) return;
+      if (changed) continue;
+      await new Promise<void>((done) => {
+        const finish = () => {
+          clearTimeout(timer);
+          options.signal?.removeEventListener('abort', finish);
+          wake = () => {};
+          done();
+        };
+        const timer = setTimeout(finish, options.intervalMs ?? SIDEBAR_POLL_MS);
+        // A burst of writes (a record and its event line) settles into one reading.
+        wake = () => setTimeout(finish, 100);
+        options.signal?.addEventListener('abort', finish, { once: true });
+      });
     }
-    if (options.signal?.aborted) return;
-    await new Promise<void>((done) => {
-      const finish = () => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', finish);
-        done();
-      };
-      const timer = setTimeout(finish, options.intervalMs ?? 3000);
-      options.signal?.addEventListener('abort', finish, { once: true });
-    });
+  } finally {
+    for (const stop of streams.values()) stop();
   }
 }
+
+/** Follows the event stream of each repository of the report that has one, and no other. */
+function follow(streams: Map<string, () => void>, report: StatusReport, poke: () => void): void {
+  const roots = [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)];
+  const commons = new Set(roots.map((root) => join(root, '.git')).filter((common) => existsSync(join(common, 'flume'))));
+  for (const [common, stop] of streams) {
+    if (commons.has(common)) continue;
+    stop();
+    streams.delete(common);
+  }
+  // The loop's own interval stands behind the streams: theirs is left as long as a timer can be.
+  for (const common of commons) if (!streams.has(common)) streams.set(common, watchState(common, poke, 2 ** 31 - 1));
+}
+
 
 /** A token value as herdr stores it: whitespace runs made one space, control characters dropped, 80 at most. */
 export function normalise(value: string | undefined): string | undefined {

@@ -1,8 +1,8 @@
 /**
  * The loop behind `flume status --watch`, plain or interactive: a status reading each time flume's
- * own files change (the places' records and event logs, the host's state, branch refs, the places'
- * folders, the agents' transcripts), with a slow poll behind the events. Idle, it sleeps: no timer
- * shorter than the poll runs (bench/view-idle.bench.mjs measures it).
+ * own files change (each repository's event stream and place records, the host's state, branch refs,
+ * the places' folders, the agents' transcripts), with a slow poll behind the events. Idle, it sleeps:
+ * no timer shorter than the poll runs (bench/view-idle.bench.mjs measures it).
  */
 import { existsSync, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,10 +10,13 @@ import { isFlumeError } from '../../api/errors.js';
 import { rewatch } from '../../engine/supervisor/files.js';
 import type { StatusReport } from '../../engine/status/status.js';
 import { isOwnNote } from '../../engine/supervisor/supervisor-state.js';
+import { watchState } from '../../state/events.js';
 import { hostStateDir } from '../../state/host.js';
 
 /** The slow poll behind the file-system events. */
 export const FOLLOW_POLL_MS = 60_000;
+
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /** One reading as the view shows it: the report, and the places seen earlier that are gone (tidied). */
 export interface Followed {
@@ -36,6 +39,7 @@ export interface FollowOptions {
  */
 export async function followStatus(read: () => Promise<StatusReport>, options: FollowOptions, show: (followed: Followed) => void | Promise<void>): Promise<'aborted' | 'gone'> {
   const watchers = new Map<string, FSWatcher>();
+  const streams = new Map<string, () => void>();
   const seen = new Set<string>();
   let wake: (() => void) | undefined;
   let dirty = false;
@@ -64,6 +68,7 @@ export async function followStatus(read: () => Promise<StatusReport>, options: F
       for (const id of ids) seen.add(id);
       await show({ report, gone: [...seen].filter((id) => !ids.has(id)) });
       rewatch(watchers, pathsOf(report), poke);
+      followStreams(streams, report, () => poke());
       if (dirty || options.signal.aborted) continue;
       await new Promise<void>((done) => {
         const timer = setTimeout(done, options.pollMs ?? FOLLOW_POLL_MS);
@@ -78,15 +83,29 @@ export async function followStatus(read: () => Promise<StatusReport>, options: F
     return 'aborted';
   } finally {
     for (const watcher of watchers.values()) watcher.close();
+    for (const stop of streams.values()) stop();
   }
 }
 
-/** What the view watches: the host's state, each repository's place records and branch refs, each place's folder and transcript. */
+/** Follows the event stream (and place records) of each repository of the report that has them, and no other. */
+function followStreams(streams: Map<string, () => void>, report: StatusReport, poke: () => void): void {
+  const roots = [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)];
+  const commons = new Set(roots.map((root) => join(root, '.git')).filter((common) => existsSync(join(common, 'flume'))));
+  for (const [common, stop] of streams) {
+    if (commons.has(common)) continue;
+    stop();
+    streams.delete(common);
+  }
+  // The loop's own slow poll stands behind the streams: theirs is left as long as a timer can be.
+  for (const common of commons) if (!streams.has(common)) streams.set(common, watchState(common, poke, LONGEST_TIMER_MS));
+}
+
+/** What the view watches besides the event streams: the host's state, each repository's branch refs, each place's folder and transcript. */
 function pathsOf(report: StatusReport): Set<string> {
   const paths = new Set<string>([hostStateDir()]);
   for (const p of report.places) {
     const common = join(p.repo, '.git');
-    for (const path of [join(common, 'flume', 'places'), join(common, 'refs', 'heads'), join(common, 'refs', 'heads', p.kind), p.path]) {
+    for (const path of [join(common, 'refs', 'heads'), join(common, 'refs', 'heads', p.kind), p.path]) {
       if (existsSync(path)) paths.add(path);
     }
     const transcript = p.stage?.agent?.transcript;

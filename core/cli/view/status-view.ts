@@ -3,12 +3,13 @@
  * (↑/↓ or j/k move), the selected one's stage, needs, diff against its base and the tail of its
  * agent's pane below, and keys that act on it through the CLI's own engine calls (so it refuses as
  * the CLI does, with flume's code and fix on the status line): a attach, t tell, s stop (S even while
- * it works), r retry, g go on, d drop, q or Ctrl-C quit. It draws on the alternate screen, each line
- * cut to the width, and redraws whole on a resize; a place starting to wait rings the bell once.
+ * it works), r retry, g go on, n next (where a place waits at a gate), d drop, q or Ctrl-C quit. It
+ * draws on the alternate screen, each line cut to the width, and redraws whole on a resize; a place
+ * starting to wait (on the operator, at a gate or for its caller) rings the bell once.
  */
 import type { CliContext } from '../command.js';
 import { asFlumeError, cliLogger } from '../output.js';
-import { describePlace } from './place-words.js';
+import { awaitingWords, describePlace } from './place-words.js';
 import { followStatus } from './status-follow.js';
 import { fit, table, title } from './status-watch.js';
 import type { Key, Terminal } from './terminal.js';
@@ -19,7 +20,7 @@ import type { PlaceStatus, StatusReport } from '../../engine/status/status.js';
 import { waitingTracker, type Waiting } from '../../engine/stage/waiting.js';
 
 /** What the view is doing with the keys: moving, typing text for an action, or asking y/n. */
-type Mode = { kind: 'list' } | { kind: 'text'; action: 'tell' | 'go-on'; text: string } | { kind: 'confirm'; action: 'drop' | 'force-stop' };
+type Mode = { kind: 'list' } | { kind: 'text'; action: 'tell' | 'go-on' | 'next'; text: string } | { kind: 'confirm'; action: 'drop' | 'force-stop' };
 
 /** Options of the view. `notify` is called for each new wait (besides the bell): a host's notifications hook in here. */
 export interface ViewOptions {
@@ -40,6 +41,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
   const view: CliContext = { ...context, logger: { ...cliLogger(context.io), warn: (message) => say(`warn: ${message}`) } };
   const repositories = new Map<string, Promise<Repository>>();
   const waits = waitingTracker();
+  const awaits = awaitingTracker();
   let report: StatusReport | undefined;
   let gone: string[] = [];
   let selected: string | undefined;
@@ -76,7 +78,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
 
   function frame(width: number, height: number): string[] {
     if (!report) return [fit('flume: reading…', width)];
-    const keys = mode.kind === 'text' ? `${mode.action === 'tell' ? 'tell' : 'go on, a note (Enter: none)'} ${selected}: ${mode.text}▏` : mode.kind === 'confirm' ? `${mode.action === 'drop' ? 'drop' : 'stop, even while it works,'} ${selected}? y/n` : '↑↓ move  a attach  t tell  s stop  r retry  g go on  d drop  q quit';
+    const keys = mode.kind === 'text' ? `${TEXT_ASKS[mode.action]} ${selected}: ${mode.text}▏` : mode.kind === 'confirm' ? `${mode.action === 'drop' ? 'drop' : 'stop, even while it works,'} ${selected}? y/n` : '↑↓ move  a attach  t tell  s stop  r retry  g go on  n next  d drop  q quit';
     const { lines: list, rows: ids } = table(report, { gone, width, mark: (id) => (id === selected ? '>' : ' ') });
     const status = message.flatMap((line) => wrap(line, width)).slice(0, 3);
     const head = [fit(title(report), width), ...list];
@@ -191,6 +193,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
     else if (name === 'a' || name === 'return') void attach();
     else if (name === 't') (mode = { kind: 'text', action: 'tell', text: '' }), draw();
     else if (name === 'g') (mode = { kind: 'text', action: 'go-on', text: '' }), draw();
+    else if (name === 'n') (mode = { kind: 'text', action: 'next', text: '' }), draw();
     else if (name === 's' && key.shift) (mode = { kind: 'confirm', action: 'force-stop' }), draw();
     else if (name === 's') void run('stop');
     else if (name === 'r') void run('retry');
@@ -219,7 +222,8 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
       report = followed.report;
       gone = followed.gone;
       if (!selected || !rows().includes(selected)) selected = rows()[0];
-      const fresh = waits.next(followed.report);
+      // Both trackers are asked every reading, so each knows what the last one showed.
+      const fresh = [...waits.next(followed.report), ...awaits.next(followed.report)];
       if (fresh.length) {
         terminal.write('\x07');
         for (const waiting of fresh) options.notify?.(waiting);
@@ -231,6 +235,31 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
     clearTimeout(tailTimer);
     terminal.stop();
   }
+}
+
+/** What the status line asks for while text is typed for an action. */
+const TEXT_ASKS: Record<Extract<Mode, { kind: 'text' }>['action'], string> = {
+  tell: 'tell',
+  'go-on': 'go on, a note (Enter: none)',
+  next: 'next, a note (Enter: none)',
+};
+
+/**
+ * Tracks where places wait for their caller (at a gate, or a caller's kind between stages) as
+ * `waitingTracker` tracks waits on the operator: `next(report)` answers those not there at the
+ * previous reading, none at the first. A wait is new for each stage run that delivered; it is the
+ * same wait whether status derives it from the delivery or the supervisor has recorded it.
+ */
+function awaitingTracker(): { next(report: StatusReport): Waiting[] } {
+  let known: Set<string> | undefined;
+  return {
+    next(report) {
+      const now = report.places.flatMap((place) => (place.awaiting ? [{ place, why: awaitingWords(place), key: `${place.id}\t${place.awaiting.after ?? ''}\t${place.stage?.startedAt ?? ''}\t${place.stage?.attempt ?? ''}` }] : []));
+      const fresh = known ? now.filter((w) => !known!.has(w.key)) : [];
+      known = new Set(now.map((w) => w.key));
+      return fresh;
+    },
+  };
 }
 
 /** A message cut into lines of at most `width` at spaces (a word longer than the width is cut with …). */

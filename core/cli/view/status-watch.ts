@@ -66,8 +66,14 @@ function row(p: PlaceStatus): string[] {
   const agent = s?.agent ? s.agent.state : '-';
   const tasks = s?.progress ? `${s.progress.done} of ${s.progress.total}` : '';
   // A deliverable that cannot be read is why the stage cannot end: it comes before the agent's words.
-  const note = s?.deliverableProblem ? oneLine(s.deliverableProblem) : s?.needs ? `needs: ${oneLine(s.needs)}` : s?.overBudget ? `over budget: ${s.overBudget.tokens} of ${s.overBudget.limit} tokens` : s?.stuckSince ? `stuck since ${s.stuckSince}` : p.kept ? `kept: ${oneLine(p.kept.reason)}` : p.ready.state === 'failed' ? `ready failed: ${p.ready.failed?.step}` : (p.problems[0] ?? '');
+  const note = s?.deliverableProblem ? oneLine(s.deliverableProblem) : s?.needs ? `needs: ${oneLine(s.needs)}` : s?.overBudget ? `over budget: ${s.overBudget.tokens} of ${s.overBudget.limit} tokens` : s?.stuckSince ? `stuck since ${s.stuckSince}` : p.awaiting ? awaitingNote(p.awaiting) : p.kept ? `kept: ${oneLine(p.kept.reason)}` : p.ready.state === 'failed' ? `ready failed: ${p.ready.failed?.step}` : (p.problems[0] ?? '');
   return [p.id, p.state, stage, agent, tasks, note];
+}
+
+/** Where a place waits for its caller, in a few words: the line below the table (awaitingWords) says how to go on. */
+function awaitingNote(awaiting: NonNullable<PlaceStatus['awaiting']>): string {
+  if (awaiting.gate) return `at the gate after ${awaiting.after}`;
+  return awaiting.after ? `awaits its caller after ${awaiting.after}` : 'awaits its caller';
 }
 
 function oneLine(text: string): string {

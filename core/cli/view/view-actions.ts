@@ -1,6 +1,6 @@
 /**
  * What the interactive view does to a place, through the engine functions the CLI's commands call
- * (tell, stop, retry, go-on, drop), so it refuses exactly as they do; and what it reads of the
+ * (tell, stop, retry, go-on, next, drop), so it refuses exactly as they do; and what it reads of the
  * selected place beyond status: the tail of its agent's pane and its diff against its base.
  */
 import type { CliContext } from '../command.js';
@@ -11,12 +11,12 @@ import { openRepository, type Repository } from '../../config/repository.js';
 import { flumeError } from '../../api/errors.js';
 import { diffStat } from '../../support/git.js';
 import { dropPlace } from '../../engine/tidy/drop.js';
-import { restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
+import { nextStage, restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
 import type { PlaceStatus } from '../../engine/status/status.js';
 import { readRecord } from '../../state/store.js';
 
 /** An action on a place, by the key the view binds it to. */
-export type ViewAction = 'tell' | 'stop' | 'force-stop' | 'retry' | 'go-on' | 'drop';
+export type ViewAction = 'tell' | 'stop' | 'force-stop' | 'retry' | 'go-on' | 'next' | 'drop';
 
 /** Runs the action as its CLI command would (the supervisor started after it, as the command does); answers the command's own line. */
 export async function act(context: CliContext, place: PlaceStatus, action: ViewAction, text = ''): Promise<string> {
@@ -35,6 +35,13 @@ export async function act(context: CliContext, place: PlaceStatus, action: ViewA
     const record = await dropPlace(repository, key);
     await superviseAfter({}, context, record);
     return `dropped ${record.id}; \`flume tidy\` removes its place`;
+  }
+  if (action === 'next') {
+    const { record, action: step } = await nextStage(repository, key, { note: text.trim() || undefined });
+    await superviseAfter({}, context, record);
+    if (step.type !== 'start-stage') return `${record.id}: ${step.type === 'finish' ? 'every stage delivered' : step.type === 'mark-waiting' ? `it waits on you: ${step.needs}` : 'nothing to start'}`;
+    const stage = record.stage!;
+    return `${step.fixRound ? 'started a fix round of' : 'went on to'} ${record.id} stage ${stage.name} (attempt ${stage.attempt}): prompt ${stage.delivery}`;
   }
   const record = await restartStage(repository, key, action === 'go-on' ? { goOn: true, note: text.trim() || undefined } : {});
   await superviseAfter({}, context, record);

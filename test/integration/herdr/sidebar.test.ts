@@ -8,6 +8,7 @@ import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { fakeHerdr, HERDR_PLUGIN_JS, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
 import { commit, FLUME_BIN, flume, PROJECT } from '../../helpers/repo.js';
+import { promptsOf, stageRepo } from '../stages/helpers.js';
 
 const TASKS = (done: number) => Array.from({ length: 8 }, (_, i) => `- [${i < done ? 'x' : ' '}] task ${i + 1}`).join('\n') + '\n';
 
@@ -153,4 +154,73 @@ describe.skipIf(which('tmux') === undefined)('the herdr sidebar, from a real sta
     controller.abort();
     await loop;
   });
+});
+
+describe.skipIf(which('tmux') === undefined)('the herdr sidebar at a gate', () => {
+  it('follows the event stream to the gate, notifies once, and its next popup goes on with a note', async ({ onTestFinished }) => {
+    const herdr = fakeHerdr();
+    const undo = herdr.install();
+    const gated = { name: 'gated', stages: [{ name: 'code', prompt: 'Code: {brief}', deliverable: 'commit', advance: 'caller' }, { name: 'review', prompt: 'Review: {brief}', deliverable: 'commit' }] };
+    const t = stageRepo({}, { agent: { host: 'auto' }, plugins: [HERDR_PLUGIN_JS], kinds: [gated] });
+    onTestFinished(async () => {
+      undo();
+      await t.cleanup();
+      herdr.cleanup();
+    });
+    Object.assign(t.env, herdr.env);
+    t.script({
+      onPrompt: [
+        { match: '^Code', actions: [{ run: [t.commit, 'code.txt', 'code'] }, { say: 'Coded.' }] },
+        { match: 'Review:', actions: [{ run: [t.commit, 'review.txt'] }, { say: 'Reviewed.' }] },
+      ],
+    });
+    const id = 'gated/h';
+    t.watch();
+    await t.launch('gated', 'h', 'Gate it.');
+    await t.until(id, (p) => p?.stage?.agent?.state === 'working' || p?.stage?.agent?.state === 'idle', 'the code agent');
+
+    // The loop's own poll is ten minutes: what it reads after the gate it read because the event stream woke it.
+    const reads: StatusReport[] = [];
+    const readStatus = async () => {
+      const result = await flume(['status', '--json'], { env: t.env });
+      const report = JSON.parse(result.stdout) as StatusReport;
+      reads.push(report);
+      return report;
+    };
+    const controller = new AbortController();
+    const loop = watchSidebar({ readStatus, intervalMs: 600_000, signal: controller.signal });
+    try {
+      await waitFor(() => reads.length > 0, 'the first reading');
+      t.open('code');
+      const at = await waitFor(() => reads.map((r) => r.places.find((p) => p.id === id)).find((p) => p?.awaiting), 'a reading at the gate', 60_000);
+      expect(at.awaiting).toMatchObject({ gate: true, after: 'code' });
+      expect(rowTokens(at)).toMatchObject({ flume_place: id, flume_state: 'at-gate', flume_needs: 'at the gate after code: next goes on' });
+    } finally {
+      controller.abort();
+      await loop;
+    }
+
+    // The once-per-event sidebar raises one notification for the place at its gate, and no second one at the next event.
+    const runBin = (args: string[], input = '') => spawnSync(process.execPath, [join(PROJECT, 'dist', 'plugins', 'herdr', 'bin.js'), ...args], { cwd: join(PROJECT, 'plugins', 'herdr'), env: { ...t.env, HERDR_PLUGIN_ID: 'flume', HERDR_PLUGIN_STATE_DIR: join(t.state, 'herdr-plugin-state'), HERDR_PLUGIN_CONTEXT_JSON: JSON.stringify({ focused_pane_id: 'w9:p1', focused_pane_cwd: '/' }) }, input, encoding: 'utf8' });
+    const toasts = () => herdr.callsOf('notification', 'show').map((call) => call.argv).filter((argv) => argv[2] === `flume: ${id} waits`);
+    herdr.clearLog();
+    expect(runBin(['sidebar', '--once']).status).toBe(0);
+    expect(toasts()).toEqual([['notification', 'show', `flume: ${id} waits`, '--body', 'at the gate after code: next goes on', '--sound', 'request']]);
+    expect(runBin(['sidebar', '--once']).status).toBe(0);
+    expect(toasts()).toHaveLength(1);
+
+    // next: its popup (over a pane that is no place's) lists the places at a gate, asks for a note, and runs flume next with it.
+    expect(runBin(['action', 'next']).status).toBe(0);
+    expect(herdr.callsOf('plugin', 'pane', 'open').at(-1)?.argv).toEqual(['plugin', 'pane', 'open', '--plugin', 'flume', '--entrypoint', 'next', '--placement', 'popup']);
+    const went = runBin(['popup', 'next'], '1\nmind the tests\n\n\n');
+    expect(went.status, went.stdout + went.stderr).toBe(0);
+    expect(went.stdout).toContain(` 1  ${id}  at the gate after code`);
+    expect(went.stdout).toMatch(new RegExp(`went on to ${id} stage review \\(attempt 1\\): prompt \\w+`));
+    const review = await t.until(id, (p) => (p?.stage?.name === 'review' && p.stage.agent?.transcript ? p : undefined), 'the review stage');
+    await waitFor(() => promptsOf(review.stage.agent.transcript).length > 0, 'the review prompt');
+    expect(promptsOf(review.stage.agent.transcript)[0]).toMatch(/^Review: Gate it\.[\s\S]*mind the tests/);
+    // Where no place waits at a gate, the popup says so and runs nothing.
+    const none = runBin(['popup', 'next'], '\n');
+    expect([none.status, none.stdout]).toEqual([0, expect.stringContaining('No place waits at a gate.')]);
+  }, 300_000);
 });

@@ -16,6 +16,7 @@ import { PROJECT } from '../../helpers/repo.js';
 import { parseStatus, validStatus } from '../../helpers/status-schema.js';
 import { validResult } from '../../helpers/result-schema.js';
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
+import { promptsOf, stageRepo } from '../stages/helpers.js';
 
 let current: AgentRepo;
 let client: Client;
@@ -31,14 +32,15 @@ afterEach(async () => {
   await current.cleanup();
 });
 
-const TOOLS = ['doctor', 'drop', 'go-on', 'kinds', 'launch', 'plugins', 'retry', 'stage', 'status', 'stop', 'tell', 'tidy', 'version'];
+const TOOLS = ['doctor', 'drop', 'go-on', 'kinds', 'launch', 'next', 'plugins', 'retry', 'stage', 'status', 'stop', 'tell', 'tidy', 'version', 'wait'];
 /** Which published schema each tool's answer has. */
-const SCHEMA: Record<string, string> = { launch: 'launch', status: 'status', kinds: 'kinds', plugins: 'plugins', doctor: 'doctor', tell: 'tell', stop: 'stop', retry: 'stage', 'go-on': 'stage', stage: 'stage', drop: 'drop', tidy: 'tidy', version: 'version' };
+const SCHEMA: Record<string, string> = { launch: 'launch', status: 'status', kinds: 'kinds', plugins: 'plugins', doctor: 'doctor', tell: 'tell', stop: 'stop', retry: 'stage', 'go-on': 'stage', stage: 'stage', next: 'stage', wait: 'wait', drop: 'drop', tidy: 'tidy', version: 'version' };
 const text = (result: any): string => result.content.map((c: { text: string }) => c.text).join('\n');
 
 /** Calls a tool that must answer; checks its answer against the published schema and returns it. */
-async function ok(name: string, args: Record<string, unknown>): Promise<any> {
-  const result: any = await client.callTool({ name, arguments: args });
+async function ok(name: string, args: Record<string, unknown>, on = client): Promise<any> {
+  // The wait tool blocks: longer than the SDK's own minute.
+  const result: any = await on.callTool({ name, arguments: args }, undefined, { timeout: 240_000 });
   expect(result.isError, `${name}: ${text(result)}`).toBeFalsy();
   if (name === 'status') validStatus(result.structuredContent, 'the MCP status tool');
   else validResult(SCHEMA[name], result.structuredContent, `the MCP ${name} tool`);
@@ -47,8 +49,8 @@ async function ok(name: string, args: Record<string, unknown>): Promise<any> {
 }
 
 /** Calls a tool that must refuse: an error result `CODE message` + `fix: …`, as error.schema.json has it; returns the error. */
-async function refused(name: string, args: unknown): Promise<{ code: string; message: string; fix: string }> {
-  const result: any = await client.callTool({ name, arguments: args as Record<string, unknown> });
+async function refused(name: string, args: unknown, on = client): Promise<{ code: string; message: string; fix: string }> {
+  const result: any = await on.callTool({ name, arguments: args as Record<string, unknown> });
   expect(result.isError, `${name} ${JSON.stringify(args)} was not refused: ${text(result)}`).toBe(true);
   expect(result.structuredContent).toBeUndefined();
   const match = /^([A-Z_]+) ([\s\S]*?)\nfix: ([\s\S]+)$/.exec(text(result));
@@ -66,7 +68,7 @@ describe("the MCP server, driven by the SDK's own client over stdio", () => {
       expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: expect.any(Boolean), destructiveHint: expect.any(Boolean), idempotentHint: expect.any(Boolean) });
     }
     const flagged = (hint: string) => tools.filter((t) => (t.annotations as Record<string, boolean>)[hint]).map((t) => t.name).sort();
-    expect(flagged('readOnlyHint')).toEqual(['doctor', 'kinds', 'plugins', 'status', 'version']);
+    expect(flagged('readOnlyHint')).toEqual(['doctor', 'kinds', 'plugins', 'status', 'version', 'wait']);
     expect(flagged('destructiveHint')).toEqual(['drop', 'go-on', 'retry', 'stage', 'stop', 'tidy']);
     expect(tools.find((t) => t.name === 'launch')!.inputSchema.required).toEqual(['brief', 'repo']);
     // /flume:launch pre-allows launch and every read-only tool, and nothing that changes or ends work.
@@ -135,5 +137,42 @@ describe("the MCP server, driven by the SDK's own client over stdio", () => {
     expect(await refused('stage', { place: 'fix/nothing-here', stage: '--help', repo })).toMatchObject({ code: 'UNKNOWN_PLACE' });
     expect((await ok('status', { repo })).places).toEqual([]);
     expect((await client.listTools()).tools).toHaveLength(TOOLS.length);
+  });
+
+  it('waits for a stage to reach its gate, times out as the CLI does, and goes on from the gate with next and its note', async ({ onTestFinished }) => {
+    const gated = { name: 'gated', stages: [{ name: 'code', prompt: 'Code: {brief}', deliverable: 'commit', advance: 'caller' }, { name: 'review', prompt: 'Review: {brief}', deliverable: 'commit' }] };
+    const t = stageRepo({}, { kinds: [gated] });
+    const own = new Client({ name: 'flume-test', version: '0.0.0' });
+    onTestFinished(async () => {
+      await own.close();
+      await t.cleanup();
+    });
+    t.script({
+      onPrompt: [
+        { match: '^Code', actions: [{ run: [t.commit, 'code.txt', 'code'] }, { say: 'Coded.' }] },
+        { match: 'Review:', actions: [{ run: [t.commit, 'review.txt', 'review'] }, { say: 'Reviewed.' }] },
+      ],
+    });
+    await own.connect(new StdioClientTransport({ command: process.execPath, args: [join(PROJECT, 'plugins/claude/bin/flume-mcp.mjs')], env: t.env, cwd: t.repo }));
+    await own.listTools();
+    const id = 'gated/m';
+    t.watch();
+    await t.launch('gated', 'm', 'Gate it.');
+    // next before the gate: refused as `flume next` refuses it.
+    expect(await refused('next', { place: id }, own)).toMatchObject({ code: 'NOT_AWAITING' });
+    // wait blocks until the stage comes to its gate; a shorter timeout than that gives up with the CLI's code.
+    expect(await refused('wait', { place: id, for: 'stuck', timeout: '1s' }, own)).toMatchObject({ code: 'WAIT_TIMEOUT' });
+    const waiting = ok('wait', { place: id, for: 'awaits-caller', timeout: '3m' }, own);
+    t.open('code');
+    const reached = await waiting;
+    expect(reached).toMatchObject({ reached: 'awaits-caller', places: [{ id, awaits: 'caller', awaiting: { gate: true, after: 'code' }, stage: { name: 'code', state: 'delivered' } }] });
+
+    const went = await ok('next', { place: id, note: '- mind the tests' }, own);
+    expect(went).toMatchObject({ place: id, stage: { name: 'review', attempt: 1 } });
+    const transcript = went.stage.agent.transcript as string;
+    await waitFor(() => promptsOf(transcript).length > 0, 'the review prompt');
+    expect(promptsOf(transcript)[0]).toMatch(/^Review: Gate it\.[\s\S]*- mind the tests/);
+    expect(await refused('next', { place: id }, own)).toMatchObject({ code: 'NOT_AWAITING' });
+    t.open('review');
   });
 });

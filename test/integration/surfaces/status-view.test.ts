@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, remove, tempDir } from '../../helpers/repo.js';
+import { promptsOf, stageRepo } from '../stages/helpers.js';
 import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 
 let current: AgentRepo | undefined;
@@ -183,5 +184,57 @@ describe('flume status --watch on a terminal', () => {
     // Ctrl-C: the view ends as q ends it, exit 0, the terminal's main screen back.
     keys('C-c');
     expect(await ended()).toBe('0 0');
+  }, 240_000);
+
+  it('shows a place at its gate, rings once when it comes there, goes on with n and its note, and reads again on the event stream', async () => {
+    const gated = { name: 'gated', stages: [{ name: 'code', prompt: 'Code: {brief}', deliverable: 'commit', advance: 'caller' }, { name: 'review', prompt: 'Review: {brief}', deliverable: 'commit' }] };
+    const repo = stageRepo({}, { kinds: [gated] });
+    current = repo;
+    repo.script({
+      onPrompt: [
+        { match: '^Code', actions: [{ run: [repo.commit, 'code.txt', 'code'] }, { say: 'Coded.' }] },
+        { match: 'Review:', actions: [{ run: [repo.commit, 'review.txt'] }, { say: 'Reviewed.' }] },
+      ],
+    });
+    const id = 'gated/g';
+    const supervisor = repo.watch();
+    await repo.launch('gated', 'g', 'Gate it.');
+    const { dir, pane, tmux, until, keys } = await openView(repo, 100, 30, 30_000);
+    const bells = join(dir, 'out');
+    tmux('pipe-pane', '-t', pane, '-o', `cat >> ${bells}`);
+    const rang = () => (readFileSync(bells, 'utf8').match(/\x07/g) ?? []).length;
+    await until('the working agent', (text) => new RegExp(`${id}\\s+active\\s+1/2 code working`).test(text) && text.includes(`── ${id} `));
+    // n where the place does not wait at a gate: refused as `flume next` refuses it.
+    keys('n');
+    await until('the note asked for', (text) => text.includes(`next, a note (Enter: none) ${id}:`));
+    keys('Enter');
+    await until('next refused', (text) => text.includes('NOT_AWAITING'));
+    expect((await repo.flume(['next', id])).stderr).toMatch(/^NOT_AWAITING/);
+
+    // The code stage delivers: the place waits at its gate, in the table and below it, and the bell rings once.
+    repo.open('code');
+    await until('the gate', (text) => new RegExp(`${id}\\s+active\\s+1/2 code delivered.*at the gate after code`).test(text) && text.includes(`at the gate after code: flume next ${id} goes on`));
+    await repo.quiet(2);
+    await until('the agent ended', (text) => /1\/2 code delivered\s+(exited|not-up)/.test(text));
+    expect((await repo.place(id)).awaiting).toMatchObject({ gate: true, after: 'code' });
+    expect(rang()).toBe(1);
+
+    // n and a note: the next stage starts with the note in its prompt, as `flume next --note` would.
+    keys('n');
+    await until('the note asked for again', (text) => text.includes(`next, a note (Enter: none) ${id}:`));
+    tmux('send-keys', '-t', pane, '-l', 'mind the tests');
+    keys('Enter');
+    await until('the next stage', (text) => new RegExp(`went on to ${id} stage review \\(attempt 1\\): prompt \\w+`).test(text), 60_000);
+    await until('the review delivered', (text) => new RegExp(`${id}\\s+active\\s+2/2 review delivered`).test(text), 60_000);
+    const review = await repo.place(id);
+    expect(review.awaiting).toBeUndefined();
+    expect(promptsOf(review.stage.agent.transcript)[0]).toMatch(/^Review: Gate it\.[\s\S]*mind the tests/);
+    expect(rang()).toBe(1);
+
+    // With no supervisor to move anything, a drop writes only the record and its event: the view shows it at once, not at its slow poll.
+    await supervisor.stop();
+    const dropped = await repo.flume(['drop', id, '--no-watch']);
+    expect(dropped.code, dropped.stderr).toBe(0);
+    await until('the drop', (text) => new RegExp(`${id}\\s+dropped`).test(text), 20_000);
   }, 240_000);
 });
