@@ -75,7 +75,8 @@ describe.concurrent('the "Driving flume from a program" page', { timeout: LONG }
     t.script({
       onPrompt: [
         { match: '^Fix this', actions: [{ run: [t.commit, 'fix.txt'] }, { say: 'Fixed.' }] },
-        { match: '^Review', actions: [{ run: [t.commit, 'REVIEW.md'] }, { say: 'Reviewed.' }] },
+        // Unanchored: a prompt of four lines or more reaches the fake pasted, inside tags.
+        { match: 'Review ', actions: [{ run: [t.commit, 'REVIEW.md'] }, { say: 'Reviewed.' }] },
       ],
     });
     // Trusted as the operator trusts it (the program run below goes through no helper that would).
@@ -83,8 +84,8 @@ describe.concurrent('the "Driving flume from a program" page', { timeout: LONG }
     const ran = await runCaller(t, ['sh', pageFile(t, 'review.sh'), t.repo, 'one', 'the typo in README.md.']);
     expect(ran.code, ran.stdout + ran.stderr).toBe(0);
     const lines = ran.stdout.trimEnd().split('\n').map((line) => line.trimEnd());
-    expect(lines[0]).toMatch(/^at the gate after code: commit [0-9a-f]{7,} /);
-    expect(lines[1]).toMatch(/^review delivered commit [0-9a-f]{7,} /);
+    expect(lines[0]).toMatch(/^at the gate after code: commit [0-9a-f]{7,}$/);
+    expect(lines[1]).toMatch(/^review delivered commit [0-9a-f]{7,}$/);
     // The place's events as the stream had them when the script read it (more may follow: its agent
     // stopped, the launch finished): ids in order, the gate between the two stages.
     const events = (await streamOf(t)).filter((e) => e.place === 'reviewed/one');
@@ -126,8 +127,8 @@ describe.concurrent('the "Driving flume from a program" page', { timeout: LONG }
     expect(JSON.parse(readFileSync(join(t.repo, '.flumerc.json'), 'utf8'))).toEqual(config);
     const lines = ran.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^fixround: commit [0-9a-f]{7,} /);
-    expect(lines[1]).toMatch(/^settle: commit [0-9a-f]{7,} /);
+    expect(lines[0]).toMatch(/^fixround: commit [0-9a-f]{7,}$/);
+    expect(lines[1]).toMatch(/^settle: commit [0-9a-f]{7,}$/);
     expect(lines[2]).toMatch(/^merge: \S/);
     // Each stage started by the program alone, in its order, each after the one before had ended.
     const events = (await streamOf(t)).filter((e) => e.place === 'unit/u1');
