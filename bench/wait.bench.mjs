@@ -7,7 +7,7 @@
 // the supervisor's and an idle live view's (`flume status --watch` in a tmux pane of the bench's own),
 // as ratios.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp } from './lib.mjs';
 
@@ -88,8 +88,12 @@ async function latency() {
       let out = '';
       waiter.stdout.on('data', (d) => (out += d));
       const exited = new Promise((done) => waiter.once('exit', (code) => done({ code, at: Date.now() })));
-      // Its first reading done, it waits; the commit comes at a moment within the next second.
-      await sleep(2500 + Math.random() * 1000);
+      // Its first reading done, it watches the state (an inotify descriptor); the commit comes at a
+      // moment within the next second.
+      for (const until = Date.now() + 60_000; !watching(waiter.pid); await sleep(20)) {
+        if (waiter.exitCode !== null || Date.now() > until) throw new Error(`the wait on fix/w${i} never settled into waiting: ${out}`);
+      }
+      await sleep(Math.random() * 1000);
       if (waiter.exitCode !== null) throw new Error(`the wait on fix/w${i} returned before the commit: ${out}`);
       const deadline = Date.now() + 60_000;
       while (!gate.open(`fix--w${i}`)) {
@@ -100,6 +104,7 @@ async function latency() {
       if (code !== 0 || JSON.parse(out).reached !== 'delivered') throw new Error(`the wait on fix/w${i} ended ${code}: ${out}`);
       const mark = Number(readFileSync(join(marks, `fix--w${i}`), 'utf8'));
       const delivered = streamOf(repo).find((e) => e.place === `fix/w${i}` && e.event === 'delivered');
+      if (!delivered) throw new Error(`fix/w${i}: the wait returned, and the stream has no delivery`);
       rows.push({ returned: at - mark, delivered: Date.parse(delivered.at) - mark, woke: at - Date.parse(delivered.at) });
     }
   } finally {
@@ -114,6 +119,21 @@ async function latency() {
   console.log(line('of which the supervisor: the commit → `delivered` in the stream', 'delivered'));
   console.log(line('and the wait: `delivered` in the stream → its exit', 'woke'));
   if (process.env.VERBOSE) for (const row of rows) console.log(`    ${JSON.stringify(row)}`);
+}
+
+/** True once the process holds an inotify descriptor: `flume wait` watching the repository's state. */
+function watching(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:inotify';
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
 }
 
 /** utime, stime, cutime, cstime of a process: its own CPU and its waited-for children's. */
