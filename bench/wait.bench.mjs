@@ -1,7 +1,9 @@
 // `flume wait`: (1) from a deliverable's commit to a waiting `flume wait PLACE --for delivered`
-// returning, with a real supervisor (`flume watch`) running, over RUNS places (default 12) whose
-// agents commit one at a time (limit: p90 under 1 s); split into the supervisor's part (the commit →
-// the `delivered` event in the repository's stream) and the wait's (that event → the wait's exit);
+// returning, with a real supervisor (`flume watch`) running, over RUNS places (default 12) of each
+// of two kinds, interleaved, whose agents commit one at a time: `fix`, which flume moves on (its next
+// stage starts as the wait reads), and a kind whose caller starts its stages (`flume stage`; nothing
+// starts after the delivery); limit: p90 under 1 s. Each split into the supervisor's part (the commit
+// → the `delivered` event in the repository's stream) and the wait's (that event → the wait's exit);
 // (2) the idle cost of a `flume wait` on a place whose agent works on and delivers nothing: its CPU
 // ticks from /proc/<pid>/stat over IDLE_S (default 60) seconds, side by side in the same minute with
 // the supervisor's and an idle live view's (`flume status --watch` in a tmux pane of the bench's own),
@@ -15,13 +17,16 @@ const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
+/** A kind whose caller starts its one stage. */
+const UNIT = { name: 'unit', advance: 'caller', stages: [{ name: 'work', prompt: 'Work on {brief}.', deliverable: 'commit' }] };
+
 function setup(script) {
   const state = temp('flume-bench-state-');
   const configDir = temp('flume-bench-claude-');
   const scriptPath = join(configDir, 'script.json');
   writeFileSync(scriptPath, JSON.stringify(script));
   const repo = makeRepo();
-  writeFileSync(join(repo, 'flume.config.ts'), `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: FAKE, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '5s' } })};\n`);
+  writeFileSync(join(repo, 'flume.config.ts'), `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: FAKE, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '5s' }, kinds: [UNIT] })};\n`);
   spawnSync('git', ['add', '-A'], { cwd: repo });
   spawnSync('git', ['commit', '-qm', 'config'], { cwd: repo, env: { ...process.env, ...GIT_ENV } });
   const env = { ...process.env, ...GIT_ENV, FLUME_STATE_DIR: state };
@@ -78,47 +83,63 @@ async function latency() {
   });
   const { repo, env } = setupResult;
   let watcher;
-  const rows = [];
+  const rows = { fix: [], unit: [] };
+  const places = [];
   try {
-    for (let i = 0; i < runs; i++) flume(env, repo, 'launch', '--kind', 'fix', '--name', `w${i}`, '--brief', 'bench', '--no-watch');
+    for (let i = 0; i < runs; i++) {
+      for (const kind of ['fix', 'unit']) {
+        flume(env, repo, 'launch', '--kind', kind, '--name', `w${i}`, '--brief', 'bench', '--no-watch');
+        if (kind === 'unit') flume(env, repo, 'stage', `unit/w${i}`, 'work', '--no-watch');
+        places.push({ kind, id: `${kind}/w${i}`, key: `${kind}--w${i}` });
+      }
+    }
     watcher = supervisor(env);
     await sleep(3000);
-    for (let i = 0; i < runs; i++) {
-      const waiter = spawn(process.execPath, [FLUME, 'wait', `fix/w${i}`, '--for', 'delivered', '--timeout', '2m', '--json'], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const { kind, id, key } of places) {
+      const waiter = spawn(process.execPath, [FLUME, 'wait', id, '--for', 'delivered', '--timeout', '2m', '--json'], { env, cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       waiter.stdout.on('data', (d) => (out += d));
       const exited = new Promise((done) => waiter.once('exit', (code) => done({ code, at: Date.now() })));
       // Its first reading done, it watches the state (an inotify descriptor); the commit comes at a
       // moment within the next second.
       for (const until = Date.now() + 60_000; !watching(waiter.pid); await sleep(20)) {
-        if (waiter.exitCode !== null || Date.now() > until) throw new Error(`the wait on fix/w${i} never settled into waiting: ${out}`);
+        if (waiter.exitCode !== null || Date.now() > until) throw new Error(`the wait on ${id} never settled into waiting: ${out}`);
       }
       await sleep(Math.random() * 1000);
-      if (waiter.exitCode !== null) throw new Error(`the wait on fix/w${i} returned before the commit: ${out}`);
+      if (waiter.exitCode !== null) throw new Error(`the wait on ${id} returned before the commit: ${out}`);
       const deadline = Date.now() + 60_000;
-      while (!gate.open(`fix--w${i}`)) {
-        if (Date.now() > deadline) throw new Error(`fix/w${i}'s agent never reached its gate`);
+      while (!gate.open(key)) {
+        if (Date.now() > deadline) throw new Error(`${id}'s agent never reached its gate`);
         await sleep(20);
       }
       const { code, at } = await exited;
-      if (code !== 0 || JSON.parse(out).reached !== 'delivered') throw new Error(`the wait on fix/w${i} ended ${code}: ${out}`);
-      const mark = Number(readFileSync(join(marks, `fix--w${i}`), 'utf8'));
-      const delivered = streamOf(repo).find((e) => e.place === `fix/w${i}` && e.event === 'delivered');
-      if (!delivered) throw new Error(`fix/w${i}: the wait returned, and the stream has no delivery`);
-      rows.push({ returned: at - mark, delivered: Date.parse(delivered.at) - mark, woke: at - Date.parse(delivered.at) });
+      if (code !== 0 || JSON.parse(out).reached !== 'delivered') throw new Error(`the wait on ${id} ended ${code}: ${out}`);
+      const mark = Number(readFileSync(join(marks, key), 'utf8'));
+      const delivered = streamOf(repo).find((e) => e.place === id && e.event === 'delivered');
+      if (!delivered) throw new Error(`${id}: the wait returned, and the stream has no delivery`);
+      rows[kind].push({ returned: at - mark, delivered: Date.parse(delivered.at) - mark, woke: at - Date.parse(delivered.at) });
+      // The next run starts once this place is at rest (fix: its next stage's prompt taken; the
+      // caller's kind: waiting for its caller), so no run is measured while another's work goes on.
+      const rest = kind === 'fix' ? (e) => e.event === 'prompt-taken' && e.stage === 'submission' : (e) => e.event === 'awaits-caller' && e.after === 'work';
+      for (const until = Date.now() + 120_000; !streamOf(repo).some((e) => e.place === id && rest(e)); await sleep(200)) {
+        if (Date.now() > until) throw new Error(`${id} never came to rest`);
+      }
     }
   } finally {
     await cleanup(setupResult, watcher);
   }
-  const line = (name, key) => {
-    const values = rows.map((row) => row[key]);
-    return `  ${name}: median ${fmt(median(values))}, p90 ${fmt(percentile(values, 90))}, max ${fmt(Math.max(...values))}`;
+  const line = (kind, name, key) => {
+    const values = rows[kind].map((row) => row[key]);
+    return `    ${name}: median ${fmt(median(values))}, p90 ${fmt(percentile(values, 90))}, max ${fmt(Math.max(...values))}`;
   };
-  console.log(`deliverable's commit → (supervisor running, ${rows.length} runs, one place at a time):`);
-  console.log(`${line('`flume wait --for delivered` returned (its exit)', 'returned')} (limit: p90 1000 ms)`);
-  console.log(line('of which the supervisor: the commit → `delivered` in the stream', 'delivered'));
-  console.log(line('and the wait: `delivered` in the stream → its exit', 'woke'));
-  if (process.env.VERBOSE) for (const row of rows) console.log(`    ${JSON.stringify(row)}`);
+  console.log(`deliverable's commit → (supervisor running, ${runs} runs of each kind, interleaved, one place at a time):`);
+  for (const [kind, words] of [['fix', 'fix (flume starts its next stage)'], ['unit', 'a kind whose caller starts its stages']]) {
+    console.log(`  ${words}:`);
+    console.log(`${line(kind, '`flume wait --for delivered` returned (its exit)', 'returned')} (limit: p90 1000 ms)`);
+    console.log(line(kind, 'of which the supervisor: the commit → `delivered` in the stream', 'delivered'));
+    console.log(line(kind, 'and the wait: `delivered` in the stream → its exit', 'woke'));
+    if (process.env.VERBOSE) for (const row of rows[kind]) console.log(`      ${JSON.stringify(row)}`);
+  }
 }
 
 /** True once the process holds an inotify descriptor: `flume wait` watching the repository's state. */
