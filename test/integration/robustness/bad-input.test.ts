@@ -88,7 +88,7 @@ const PLACE_FORMS: Record<string, (place: string) => string[]> = {
   'go-on': (place) => ['go-on', place],
   stage: (place) => ['stage', place, 'code'],
 };
-const NO_PLACE = ['launch', 'kinds', 'plugins', 'trust', 'watch', 'doctor', 'version'];
+const NO_PLACE = ['launch', 'kinds', 'plugins', 'trust', 'watch', 'doctor', 'version', 'hosts'];
 const withRepo = (args: string[]) => [args[0], '--repo', repo, ...args.slice(1)];
 
 describe('the commands under test', () => {
