@@ -43,7 +43,7 @@ export async function runEntry(argv: string[], options: EntryOptions): Promise<n
   const cwd = options.cwd ?? process.cwd();
   if (namesAHost(argv, env)) {
     const { routed } = await import('./remote/routed.js');
-    const where = await routed(argv, { io, cwd, env }, (again, io) => runEntry(again, { ...options, io }));
+    const where = await routed(argv, { io, cwd, env, preset: options.preset, self }, (again, io) => runEntry(again, { ...options, io }));
     if (typeof where === 'number') return where;
     argv = where.argv;
   }

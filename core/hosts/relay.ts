@@ -26,6 +26,22 @@ export interface RelayRequest {
   argv: string[];
   /** The text of each file the command names, by the index in argv of the file's name. */
   files: Array<{ index: number; text: string }>;
+  /**
+   * Instead of a command line, a command and its arguments as values (what a surface such as the
+   * MCP server hands a command's `run`): no parser reads them on either host.
+   */
+  call?: { command: string; args: Record<string, unknown> };
+}
+
+/** A command and its arguments as values, run on `host`'s flume with `--json`; answers with what it printed and its exit code. */
+export async function relayCall(host: NamedHost, call: { command: string; args: Record<string, unknown> }, options: { env: NodeJS.ProcessEnv; version: string; timeoutMs?: number }): Promise<{ code: number; stdout: string }> {
+  const { env } = options;
+  await handshake(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env));
+  const request: RelayRequest = { relay: 1, argv: [], files: [], call };
+  const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: JSON.stringify(request), timeoutMs: options.timeoutMs });
+  const dropped = unreachable(host, result, options.timeoutMs ?? 0, 'dropped');
+  if (dropped) throw dropped;
+  return { code: result.exitCode ?? 1, stdout: result.stdout };
 }
 
 /** Where a relayed command's output goes, as it comes. */
@@ -83,7 +99,7 @@ export async function relay(host: NamedHost, argv: string[], options: { cwd: str
  * The remote end: reads the request from `input`, hands each file's text to the command as a
  * private file of its own (removed after), and runs the command with `run`; answers with its exit code.
  */
-export async function answerRelay(input: AsyncIterable<Buffer | string>, run: (argv: string[]) => Promise<number>): Promise<number> {
+export async function answerRelay(input: AsyncIterable<Buffer | string>, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>): Promise<number> {
   let text = '';
   for await (const chunk of input) text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
   let request: RelayRequest;
@@ -94,6 +110,11 @@ export async function answerRelay(input: AsyncIterable<Buffer | string>, run: (a
   }
   const valid = request?.relay === 1 && Array.isArray(request.argv) && request.argv.every((a) => typeof a === 'string') && Array.isArray(request.files)
     && request.files.every((f) => Number.isInteger(f?.index) && f.index >= 0 && f.index < request.argv.length && typeof f.text === 'string');
+  const called = request?.call;
+  if (valid && called !== undefined) {
+    if (typeof called?.command !== 'string' || !called.args || typeof called.args !== 'object' || Array.isArray(called.args)) throw flumeError('BAD_USAGE', { message: `${RELAY_ENTRY}: a call names its command and its arguments as an object.` }, { variant: 'parser' });
+    return call(called.command, called.args);
+  }
   if (!valid) throw flumeError('BAD_USAGE', { message: `${RELAY_ENTRY} reads a relayed command's request on its standard input; it is what flume on another host sends, not a command.` }, { variant: 'parser' });
   const argv = [...request.argv];
   if (request.files.length === 0) return run(argv);

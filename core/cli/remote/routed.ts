@@ -5,7 +5,10 @@
  * relay (`flume __relay`) runs the request it reads on its standard input. Nothing of a command for
  * another host runs here: a host that cannot be reached is refused, never stood in for.
  */
-import { answerRelay, relay, RELAY_ENTRY } from '../../hosts/relay.js';
+import type { FlumePlugin } from '../../api/plugin.js';
+import { flumeError } from '../../api/errors.js';
+import { answerRelay, relay, relayCall, RELAY_ENTRY } from '../../hosts/relay.js';
+import { namedHost } from '../../hosts/list.js';
 import { route } from '../../hosts/route.js';
 import { readAllHosts, type AllHostsReport } from '../../hosts/all-status.js';
 import { flumeVersion } from '../command.js';
@@ -19,6 +22,10 @@ export interface RoutedOptions {
   io: Io;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
+  /** The built-in plugins, for a command called with its arguments as values. */
+  preset: () => Promise<FlumePlugin[]>;
+  /** The flume executable. */
+  self: string;
 }
 
 /**
@@ -34,7 +41,7 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     if (argv[0] === RELAY_ENTRY) {
       // The remote end runs the command here, whatever host its own environment names.
       delete env.FLUME_HOST;
-      return await answerRelay(process.stdin, (relayed) => again(relayed, io));
+      return await answerRelay(process.stdin, (relayed) => again(relayed, io), (command, args) => calledHere(command, args, { ...options, env, cwd }));
     }
     const where = await route(argv, env, COMMAND_LINES);
     if (where.to === 'here') return { argv: where.argv };
@@ -50,6 +57,29 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     printError(io, failure, json);
     return failure.exitCode;
   }
+}
+
+/** A command's `run` with its arguments as values and `--json`, as a surface calls it here; a refusal printed as --json prints it. */
+async function calledHere(name: string, args: Record<string, unknown>, options: RoutedOptions & { env: NodeJS.ProcessEnv; cwd: string }): Promise<number> {
+  const { commands } = await import('../commands.js');
+  const command = commands.find((c) => c.command.split(' ')[0] === name);
+  try {
+    if (!command) throw flumeError('BAD_USAGE', { tool: JSON.stringify(name), tools: commands.map((c) => c.command.split(' ')[0]).join(', ') }, { variant: 'noTool' });
+    return (await command.run({ ...args, json: true }, { io: options.io, preset: options.preset, self: options.self, cwd: options.cwd, env: options.env })) ?? 0;
+  } catch (error) {
+    const failure = asFlumeError(error);
+    printError(options.io, failure, true);
+    return failure.exitCode;
+  }
+}
+
+/**
+ * A command and its arguments as values, run on the named host's flume with `--json` (what a
+ * surface such as the MCP server does for a call naming a host): answers with what the remote
+ * printed and its exit code.
+ */
+export async function callOnHost(host: string, command: string, args: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string }> {
+  return relayCall(await namedHost(host, env), { command, args }, { env, version: await flumeVersion() });
 }
 
 async function captured(again: (argv: string[], io: Io) => Promise<number>, argv: string[]): Promise<{ code: number; stdout: string }> {

@@ -15,6 +15,8 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { killTmuxServer } from '../../../agents/panes/tmux.js';
 import { agentRepo, stopSupervisor, type AgentRepo } from '../../helpers/agent-repo.js';
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
@@ -169,15 +171,20 @@ afterAll(async () => {
   made.forEach(remove);
 }, 60_000);
 
-describe('other hosts, over a real sshd', { timeout: 180_000 }, () => {
+describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
   it('adds a host it reaches with the same flume, and refuses one it cannot reach, a password-only one, and another version', async () => {
     const added = await here(['hosts', 'add', 'remote', 'build-1', '--json']);
     expect(added.code, added.stdout + added.stderr).toBe(0);
     expect(json(added)).toMatchObject({ host: { name: 'remote', target: 'build-1', flume: 'flume' }, flume: JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version });
 
+    // A password is never asked for: an askpass program ssh would run in its place notes that it was.
+    const asked = join(box, 'askpass-was-asked');
+    writeFileSync(join(box, 'askpass'), `#!/bin/sh\ntouch '${asked}'\necho wrong\n`);
+    chmodSync(join(box, 'askpass'), 0o755);
     const started = Date.now();
-    const password = await here(['hosts', 'add', 'pw', 'password-only', '--json']);
+    const password = await flume(['hosts', 'add', 'pw', 'password-only', '--json'], { env: { ...localEnv, SSH_ASKPASS: join(box, 'askpass'), SSH_ASKPASS_REQUIRE: 'force', DISPLAY: ':0' }, cwd: localRepo.repo });
     expect(Date.now() - started).toBeLessThan(30_000);
+    expect(existsSync(asked)).toBe(false);
     expect(json(password).error).toMatchObject({ code: 'HOST_UNREACHABLE', details: { host: 'pw', target: 'password-only' } });
     expect(json(password).error.message).toMatch(/Permission denied/);
 
@@ -204,6 +211,10 @@ describe('other hosts, over a real sshd', { timeout: 180_000 }, () => {
     // The remote's own state holds it; this host's knows no repository.
     expect(readFileSync(join(remoteState, 'repositories.json'), 'utf8')).toContain(remoteRepo.repo);
     expect(existsSync(join(localRepo.state, 'repositories.json'))).toBe(false);
+    // The remote's own doctor, of the remote's repository.
+    const doctor = await here(['doctor', '--host', 'remote', '--repo', remoteRepo.repo, '--json']);
+    expect(json(doctor), doctor.stderr).toMatchObject({ version: 1, repo: remoteRepo.repo, checks: expect.any(Array) });
+    expect(doctor.code).toBe(json(doctor).ok ? 0 : 1);
   });
 
   it('reads both hosts in one schema-valid status, each place and repository with its host', async () => {
@@ -246,11 +257,29 @@ describe('other hosts, over a real sshd', { timeout: 180_000 }, () => {
     const tell = await here(['tell', 'remote:fix/far', '--repo', remoteRepo.repo, '--file', told, '--no-watch', '--json']);
     expect(tell.code, tell.stdout + tell.stderr).toBe(0);
     expect(json(tell)).toMatchObject({ taken: true });
+    // The MCP tools take a host: the call runs on that host's flume, its text as a value ("--…" stays text).
+    const client = new Client({ name: 'flume-test', version: '0.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(PROJECT, 'plugins/claude/bin/flume-mcp.mjs')], env: localEnv, cwd: localRepo.repo }));
+    try {
+      const read: any = await client.callTool({ name: 'status', arguments: { place: 'fix/far', repo: remoteRepo.repo, host: 'remote' } });
+      expect(read.isError, JSON.stringify(read)).toBeFalsy();
+      expect(read.structuredContent.places.map((p: { id: string }) => p.id)).toEqual(['fix/far']);
+      await waitFor(async () => (await remoteStatus('fix/far')).stage.agent.state === 'idle', 'the remote agent to end its turn', 60_000);
+      const mcpTell: any = await client.callTool({ name: 'tell', arguments: { place: 'fix/far', text: '--Answer by MCP', repo: remoteRepo.repo, host: 'remote' } });
+      expect(mcpTell.isError, JSON.stringify(mcpTell)).toBeFalsy();
+      expect(mcpTell.structuredContent).toMatchObject({ taken: true });
+      const unknown: any = await client.callTool({ name: 'status', arguments: { host: 'nowhere' } });
+      expect(unknown.isError).toBe(true);
+      expect(unknown.content[0].text).toMatch(/^UNKNOWN_HOST /);
+    } finally {
+      await client.close();
+    }
     const launched = await here(['launch', '--host', 'remote', '--repo', remoteRepo.repo, '--kind', 'fix', '--name', 'hush', '--brief', `${secret}\nin the brief`, '--no-watch']);
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
     expect(seen()).toEqual([]);
     const place = await remoteStatus('fix/far');
     expect(prompts(place.stage.agent.transcript)).toContain(`${secret}\nand a second line`);
+    expect(prompts(place.stage.agent.transcript)).toContain('--Answer by MCP');
 
     const stopped = await here(['stop', '--host', 'remote', 'fix/far', '--repo', remoteRepo.repo, '--force', '--no-watch']);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
