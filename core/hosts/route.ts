@@ -25,8 +25,9 @@ const HERE_ALWAYS = new Set(['hosts', RELAY_ENTRY]);
 const PREFIXED = /^([a-z0-9][a-z0-9._-]{0,63}):(.+)$/;
 
 /** The route of `argv`, the host's part taken off it. */
-export async function route(argv: string[], env: NodeJS.ProcessEnv, lines: Readonly<Record<string, LineShape>>): Promise<Route> {
-  if (HERE_ALWAYS.has(argv[0])) return { to: 'here', argv };
+export async function route(given: string[], env: NodeJS.ProcessEnv, lines: Readonly<Record<string, LineShape>>): Promise<Route> {
+  const argv = commandFirst(given);
+  if (HERE_ALWAYS.has(argv[0])) return { to: 'here', argv: given };
   const command = argv[0];
   const line = Object.hasOwn(lines, command) ? lines[command] : undefined;
   const names: string[] = [];
@@ -78,4 +79,17 @@ export async function route(argv: string[], env: NodeJS.ProcessEnv, lines: Reado
   if (unique.length > 1) throw flumeError('UNKNOWN_HOST', { command: command ?? 'flume' }, { variant: 'manyHosts', details: { hosts: unique } });
   if (!unique.length || unique[0] === THIS_HOST) return { to: 'here', argv: rest };
   return { to: 'host', host: await namedHost(unique[0], env), argv: rest };
+}
+
+/** `argv` with the host options given before the command (`flume --host h status`) moved after it. */
+function commandFirst(argv: string[]): string[] {
+  const lead: string[] = [];
+  let at = 0;
+  while (at < argv.length) {
+    const arg = argv[at];
+    if (arg === '--host' && at + 1 < argv.length) lead.push(arg, argv[at + 1]), (at += 2);
+    else if (arg.startsWith('--host=') || arg === '--all-hosts') lead.push(arg), at++;
+    else break;
+  }
+  return lead.length && at < argv.length ? [argv[at], ...lead, ...argv.slice(at + 1)] : argv;
 }

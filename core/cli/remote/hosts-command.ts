@@ -24,14 +24,14 @@ export const hostsCommand: Command = {
     if (action === 'add') {
       if (name === undefined || target === undefined) throw usage('flume hosts add takes a NAME and an SSH-TARGET.');
       const { host, remote } = await addHost({ name, target, flume: args.flume === undefined ? undefined : String(args.flume) }, context.env ?? process.env, await flumeVersion());
-      if (args.json) return void printJson(context.io, { host, flume: remote });
+      if (args.json) return void printJson(context.io, { hosts: await listHosts(context.env ?? process.env), flume: remote });
       context.io.stdout(`added ${host.name} (${host.target}): flume ${remote}\n`);
       return;
     }
     if (action === 'remove') {
       if (name === undefined || target !== undefined) throw usage('flume hosts remove takes a NAME.');
       const host = await removeHost(name, context.env ?? process.env);
-      if (args.json) return void printJson(context.io, { removed: host });
+      if (args.json) return void printJson(context.io, { hosts: await listHosts(context.env ?? process.env) });
       context.io.stdout(`removed ${host.name} (${host.target})\n`);
       return;
     }

@@ -8,7 +8,7 @@
 import type { FlumePlugin } from '../../api/plugin.js';
 import { flumeError } from '../../api/errors.js';
 import { answerRelay, relay, relayCall, RELAY_ENTRY } from '../../hosts/relay.js';
-import { namedHost } from '../../hosts/list.js';
+import { namedHost, THIS_HOST } from '../../hosts/list.js';
 import { route } from '../../hosts/route.js';
 import { readAllHosts, type AllHostsReport } from '../../hosts/all-status.js';
 import { flumeVersion } from '../command.js';
@@ -41,14 +41,19 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     if (argv[0] === RELAY_ENTRY) {
       // The remote end runs the command here, whatever host its own environment names.
       delete env.FLUME_HOST;
-      return await answerRelay(process.stdin, (relayed) => again(relayed, io), (command, args) => calledHere(command, args, { ...options, env, cwd }));
+      endWithTheConnection();
+      return await answerRelay(process.stdin, (relayed) => ((watching = relayed.includes('--watch')), again(relayed, io)), (command, args) => calledHere(command, args, { ...options, env, cwd }));
     }
     const where = await route(argv, env, COMMAND_LINES);
     if (where.to === 'here') return { argv: where.argv };
     const version = await flumeVersion();
     if (where.to === 'host') return await relay(where.host, where.argv, { cwd, env, version, output: io });
-    const here = where.here ? () => captured(again, [...where.argv.filter((arg) => arg !== '--json'), '--json']) : undefined;
-    const report = await readAllHosts({ here, hosts: where.hosts, argv: where.argv, cwd, env, version });
+    const watch = where.argv.includes('--watch');
+    const asked = where.argv.filter((arg) => arg !== '--json' && arg !== '--watch');
+    const here = where.here ? () => captured(again, [...asked, '--json']) : undefined;
+    const read = () => readAllHosts({ here, hosts: where.hosts, argv: asked, cwd, env, version });
+    if (watch) return await watchAllHosts(io, read);
+    const report = await read();
     if (json) printJson(io, report);
     else printAllHosts(io, report);
     return 0;
@@ -82,18 +87,64 @@ export async function callOnHost(host: string, command: string, args: Record<str
   return relayCall(await namedHost(host, env), { command, args }, { env, version: await flumeVersion() });
 }
 
+/**
+ * A relayed command that runs until stopped (`status --watch`) ends once its connection is gone:
+ * the session that started it ends, and the process is handed to another parent. A command that
+ * ends by itself runs on, as after a crash of the caller (the next command converges).
+ */
+function endWithTheConnection(): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent && watching) process.exit(129);
+  }, 1000);
+  timer.unref();
+}
+let watching = false;
+
 async function captured(again: (argv: string[], io: Io) => Promise<number>, argv: string[]): Promise<{ code: number; stdout: string }> {
   let stdout = '';
   const code = await again(argv, { stdout: (text) => void (stdout += text), stderr: () => undefined, isTTY: false });
   return { code, stdout };
 }
 
+/** How often `status --watch` over several hosts reads them again: another host's changes raise no event here. */
+const ALL_HOSTS_POLL_MS = 5000;
+
+/**
+ * `status --watch` over several hosts: plain blocks, one each time the view changes, every place
+ * named as commands take it (`HOST:kind/name` for another host's), each host that did not answer
+ * listed under the table; until interrupted.
+ */
+async function watchAllHosts(io: Io, read: () => Promise<AllHostsReport>): Promise<number> {
+  const [{ followStatus }, { render }] = await Promise.all([import('../view/status-follow.js'), import('../view/status-watch.js')]);
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  process.once('SIGTERM', () => controller.abort());
+  let hosts: AllHostsReport['hosts'] = [];
+  const named = async () => {
+    const report = await read();
+    hosts = report.hosts;
+    return { ...report, places: report.places.map((p) => (p.host === THIS_HOST ? p : { ...p, id: `${p.host}:${p.id}` })) };
+  };
+  let shown = '';
+  await followStatus(named, { signal: controller.signal, pollMs: ALL_HOSTS_POLL_MS }, ({ report, gone }) => {
+    const view = render(report, { gone }) + hosts.filter((h) => h.state !== 'answered').map(hostLine).join('');
+    if (view === shown) return;
+    io.stdout(`${view}\n`);
+    shown = view;
+  });
+  return 0;
+}
+
+function hostLine(host: AllHostsReport['hosts'][number]): string {
+  const last = host.lastReadingAt ? `; last good reading ${host.lastReadingAt}` : '; never read';
+  return `host ${host.name}${host.target ? ` (${host.target})` : ''}: ${host.state}: ${host.error?.code} ${host.error?.message}${last}\n`;
+}
+
 /** A merged reading as plain lines: each host, then its places. */
 function printAllHosts(io: Io, report: AllHostsReport): void {
   for (const host of report.hosts) {
-    const where = host.target ? ` (${host.target})` : '';
-    const last = host.lastReadingAt ? `; last good reading ${host.lastReadingAt}` : '; never read';
-    io.stdout(host.state === 'answered' ? `host ${host.name}${where}\n` : `host ${host.name}${where}: ${host.state}: ${host.error?.code} ${host.error?.message}${last}\n`);
+    io.stdout(host.state === 'answered' ? `host ${host.name}${host.target ? ` (${host.target})` : ''}\n` : hostLine(host));
     for (const repository of report.repositories.filter((r) => r.host === host.name && r.error)) io.stdout(`  ${repository.root}: ${repository.error!.code} ${repository.error!.message}\n`);
     const places = report.places.filter((p) => p.host === host.name);
     if (host.state === 'answered' && places.length === 0) io.stdout('  no places\n');

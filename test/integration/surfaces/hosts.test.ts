@@ -21,6 +21,7 @@ import { killTmuxServer } from '../../../agents/panes/tmux.js';
 import { agentRepo, stopSupervisor, type AgentRepo } from '../../helpers/agent-repo.js';
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { watchArgv } from '../../helpers/proc.js';
+import { validResult } from '../../helpers/result-schema.js';
 import { flume, PROJECT, remove, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
 import { signalQuietly, waitGone } from '../../../core/support/process.js';
 
@@ -175,7 +176,7 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
   it('adds a host it reaches with the same flume, and refuses one it cannot reach, a password-only one, and another version', async () => {
     const added = await here(['hosts', 'add', 'remote', 'build-1', '--json']);
     expect(added.code, added.stdout + added.stderr).toBe(0);
-    expect(json(added)).toMatchObject({ host: { name: 'remote', target: 'build-1', flume: 'flume' }, flume: JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version });
+    expect(validResult('hosts', json(added))).toMatchObject({ hosts: [{ name: 'remote', target: 'build-1', flume: 'flume' }], flume: JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version });
 
     // A password is never asked for: an askpass program ssh would run in its place notes that it was.
     const asked = join(box, 'askpass-was-asked');
@@ -194,8 +195,16 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/^HOST_VERSION_MISMATCH .*no-flume-here --version --json/);
 
+    const spare = await here(['hosts', 'add', 'spare', 'build-1']);
+    expect(spare.stdout, spare.stderr).toMatch(/^added spare \(build-1\): flume /);
+    const removed = await here(['hosts', 'remove', 'spare', '--json']);
+    expect(validResult('hosts', json(removed)).hosts.map((h: { name: string }) => h.name)).toEqual(['remote']);
+    // The host options may come before the command too.
+    const first = await here(['--host', 'remote', 'status', '--json']);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(json(first).places).toEqual([]);
     const listed = await here(['hosts', '--json']);
-    expect(json(listed).hosts.map((h: { name: string }) => h.name)).toEqual(['remote']);
+    expect(validResult('hosts', json(listed)).hosts.map((h: { name: string }) => h.name)).toEqual(['remote']);
     // The list is the user's own state here, never the repository's.
     expect(existsSync(join(localRepo.state, 'hosts.json'))).toBe(true);
     expect(readdirSync(localRepo.repo)).not.toContain('hosts.json');
@@ -229,6 +238,11 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
     expect(report.hosts).toEqual([expect.objectContaining({ name: 'local', state: 'answered' }), expect.objectContaining({ name: 'remote', target: 'build-1', state: 'answered' })]);
     const named = await here(['status', '--host', 'local', '--host', 'remote', '--json']);
     expect(json(named).places.length).toBe(2);
+    // The live view of every host, as plain blocks (not a terminal): each place named as commands take it.
+    const watched = await flume(['status', '--watch', '--all-hosts'], { env: localEnv, cwd: localRepo.repo, timeoutMs: 25_000 });
+    expect(watched.stdout, watched.stderr).toMatch(/^flume: 2 places\n/m);
+    expect(watched.stdout).toMatch(/^fix\/near +active/m);
+    expect(watched.stdout).toMatch(/^remote:fix\/far +active/m);
     const text = await here(['status', '--all-hosts']);
     expect(text.stdout).toMatch(/^host local\n {2}fix\/near/m);
     expect(text.stdout).toMatch(/^host remote \(build-1\)\n {2}fix\/far/m);
