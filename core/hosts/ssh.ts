@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { flumeError, type FlumeError } from '../api/errors.js';
-import { run, type RunResult } from '../support/exec.js';
+import { run, runAttached, type RunResult } from '../support/exec.js';
 import { sshDir, type NamedHost } from './list.js';
 
 /** ssh's own exit code for its own failure (the remote's never reaches it: flume exits 0, 1 or 2). */
@@ -21,7 +21,7 @@ export function hostTimeoutMs(env: NodeJS.ProcessEnv): number {
 }
 
 /** ssh's arguments for one remote command on `host`. */
-export async function sshArguments(host: NamedHost, env: NodeJS.ProcessEnv, remoteCommand: string): Promise<string[]> {
+export async function sshArguments(host: NamedHost, env: NodeJS.ProcessEnv, remoteCommand: string, terminal = false): Promise<string[]> {
   const control = join(await sshDir(env), '%C');
   return [
     '-o', 'BatchMode=yes',
@@ -31,7 +31,7 @@ export async function sshArguments(host: NamedHost, env: NodeJS.ProcessEnv, remo
     '-o', 'ConnectTimeout=10',
     '-o', 'ServerAliveInterval=10',
     '-o', 'ServerAliveCountMax=3',
-    '-T',
+    terminal ? '-t' : '-T',
     '--', host.target, remoteCommand,
   ];
 }
@@ -88,4 +88,21 @@ export async function handshake(host: NamedHost, env: NodeJS.ProcessEnv, local: 
   }
   if (!sameMinor(remote, local)) throw flumeError('HOST_VERSION_MISMATCH', { host: host.name, target: host.target, remote, local }, { details: { ...details, remote } });
   return remote;
+}
+
+/** A word as a POSIX shell reads it back unchanged: in single quotes, each single quote closed, escaped and reopened. */
+function quoted(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The remote's own live view on this terminal (`status --watch --host NAME` on a terminal): its
+ * flume run under `ssh -t`, so its keys (attach, tell, stop, retry, go on, drop) act on that host,
+ * and attaching to a pane is the remote's tmux (or herdr) on this terminal. Its words are a place
+ * and a repository's path, never a text; each is quoted for the remote's shell. Answers with its exit code.
+ */
+export async function viewOnHost(host: NamedHost, env: NodeJS.ProcessEnv, local: string, words: string[]): Promise<number> {
+  await handshake(host, env, local);
+  const command = [host.flume, ...words.map(quoted)].join(' ');
+  return (await runAttached('ssh', await sshArguments(host, env, command, true), { env: { ...env } })) ?? 1;
 }

@@ -14,7 +14,8 @@ import { readAllHosts, type AllHostsReport } from '../../hosts/all-status.js';
 import { flumeVersion } from '../command.js';
 import { COMMAND_LINES } from '../options.js';
 import { asFlumeError, printError, printJson } from '../output.js';
-import type { Io } from '../process-io.js';
+import { processIo, type Io } from '../process-io.js';
+import { viewOnHost } from '../../hosts/ssh.js';
 import { describePlace } from '../view/place-words.js';
 
 /** What the entry hands the road: its streams, folder and environment. */
@@ -47,6 +48,9 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     const where = await route(argv, env, COMMAND_LINES);
     if (where.to === 'here') return { argv: where.argv };
     const version = await flumeVersion();
+    if (where.to === 'host' && io === processIo && where.argv[0] === 'status' && where.argv.includes('--watch') && Boolean(process.stdin.isTTY && process.stdout.isTTY)) {
+      return await viewOnHost(where.host, env, version, where.argv);
+    }
     if (where.to === 'host') return await relay(where.host, where.argv, { cwd, env, version, output: io });
     const watch = where.argv.includes('--watch');
     const asked = where.argv.filter((arg) => arg !== '--json' && arg !== '--watch');

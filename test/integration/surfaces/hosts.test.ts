@@ -158,6 +158,8 @@ Match LocalPort ${passwordPort}
   localRepo = agentRepo({ onPrompt: [{ actions: [{ say: 'ok' }] }] });
   localEnv = localRepo.env;
   localEnv.PATH = `${localBin}:${process.env.PATH}`;
+  // Each host's reading within a minute: the machine running the suite is loaded (the test of the limit sets its own).
+  localEnv.FLUME_HOST_READ_MS = '60000';
 }, 240_000);
 
 afterAll(async () => {
@@ -243,9 +245,21 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
     expect(watched.stdout, watched.stderr).toMatch(/^flume: 2 places\n/m);
     expect(watched.stdout).toMatch(/^fix\/near +active/m);
     expect(watched.stdout).toMatch(/^remote:fix\/far +active/m);
+    // On a terminal (a tmux pane of the test's own), `status --watch --host` is the remote's own interactive view, under ssh -t.
+    const socket = join(box, 'view.sock');
+    const line = [process.execPath, join(PROJECT, 'dist', 'bin', 'flume.js'), 'status', '--watch', '--host', 'remote', '--repo', remoteRepo.repo].map((w) => `'${w}'`).join(' ');
+    execFileSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '150', '-y', '30', line], { env: { ...localEnv, TMUX: '' }, cwd: localRepo.repo });
+    try {
+      const screen = () => execFileSync('tmux', ['-S', socket, 'capture-pane', '-p'], { encoding: 'utf8' });
+      await waitFor(async () => /fix\/far/.test(screen()), 'the remote\'s view on the terminal', 60_000);
+      expect(screen()).not.toMatch(/fix\/near/);
+      expect(screen()).toMatch(/^flume: 1 place/m);
+    } finally {
+      spawnSync('tmux', ['-S', socket, 'kill-server']);
+    }
     const text = await here(['status', '--all-hosts']);
     expect(text.stdout).toMatch(/^host local\n {2}fix\/near/m);
-    expect(text.stdout).toMatch(/^host remote \(build-1\)\n {2}fix\/far/m);
+    expect(text.stdout, text.stderr).toMatch(/^host remote \(build-1\)\n {2}fix\/far/m);
   });
 
   it('hands the remote every text exactly: quotes, $(…), a leading "-", 100 KB, from a file here and as an argument', async () => {
