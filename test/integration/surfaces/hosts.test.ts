@@ -254,6 +254,8 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
       await waitFor(async () => /fix\/far/.test(screen()), 'the remote\'s view on the terminal', 60_000);
       expect(screen()).not.toMatch(/fix\/near/);
       expect(screen()).toMatch(/^flume: 1 place/m);
+      // Interactive: its keys, which act on that host.
+      expect(screen()).toMatch(/a attach {2}t tell/);
     } finally {
       spawnSync('tmux', ['-S', socket, 'kill-server']);
     }
