@@ -367,6 +367,36 @@ export const ERROR_CATALOGUE = {
     message: '{what} holds the control character {character} at line {line}, column {column}; it would be typed to the agent as a keystroke.',
     fix: 'Remove the control character (only newlines and tabs may stand in text sent to an agent), then run the command again.',
   },
+  UNKNOWN_HOST: {
+    exit: 1,
+    message: 'There is no host {host}.',
+    fix: '`flume hosts` lists the hosts this flume knows; add one with flume hosts add NAME SSH-TARGET.',
+    variants: {
+      badName: { message: 'The host name {host} is not a safe name.', fix: 'Use 1 to 64 lowercase letters, digits, ".", "_" and "-", starting with a letter or digit (not "local", which names this host).' },
+      badTarget: { message: 'The ssh target {target} starts with "-".', fix: 'Name the target as ssh takes it (user@host or a ~/.ssh/config alias); put options such as -p in the alias.' },
+      exists: { message: 'There is a host {host} already ({target}).', fix: 'Remove it first (flume hosts remove {host}), or add this one under another name.' },
+      allHostsAlone: { message: '--all-hosts reads every host at once: only `flume status` takes it.', fix: 'Run flume status --all-hosts, or name one host with --host NAME.' },
+      manyHosts: { message: 'Name one host for {command}: only `flume status` reads several at once.', fix: 'Give --host once (or HOST:kind/name), or run flume status --host A --host B.' },
+    },
+  },
+  HOST_UNREACHABLE: {
+    exit: 1,
+    message: 'The host {host} ({target}) cannot be reached: {words}',
+    fix: 'Check that `ssh -o BatchMode=yes {target} true` works from here (key authentication, the host key in known_hosts, the host up); nothing ran on this host instead.',
+    variants: {
+      dropped: { message: 'The connection to {host} ({target}) dropped before its flume answered: {words}', fix: 'The remote flume converges as after any crash; see where it stands with flume status --host {host}.' },
+      timedOut: { message: 'The host {host} ({target}) did not answer within {seconds} s.', fix: 'Check that `ssh -o BatchMode=yes {target} true` answers from here; nothing ran on this host instead.' },
+      noSsh: { message: 'ssh cannot be run here: {words}', fix: 'Install the OpenSSH client (ssh) on this host.' },
+    },
+  },
+  HOST_VERSION_MISMATCH: {
+    exit: 1,
+    message: 'The host {host} runs flume {remote}; this host runs flume {local}.',
+    fix: 'Install flume {local} on {host} (npm install -g flume@{local} there), or name the command that runs it with flume hosts add {host} {target} --flume COMMAND.',
+    variants: {
+      missing: { message: 'The host {host} ({target}) has no flume that answers `{command} --version --json`: {words}', fix: 'Install flume {local} on {host} (npm install -g flume@{local} there), or name the command that runs it with flume hosts add {host} {target} --flume COMMAND.' },
+    },
+  },
   IO_FAILED: {
     exit: 1,
     message: "flume's state folder {dir} is open to others (mode {mode}) and cannot be made private.",

@@ -13,6 +13,7 @@ import { watchCommand } from './commands/watch.js';
 import { trustCommand } from './commands/trust.js';
 import { doctorCommand } from './commands/doctor.js';
 import { versionCommand } from './commands/version.js';
+import { hostsCommand } from './remote/hosts-command.js';
 
 export const commands: Command[] = [
   launchCommand,
@@ -33,4 +34,5 @@ export const commands: Command[] = [
   trustCommand,
   doctorCommand,
   versionCommand,
+  hostsCommand,
 ];

@@ -1,5 +1,6 @@
 /**
- * The bin's roads to an answer, in the order it takes them: a read command the host's supervisor
+ * The bin's roads to an answer, in the order it takes them: a command line for another host, over
+ * ssh to that host's flume (remote/routed.ts); a read command the host's supervisor
  * answers warm (warm.ts); else `status` on a host with no places, from the state alone
  * (fast-status.ts); else the CLI (index.ts). The bin runs it with the process's own streams, folder
  * and environment; the tests run it in their own process with captured ones. The bin loads it
@@ -25,11 +26,27 @@ export interface EntryOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * True when the command line may be for another host (`--host`, `--all-hosts`, `HOST:kind/name`,
+ * `FLUME_HOST`) or is the remote end of a relay: only then is the road to other hosts loaded.
+ */
+function namesAHost(argv: string[], env: NodeJS.ProcessEnv): boolean {
+  if (argv[0] === 'hosts') return false;
+  if (argv[0] === '__relay' || env.FLUME_HOST) return true;
+  return argv.some((arg) => arg === '--host' || arg.startsWith('--host=') || arg === '--all-hosts' || /^[a-z0-9][a-z0-9._-]{0,63}:./.test(arg));
+}
+
 /** Runs flume with `argv` (without node and script) by the first road that answers; returns the exit code. */
 export async function runEntry(argv: string[], options: EntryOptions): Promise<number> {
   const { io, self } = options;
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
+  if (namesAHost(argv, env)) {
+    const { routed } = await import('./remote/routed.js');
+    const where = await routed(argv, { io, cwd, env, preset: options.preset, self }, (again, io) => runEntry(again, { ...options, io }));
+    if (typeof where === 'number') return where;
+    argv = where.argv;
+  }
   const stateDir = hostStateDir(env);
   const warm = existsSync(join(stateDir, WARM_SOCKET)) ? await askWarm(argv, { stateDir, self, cwd, env, isTTY: io.isTTY }) : undefined;
   if (warm) {

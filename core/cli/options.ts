@@ -157,6 +157,17 @@ export const COMMAND_LINES = {
   },
   doctor: { positionals: [], options: { repo: repoOption('The repository to check (default: the current folder, if it is one).'), json: JSON_OPTION } },
   version: { positionals: [], options: { repo: repoOption('The repository whose agents to ask (default: the current folder, if it is one).'), json: JSON_OPTION } },
+  hosts: {
+    positionals: [
+      { name: 'action', type: 'string', describe: 'add or remove; none lists the hosts.' },
+      { name: 'name', type: 'string', describe: 'The host\'s name, as --host NAME and HOST:kind/name take it.' },
+      { name: 'target', type: 'string', describe: 'Where ssh reaches it (add): user@host or a ~/.ssh/config alias.' },
+    ],
+    options: {
+      json: JSON_OPTION,
+      flume: { type: 'string', describe: 'The command that runs flume on the host (add; default: flume on its login PATH).' },
+    },
+  },
 } satisfies Record<string, CommandLine>;
 
 /** The name of a command. */

@@ -18,6 +18,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { withoutGitLocal } from './environment.js';
 
 /** What a finished program left. */
@@ -45,6 +46,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** The signal that ends a program past `timeoutMs` (default SIGTERM; SIGKILL for one that may ignore it). */
   killSignal?: NodeJS.Signals;
+  /** Handed each piece of output as it comes (`run` only), besides keeping it: a relayed command's output shows as it is written. */
+  onOutput?: { stdout(text: string): void; stderr(text: string): void };
 }
 
 /** Runs a short program flume reads the answer of, to its end; never throws for a non-zero exit. */
@@ -98,6 +101,14 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
     }
     child.stdout!.on('data', (chunk: Buffer) => (done.stdout.push(chunk), done.all.push(chunk)));
     child.stderr!.on('data', (chunk: Buffer) => (done.stderr.push(chunk), done.all.push(chunk)));
+    if (options.onOutput) {
+      // Decoded piece by piece: a character split between two pieces is handed over whole.
+      const { stdout, stderr } = options.onOutput;
+      const out = new StringDecoder('utf8');
+      const err = new StringDecoder('utf8');
+      child.stdout!.on('data', (chunk: Buffer) => stdout(out.write(chunk)));
+      child.stderr!.on('data', (chunk: Buffer) => stderr(err.write(chunk)));
+    }
     // A program that was never started answers with an 'error' and no exit.
     child.on('error', (error) => {
       if (child.pid === undefined) done.failedToStart = error.message;

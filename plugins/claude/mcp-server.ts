@@ -8,7 +8,8 @@
  *
  * Each call runs the CLI command's own `run` in this process with the arguments as values: user text
  * (a brief, a place, a note, a message) never passes through an argument parser, so a brief such as
- * `- fix the bullet list` or `--help` reaches flume as text. Every refusal comes back as an MCP error
+ * `- fix the bullet list` or `--help` reaches flume as text. A call naming a `host` runs on that host's
+ * flume the same way, its arguments as values in the relay's request (docs/hosts.md). Every refusal comes back as an MCP error
  * result carrying flume's code and fix, and never ends the server.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -18,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { FlumeError, flumeError, schemaCheck, type SchemaCheck } from '../../core/index.js';
 import {
   asFlumeError,
+  callOnHost,
   commands,
   doctorSchema,
   dropSchema,
@@ -57,7 +59,9 @@ const text = (description: string) => ({ type: 'string', minLength: 1, descripti
 const place = text('The place: kind/name (e.g. fix/bump-parser), as status lists it.');
 const repo = text('The repository (a folder); default the session\'s working directory. Needed only when a place name is in more than one repository.');
 const hints = (title: string, readOnly: boolean, destructive: boolean, idempotent: boolean): Annotations => ({ title, readOnlyHint: readOnly, destructiveHint: destructive, idempotentHint: idempotent, openWorldHint: false });
-const object = (properties: Record<string, Json>, required: string[] = []): ToolDef['inputSchema'] => ({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false });
+/** Every tool's `host`: the call runs on that host's flume over ssh (docs/hosts.md). */
+const host = text('The host whose flume runs it, as `flume hosts` names it (default: this host); its repositories and places are that host\'s.');
+const object = (properties: Record<string, Json>, required: string[] = []): ToolDef['inputSchema'] => ({ type: 'object', properties: { ...properties, host }, ...(required.length ? { required } : {}), additionalProperties: false });
 /** The output schema as MCP carries it: the published file's content without its $id and $schema (draft-07, which MCP clients assume). */
 const output = ({ $id: _id, $schema: _draft, ...schema }: { $id?: string; $schema?: string } & Json) => schema;
 const same = (input: Json): Json => ({ ...input });
@@ -223,8 +227,26 @@ export async function callTool(name: string, input: unknown = {}): Promise<ToolR
   if (!inputChecks.has(name)) inputChecks.set(name, schemaCheck(tool.inputSchema));
   const problems = await inputChecks.get(name)!(input);
   if (problems.length) return failure(flumeError('BAD_USAGE', { tool: name, problems: problems.join('; '), arguments: Object.keys(tool.inputSchema.properties).join(', ') }, { variant: 'argumentsMismatch' }));
-  const args = tool.args(input as Json);
+  const { host: onHost, ...given } = input as Json;
+  const args = tool.args(given);
   if (args instanceof FlumeError) return failure(args);
+  if (typeof onHost === 'string') {
+    // Run there by the remote flume's own command, its arguments as values; its answer is its own.
+    let answer: { code: number; stdout: string };
+    try {
+      answer = await callOnHost(onHost, name, args);
+    } catch (error) {
+      return failure(asFlumeError(error));
+    }
+    let result: Json;
+    try {
+      result = JSON.parse(answer.stdout) as Json;
+    } catch {
+      return failure(flumeError('IO_FAILED', { message: `${onHost} answered ${name} with no JSON (exit ${answer.code}).` }, { variant: 'unexpected' }));
+    }
+    if (result.error) return failure(FlumeError.fromJSON(result.error as Parameters<typeof FlumeError.fromJSON>[0]));
+    return { content: [{ type: 'text', text: name === 'launch' ? launchSummary(result) : JSON.stringify(result, null, 2) }], structuredContent: result };
+  }
   const command = commands.find((c) => c.command.split(' ')[0] === name)!;
   let stdout = '';
   const context: CliContext = {

@@ -1,6 +1,6 @@
 /**
  * The published shapes of the `--json` answers of the commands that act (launch, tell, stop, retry,
- * go-on, stage, drop, tidy) and of kinds, doctor, trust, version and every error: one `<name>.schema.json` each,
+ * go-on, stage, drop, tidy) and of kinds, doctor, trust, version, hosts and every error: one `<name>.schema.json` each,
  * written from here by `npm run schema`. flume's MCP server answers each tool with the same JSON and
  * names the same schema as the tool's `outputSchema`, so a CLI caller and a model read one shape.
  */
@@ -239,6 +239,29 @@ export const eventsSchema = {
   additionalProperties: true,
 } as const;
 
+/** `flume hosts [add … | remove …] --json`: the hosts named here after the command, and for `add` the added host's flume version. */
+export const hostsSchema = published('hosts', 'flume hosts --json', {
+  required: ['hosts'],
+  properties: {
+    hosts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'target', 'flume', 'addedAt'],
+        properties: {
+          name: { type: 'string', description: 'The name --host NAME and NAME:kind/name take.' },
+          target: { type: 'string', description: 'Where ssh reaches it: user@host or a ~/.ssh/config alias.' },
+          flume: { type: 'string', description: 'The command that runs flume there, as its login shell reads it.' },
+          addedAt: { type: 'string' },
+          lastReadingAt: { type: 'string', description: 'When it last answered a reading of several hosts.' },
+        },
+        additionalProperties: false,
+      },
+    },
+    flume: { type: 'string', description: 'add: the version of the added host\'s flume, as its handshake answered.' },
+  },
+});
+
 /** Each published result schema by its file name. */
 export const resultSchemas = {
   'launch.schema.json': launchSchema,
@@ -254,4 +277,5 @@ export const resultSchemas = {
   'version.schema.json': versionSchema,
   'wait.schema.json': waitSchema,
   'events.schema.json': eventsSchema,
+  'hosts.schema.json': hostsSchema,
 } as const;

@@ -5,6 +5,9 @@
 
 const nullableString = { type: ['string', 'null'] } as const;
 
+/** The host a place or repository is on, in a reading of several hosts. */
+const HOST_PROPERTY = { type: 'string', description: 'The host it is on, in a reading of several hosts (`status --all-hosts`, `--host A --host B`): `local` for this host, else the name `flume hosts` knows it by.' } as const;
+
 const countsProperties = {
   input: { type: 'integer', minimum: 0, description: 'Input tokens not read from or written to the prompt cache.' },
   output: { type: 'integer', minimum: 0, description: 'Output tokens.' },
@@ -176,6 +179,7 @@ export const placeSchema = {
       additionalProperties: false,
     },
     problems: { type: 'array', items: { type: 'string' } },
+    host: HOST_PROPERTY,
   },
   additionalProperties: false,
 } as const;
@@ -213,12 +217,30 @@ export const statusSchema = {
           trust: { enum: ['trusted', 'untrusted', 'changed', 'no-config'], description: 'Whether the user trusted the repository\'s config as it is now (`flume trust`); flume runs no config that is not.' },
           error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', description: "Why the repository's config is not run: UNTRUSTED_CONFIG, BAD_CONFIG, CONFIG_HUNG, or CONFIG_LOADING (still being probed in the background; the next status reports how it loaded)." }, message: { type: 'string' }, fix: { type: 'string' } }, additionalProperties: false },
           broken: { type: 'array', items: { type: 'object', required: ['file', 'problem'], properties: { file: { type: 'string' }, problem: { type: 'string' } }, additionalProperties: false } },
+          host: HOST_PROPERTY,
         },
         additionalProperties: false,
       },
     },
     places: { type: 'array', items: placeSchema },
     supervisor: supervisorSchema,
+    hosts: {
+      type: 'array',
+      description: 'In a reading of several hosts: each host read, this one (`local`) first when it was, and how it answered. A host that did not answer is listed, never dropped.',
+      items: {
+        type: 'object',
+        required: ['name', 'state'],
+        properties: {
+          name: { type: 'string' },
+          target: { type: 'string', description: 'Where ssh reaches it (absent for this host).' },
+          state: { enum: ['answered', 'unreachable', 'failed'], description: 'answered: its places and repositories are in the reading; unreachable: ssh did not reach its flume in time; failed: its flume answered with an error.' },
+          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, fix: { type: 'string' } }, additionalProperties: false },
+          lastReadingAt: { type: 'string', description: 'When it last answered a reading (for a host that did not answer this one).' },
+          supervisor: supervisorSchema,
+        },
+        additionalProperties: false,
+      },
+    },
   },
   additionalProperties: false,
 } as const;

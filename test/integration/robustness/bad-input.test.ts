@@ -91,7 +91,7 @@ const PLACE_FORMS: Record<string, (place: string) => string[]> = {
   wait: (place) => ['wait', place, '--timeout', '1s'],
   events: (place) => ['events', place],
 };
-const NO_PLACE = ['launch', 'kinds', 'plugins', 'trust', 'watch', 'doctor', 'version'];
+const NO_PLACE = ['launch', 'kinds', 'plugins', 'trust', 'watch', 'doctor', 'version', 'hosts'];
 const withRepo = (args: string[]) => [args[0], '--repo', repo, ...args.slice(1)];
 
 describe('the commands under test', () => {

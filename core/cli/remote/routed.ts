@@ -1,0 +1,157 @@
+/**
+ * The road to another host, taken in the bin's entry before any other: a command line naming a
+ * host (`--host NAME`, `HOST:kind/name`, `FLUME_HOST`) runs on that host's flume with its output and
+ * exit code relayed as they are; a merged `status` reads every host asked for; the remote end of a
+ * relay (`flume __relay`) runs the request it reads on its standard input. Nothing of a command for
+ * another host runs here: a host that cannot be reached is refused, never stood in for.
+ */
+import type { FlumePlugin } from '../../api/plugin.js';
+import { flumeError } from '../../api/errors.js';
+import { answerRelay, relay, relayCall, RELAY_ENTRY } from '../../hosts/relay.js';
+import { namedHost, THIS_HOST } from '../../hosts/list.js';
+import { route } from '../../hosts/route.js';
+import { readAllHosts, type AllHostsReport } from '../../hosts/all-status.js';
+import { flumeVersion } from '../command.js';
+import { COMMAND_LINES } from '../options.js';
+import { asFlumeError, printError, printJson } from '../output.js';
+import { processIo, type Io } from '../process-io.js';
+import { viewOnHost } from '../../hosts/ssh.js';
+import { describePlace } from '../view/place-words.js';
+
+/** What the entry hands the road: its streams, folder and environment. */
+export interface RoutedOptions {
+  io: Io;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** The built-in plugins, for a command called with its arguments as values. */
+  preset: () => Promise<FlumePlugin[]>;
+  /** The flume executable. */
+  self: string;
+}
+
+/**
+ * Runs `argv` where it names, or answers with the command line to run here (its host's part taken
+ * off). `again` runs a command line here by the entry's other roads.
+ */
+export async function routed(argv: string[], options: RoutedOptions, again: (argv: string[], io: Io) => Promise<number>): Promise<number | { argv: string[] }> {
+  const { io } = options;
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const json = argv.includes('--json') || argv.includes('--json=true');
+  try {
+    if (argv[0] === RELAY_ENTRY) {
+      // The remote end runs the command here, whatever host its own environment names.
+      delete env.FLUME_HOST;
+      endWithTheConnection();
+      return await answerRelay(process.stdin, (relayed) => ((watching = relayed.includes('--watch')), again(relayed, io)), (command, args) => calledHere(command, args, { ...options, env, cwd }));
+    }
+    const where = await route(argv, env, COMMAND_LINES);
+    if (where.to === 'here') return { argv: where.argv };
+    const version = await flumeVersion();
+    if (where.to === 'host' && io === processIo && where.argv[0] === 'status' && where.argv.includes('--watch') && Boolean(process.stdin.isTTY && process.stdout.isTTY)) {
+      return await viewOnHost(where.host, env, version, where.argv);
+    }
+    if (where.to === 'host') return await relay(where.host, where.argv, { cwd, env, version, output: io });
+    const watch = where.argv.includes('--watch');
+    const asked = where.argv.filter((arg) => arg !== '--json' && arg !== '--watch');
+    const here = where.here ? () => captured(again, [...asked, '--json']) : undefined;
+    const read = () => readAllHosts({ here, hosts: where.hosts, argv: asked, cwd, env, version });
+    if (watch) return await watchAllHosts(io, read);
+    const report = await read();
+    if (json) printJson(io, report);
+    else printAllHosts(io, report);
+    return 0;
+  } catch (error) {
+    const failure = asFlumeError(error);
+    printError(io, failure, json);
+    return failure.exitCode;
+  }
+}
+
+/** A command's `run` with its arguments as values and `--json`, as a surface calls it here; a refusal printed as --json prints it. */
+async function calledHere(name: string, args: Record<string, unknown>, options: RoutedOptions & { env: NodeJS.ProcessEnv; cwd: string }): Promise<number> {
+  const { commands } = await import('../commands.js');
+  const command = commands.find((c) => c.command.split(' ')[0] === name);
+  try {
+    if (!command) throw flumeError('BAD_USAGE', { tool: JSON.stringify(name), tools: commands.map((c) => c.command.split(' ')[0]).join(', ') }, { variant: 'noTool' });
+    return (await command.run({ ...args, json: true }, { io: options.io, preset: options.preset, self: options.self, cwd: options.cwd, env: options.env })) ?? 0;
+  } catch (error) {
+    const failure = asFlumeError(error);
+    printError(options.io, failure, true);
+    return failure.exitCode;
+  }
+}
+
+/**
+ * A command and its arguments as values, run on the named host's flume with `--json` (what a
+ * surface such as the MCP server does for a call naming a host): answers with what the remote
+ * printed and its exit code.
+ */
+export async function callOnHost(host: string, command: string, args: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string }> {
+  return relayCall(await namedHost(host, env), { command, args }, { env, version: await flumeVersion() });
+}
+
+/**
+ * A relayed command that runs until stopped (`status --watch`) ends once its connection is gone:
+ * the session that started it ends, and the process is handed to another parent. A command that
+ * ends by itself runs on, as after a crash of the caller (the next command converges).
+ */
+function endWithTheConnection(): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent && watching) process.exit(129);
+  }, 1000);
+  timer.unref();
+}
+let watching = false;
+
+async function captured(again: (argv: string[], io: Io) => Promise<number>, argv: string[]): Promise<{ code: number; stdout: string }> {
+  let stdout = '';
+  const code = await again(argv, { stdout: (text) => void (stdout += text), stderr: () => undefined, isTTY: false });
+  return { code, stdout };
+}
+
+/** How often `status --watch` over several hosts reads them again: another host's changes raise no event here. */
+const ALL_HOSTS_POLL_MS = 5000;
+
+/**
+ * `status --watch` over several hosts: plain blocks, one each time the view changes, every place
+ * named as commands take it (`HOST:kind/name` for another host's), each host that did not answer
+ * listed under the table; until interrupted.
+ */
+async function watchAllHosts(io: Io, read: () => Promise<AllHostsReport>): Promise<number> {
+  const [{ followStatus }, { render }] = await Promise.all([import('../view/status-follow.js'), import('../view/status-watch.js')]);
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  process.once('SIGTERM', () => controller.abort());
+  let hosts: AllHostsReport['hosts'] = [];
+  const named = async () => {
+    const report = await read();
+    hosts = report.hosts;
+    return { ...report, places: report.places.map((p) => (p.host === THIS_HOST ? p : { ...p, id: `${p.host}:${p.id}` })) };
+  };
+  let shown = '';
+  await followStatus(named, { signal: controller.signal, pollMs: ALL_HOSTS_POLL_MS }, ({ report, gone }) => {
+    const view = render(report, { gone }) + hosts.filter((h) => h.state !== 'answered').map(hostLine).join('');
+    if (view === shown) return;
+    io.stdout(`${view}\n`);
+    shown = view;
+  });
+  return 0;
+}
+
+function hostLine(host: AllHostsReport['hosts'][number]): string {
+  const last = host.lastReadingAt ? `; last good reading ${host.lastReadingAt}` : '; never read';
+  return `host ${host.name}${host.target ? ` (${host.target})` : ''}: ${host.state}: ${host.error?.code} ${host.error?.message}${last}\n`;
+}
+
+/** A merged reading as plain lines: each host, then its places. */
+function printAllHosts(io: Io, report: AllHostsReport): void {
+  for (const host of report.hosts) {
+    io.stdout(host.state === 'answered' ? `host ${host.name}${host.target ? ` (${host.target})` : ''}\n` : hostLine(host));
+    for (const repository of report.repositories.filter((r) => r.host === host.name && r.error)) io.stdout(`  ${repository.root}: ${repository.error!.code} ${repository.error!.message}\n`);
+    const places = report.places.filter((p) => p.host === host.name);
+    if (host.state === 'answered' && places.length === 0) io.stdout('  no places\n');
+    for (const place of places) io.stdout(describePlace(place).replace(/^/gm, '  ').replace(/ +$/gm, ''));
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * A command run on another host's flume. What the command carries travels on ssh's standard input
+ * as one JSON request, read by the remote flume's relay entry (`flume __relay`), which runs the
+ * command in its own process: every argument reaches the remote flume exactly as given, whatever
+ * the remote's shell, and no brief, tell or note stands on either side's command line. A file a
+ * command names (`--brief-file`, `--file`) is a file on this host: its text is sent, and the remote
+ * hands the command a private file of its own holding it.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { flumeError } from '../api/errors.js';
+import { PRIVATE_FILE_MODE } from '../state/private.js';
+import { handshake, hostTimeoutMs, onHost, unreachable } from './ssh.js';
+import type { NamedHost } from './list.js';
+
+/** The hidden first argument of the remote's relay entry. */
+export const RELAY_ENTRY = '__relay';
+
+/** The options whose value names a file on the caller's host. */
+const FILE_OPTIONS = ['--brief-file', '--file'];
+
+/** What the relay entry reads on its standard input. */
+export interface RelayRequest {
+  relay: 1;
+  argv: string[];
+  /** The text of each file the command names, by the index in argv of the file's name. */
+  files: Array<{ index: number; text: string }>;
+  /**
+   * Instead of a command line, a command and its arguments as values (what a surface such as the
+   * MCP server hands a command's `run`): no parser reads them on either host.
+   */
+  call?: { command: string; args: Record<string, unknown> };
+}
+
+/** A command and its arguments as values, run on `host`'s flume with `--json`; answers with what it printed and its exit code. */
+export async function relayCall(host: NamedHost, call: { command: string; args: Record<string, unknown> }, options: { env: NodeJS.ProcessEnv; version: string; timeoutMs?: number }): Promise<{ code: number; stdout: string }> {
+  const { env } = options;
+  await handshake(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env));
+  const request: RelayRequest = { relay: 1, argv: [], files: [], call };
+  const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: JSON.stringify(request), timeoutMs: options.timeoutMs });
+  const dropped = unreachable(host, result, options.timeoutMs ?? 0, 'dropped');
+  if (dropped) throw dropped;
+  return { code: result.exitCode ?? 1, stdout: result.stdout };
+}
+
+/** Where a relayed command's output goes, as it comes. */
+export interface RelayOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** The request for `argv`: each `--brief-file X` / `--file X` read here (`--opt=X` split in two first). */
+export async function relayRequest(argv: string[], cwd: string): Promise<RelayRequest> {
+  const out: string[] = [];
+  const files: RelayRequest['files'] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const joined = FILE_OPTIONS.find((option) => arg.startsWith(`${option}=`));
+    const option = FILE_OPTIONS.includes(arg) && i + 1 < argv.length ? arg : joined;
+    if (!option) {
+      out.push(arg);
+      continue;
+    }
+    const name = joined ? arg.slice(option.length + 1) : argv[++i];
+    let text: string;
+    try {
+      text = await readFile(resolve(cwd, name), 'utf8');
+    } catch {
+      throw flumeError('BAD_USAGE', { file: name }, { variant: 'unreadableFile', details: { file: name } });
+    }
+    out.push(option, name);
+    files.push({ index: out.length - 1, text });
+  }
+  return { relay: 1, argv: out, files };
+}
+
+/**
+ * Runs `argv` on `host`'s flume: the handshake, then the request on ssh's standard input, the
+ * remote's output handed on as it comes; answers with the remote's exit code. ssh failing before
+ * the remote answered is HOST_UNREACHABLE (nothing runs here instead); the connection dropping
+ * while the remote works is HOST_UNREACHABLE too, saying how to see where the remote stands.
+ */
+export async function relay(host: NamedHost, argv: string[], options: { cwd: string; env: NodeJS.ProcessEnv; version: string; output: RelayOutput; timeoutMs?: number }): Promise<number> {
+  const { env, output } = options;
+  const request = await relayRequest(argv, options.cwd);
+  await handshake(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env));
+  const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: JSON.stringify(request), timeoutMs: options.timeoutMs, onOutput: output });
+  const dropped = unreachable(host, result, options.timeoutMs ?? 0, 'dropped');
+  if (dropped) throw dropped;
+  return result.exitCode ?? 1;
+}
+
+/**
+ * The remote end: reads the request from `input`, hands each file's text to the command as a
+ * private file of its own (removed after), and runs the command with `run`; answers with its exit code.
+ */
+export async function answerRelay(input: AsyncIterable<Buffer | string>, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>): Promise<number> {
+  let text = '';
+  for await (const chunk of input) text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+  let request: RelayRequest;
+  try {
+    request = JSON.parse(text) as RelayRequest;
+  } catch {
+    request = undefined as never;
+  }
+  const valid = request?.relay === 1 && Array.isArray(request.argv) && request.argv.every((a) => typeof a === 'string') && Array.isArray(request.files)
+    && request.files.every((f) => Number.isInteger(f?.index) && f.index >= 0 && f.index < request.argv.length && typeof f.text === 'string');
+  const called = request?.call;
+  if (valid && called !== undefined) {
+    if (typeof called?.command !== 'string' || !called.args || typeof called.args !== 'object' || Array.isArray(called.args)) throw flumeError('BAD_USAGE', { message: `${RELAY_ENTRY}: a call names its command and its arguments as an object.` }, { variant: 'parser' });
+    return call(called.command, called.args);
+  }
+  if (!valid) throw flumeError('BAD_USAGE', { message: `${RELAY_ENTRY} reads a relayed command's request on its standard input; it is what flume on another host sends, not a command.` }, { variant: 'parser' });
+  const argv = [...request.argv];
+  if (request.files.length === 0) return run(argv);
+  const dir = await mkdtemp(join(tmpdir(), 'flume-relay-'));
+  try {
+    for (const [n, file] of request.files.entries()) {
+      const path = join(dir, `file-${n}`);
+      await writeFile(path, file.text, { mode: PRIVATE_FILE_MODE });
+      argv[file.index] = path;
+    }
+    return await run(argv);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

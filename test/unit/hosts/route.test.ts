@@ -1,0 +1,64 @@
+/**
+ * Which host a command line is for (core/hosts/route.ts), and what is left of it for that host's
+ * flume; and the relay's request, whose texts are read from files here (core/hosts/relay.ts).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { route } from '../../../core/hosts/route.js';
+import { answerRelay, relayRequest } from '../../../core/hosts/relay.js';
+import { COMMAND_LINES } from '../../../core/cli/options.js';
+
+const state = mkdtempSync(join(tmpdir(), 'flume-route-'));
+afterAll(() => rmSync(state, { recursive: true, force: true }));
+const HOSTS = [{ name: 'build-1', target: 'me@b1', flume: 'flume', addedAt: 'then' }, { name: 'gpu', target: 'gpu', flume: 'flume', addedAt: 'then' }];
+writeFileSync(join(state, 'hosts.json'), JSON.stringify({ hosts: HOSTS }));
+const env = { FLUME_STATE_DIR: state } as NodeJS.ProcessEnv;
+const routeOf = (argv: string[], more: Record<string, string> = {}) => route(argv, { ...env, ...more }, COMMAND_LINES);
+const code = async (work: Promise<unknown>) => work.then(() => 'none', (error: { code?: string }) => error.code);
+
+describe('the route of a command line', () => {
+  it('takes --host, --host=, a leading --host and FLUME_HOST off the line, everything else kept as given', async () => {
+    expect(await routeOf(['tell', 'fix/a', '--host', 'build-1', '--repo', '/r', '-- not a flag'])).toEqual({ to: 'host', host: HOSTS[0], argv: ['tell', 'fix/a', '--repo', '/r', '-- not a flag'] });
+    expect(await routeOf(['stop', '--host=gpu', 'fix/a'])).toMatchObject({ to: 'host', host: HOSTS[1], argv: ['stop', 'fix/a'] });
+    expect(await routeOf(['--host', 'gpu', 'status', '--json'])).toMatchObject({ to: 'host', host: HOSTS[1], argv: ['status', '--json'] });
+    expect(await routeOf(['status'], { FLUME_HOST: 'build-1' })).toMatchObject({ to: 'host', host: HOSTS[0], argv: ['status'] });
+    // --host given wins over FLUME_HOST; `local` is this host.
+    expect(await routeOf(['status', '--host', 'local'], { FLUME_HOST: 'build-1' })).toEqual({ to: 'here', argv: ['status'] });
+    expect(await routeOf(['launch', '--brief', 'build-1:fix/x', '--kind', 'fix'])).toEqual({ to: 'here', argv: ['launch', '--brief', 'build-1:fix/x', '--kind', 'fix'] });
+  });
+
+  it('reads HOST:kind/name where a place is taken, and only there', async () => {
+    expect(await routeOf(['tell', 'build-1:fix/a', 'gpu:not-a-place'])).toMatchObject({ to: 'host', host: HOSTS[0], argv: ['tell', 'fix/a', 'gpu:not-a-place'] });
+    expect(await routeOf(['drop', '--repo', 'gpu:x', 'gpu:fix/a', '--reason', 'build-1:y'])).toMatchObject({ to: 'host', host: HOSTS[1], argv: ['drop', '--repo', 'gpu:x', 'fix/a', '--reason', 'build-1:y'] });
+    expect(await routeOf(['tell', '--', 'build-1:fix/a'])).toEqual({ to: 'here', argv: ['tell', '--', 'build-1:fix/a'] });
+  });
+
+  it('reads several hosts only for status, and refuses an unknown one', async () => {
+    expect(await routeOf(['status', '--all-hosts', '--json'])).toEqual({ to: 'hosts', here: true, hosts: HOSTS, argv: ['status', '--json'] });
+    expect(await routeOf(['status', '--host', 'gpu', '--host', 'build-1'])).toEqual({ to: 'hosts', here: false, hosts: [HOSTS[1], HOSTS[0]], argv: ['status'] });
+    expect(await routeOf(['status', '--host', 'gpu', '--host', 'local'])).toMatchObject({ to: 'hosts', here: true, hosts: [HOSTS[1]] });
+    expect(await code(routeOf(['tell', 'fix/a', '--host', 'gpu', '--host', 'build-1']))).toBe('UNKNOWN_HOST');
+    expect(await code(routeOf(['tell', '--all-hosts', 'fix/a']))).toBe('UNKNOWN_HOST');
+    expect(await code(routeOf(['stop', 'nowhere:fix/a']))).toBe('UNKNOWN_HOST');
+    expect(await routeOf(['hosts', '--host', 'gpu'])).toEqual({ to: 'here', argv: ['hosts', '--host', 'gpu'] });
+  });
+});
+
+describe('the relay request', () => {
+  it('sends the text of --brief-file and --file read here, and the remote hands the command a file of its own holding it', async () => {
+    writeFileSync(join(state, 'brief.md'), '-rf "$(x)"\n');
+    const request = await relayRequest(['launch', '--brief-file', 'brief.md', '--kind', 'fix', '--file=brief.md'], state);
+    expect(request).toEqual({ relay: 1, argv: ['launch', '--brief-file', 'brief.md', '--kind', 'fix', '--file', 'brief.md'], files: [{ index: 2, text: '-rf "$(x)"\n' }, { index: 6, text: '-rf "$(x)"\n' }] });
+    await expect(relayRequest(['tell', 'fix/a', '--file', 'missing.md'], state)).rejects.toMatchObject({ code: 'BAD_USAGE' });
+    const seen: string[][] = [];
+    const texts: string[] = [];
+    const { readFileSync } = await import('node:fs');
+    const code = await answerRelay([JSON.stringify(request)], async (argv) => (seen.push(argv), texts.push(readFileSync(argv[2], 'utf8'), readFileSync(argv[6], 'utf8')), 0), async () => 9);
+    expect(code).toBe(0);
+    expect(seen[0].filter((_, i) => i !== 2 && i !== 6)).toEqual(['launch', '--brief-file', '--kind', 'fix', '--file']);
+    expect(texts).toEqual(['-rf "$(x)"\n', '-rf "$(x)"\n']);
+    await expect(answerRelay(['not json'], async () => 0, async () => 0)).rejects.toMatchObject({ code: 'BAD_USAGE' });
+  });
+});
