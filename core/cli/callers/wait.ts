@@ -9,7 +9,7 @@ import { printJson } from '../output.js';
 import { duration, ensureSupervisor } from '../commands/watch.js';
 import { describePlace } from '../view/place-words.js';
 import { flumeError } from '../../api/errors.js';
-import { lastEventId } from '../../state/events.js';
+import { lastEventId, readEvents, type EventName } from '../../state/events.js';
 import { OUTCOMES, waitForPlace, type Outcome } from '../../engine/status/wait.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Repository } from '../../config/repository.js';
@@ -30,17 +30,34 @@ export const waitCommand: Command = {
   },
 };
 
-/** The id of the last event before a command acts, where it was asked to `--wait` after acting. */
-export async function beforeActing(args: Record<string, unknown>, repository: Repository): Promise<number | undefined> {
-  return args.wait ? lastEventId(repository.info.commonDir) : undefined;
+/** Where a `--wait` after acting starts counting: after the act's own event (its `anchor`), which follows event `id`. */
+export interface ActMark {
+  id: number;
+  anchor: EventName;
 }
 
 /**
- * Waits (as `flume wait` does) for what follows `after`, or for any outcome the place shows now
- * when `after` is undefined; prints the place and returns the exit code (0 reached; a timeout is
+ * Marks the stream before a command acts, where it was asked to `--wait`: the last event's id, and
+ * the event the act itself records (a stage started, a tell taken). Only outcomes after that event
+ * count, so an end of the stage before, recorded late by the supervisor, never answers the wait.
+ */
+export async function beforeActing(args: Record<string, unknown>, repository: Repository, anchor: EventName): Promise<ActMark | undefined> {
+  return args.wait ? { id: await lastEventId(repository.info.commonDir), anchor } : undefined;
+}
+
+/** The id after which a wait marked by `mark` counts outcomes: its act's event's, or the mark's own when the act recorded none. */
+async function countFrom(repository: Repository, place: string, mark: ActMark): Promise<number> {
+  const since = await readEvents(repository.info.commonDir, { since: mark.id, place });
+  return since.filter((event) => event.event === mark.anchor).at(-1)?.id ?? mark.id;
+}
+
+/**
+ * Waits (as `flume wait` does) for what follows the act `mark` marks, or for any outcome the place
+ * shows now without one; prints the place and returns the exit code (0 reached; a timeout is
  * WAIT_TIMEOUT, exit 4). Makes sure a supervisor runs to move the place on, as acting commands do.
  */
-export async function waitAndReport(args: Record<string, unknown>, context: CliContext, repository: Repository, record: PlaceRecord, after?: number): Promise<number> {
+export async function waitAndReport(args: Record<string, unknown>, context: CliContext, repository: Repository, record: PlaceRecord, mark?: ActMark): Promise<number> {
+  const after = mark ? await countFrom(repository, record.id, mark) : undefined;
   const outcomes = outcomesFrom(args.for);
   const timeoutMs = args.timeout === undefined ? undefined : duration('timeout', args.timeout);
   // A place nobody supervises is stepped by the wait itself, once a second.

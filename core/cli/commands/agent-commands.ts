@@ -25,7 +25,7 @@ export const tellCommand: Command = {
     }
     const text = args.file !== undefined ? await readText(String(args.file)) : String(args.text);
     const { repository, key } = await placeFrom(args, context);
-    const after = await beforeActing(args, repository);
+    const after = await beforeActing(args, repository, 'told');
     const { record, sends } = await tell(repository, key, text);
     await superviseAfter(args, context, record);
     if (after !== undefined) return waitAndReport(args, context, repository, record, after);
@@ -53,7 +53,7 @@ export const retryCommand: Command = {
   describe: 'Start the place\'s current stage again with a fresh agent and its prompt (readying the place first).',
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
-    const after = await beforeActing(args, repository);
+    const after = await beforeActing(args, repository, 'stage-started');
     const record = await restartStage(repository, key, {});
     await superviseAfter(args, context, record);
     if (after !== undefined) return waitAndReport(args, context, repository, record, after);
@@ -79,7 +79,7 @@ export const stageCommand: Command = {
   describe: 'Start a named stage (of the place\'s kind) in a place flume made: how an orchestrator runs stages of its own.',
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
-    const after = await beforeActing(args, repository);
+    const after = await beforeActing(args, repository, 'stage-started');
     const record = await restartStage(repository, key, { stage: String(args.stage) });
     await superviseAfter(args, context, record);
     if (after !== undefined) return waitAndReport(args, context, repository, record, after);
@@ -93,10 +93,11 @@ export const nextCommand: Command = {
   describe: 'Go on from a place that waits for its caller (a gate, or a kind whose caller starts its stages): start the stage after the one that delivered.',
   async run(args, context) {
     const { repository, key } = await placeFrom(args, context);
-    const after = await beforeActing(args, repository);
+    const after = await beforeActing(args, repository, 'stage-started');
     const { record, action } = await nextStage(repository, key, { note: args.note === undefined ? undefined : String(args.note) });
     await superviseAfter(args, context, record);
-    if (after !== undefined) return waitAndReport(args, context, repository, record, after);
+    // Where next started no stage (the gate was the last stage's), the place's end as it stands answers.
+    if (after !== undefined) return waitAndReport(args, context, repository, record, action.type === 'start-stage' ? after : undefined);
     if (action.type === 'start-stage') return report(context, repository, Boolean(args.json), record, action.fixRound ? 'started a fix round of' : 'went on to');
     // The stage that waited was the last: the launch is over (or waits on the operator, as status says).
     const words = action.type === 'finish' ? 'every stage delivered' : action.type === 'mark-waiting' ? `it waits on you: ${action.needs}` : 'nothing to start';

@@ -49,7 +49,7 @@ export const launchCommand: Command = {
       return;
     }
     const repository = await repositoryFrom(args, context).catch((error) => askTrust(error, json, () => repositoryFrom(args, context), io));
-    const after = await beforeActing(args, repository);
+    const after = await beforeActing(args, repository, 'launched');
     let record = await makePlace(repository, request, say);
     // A failed readying step is marked failed where it stands (the step under way), what failed after it.
     let failed = record.ready.state === 'failed';

@@ -225,4 +225,23 @@ describe.concurrent('flume wait', { timeout: LONG }, () => {
     expect((await streamOf(t, ['fix/alone'])).filter((e) => e.event === 'delivered').map((e) => e.stage)).toEqual(['code']);
     expect(t.passes()).toBe(0);
   });
+
+  it('after acting, --wait counts only what follows its own act, not an end of the stage before recorded late', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {}, { kinds: [UNIT] });
+    t.script({
+      onPrompt: [
+        { match: '^Settle', actions: [{ run: [t.commit, 'settled.txt'] }, { say: 'Settled.' }] },
+        { match: '^Fix round', actions: [{ sleepMs: 3000 }, { run: [t.commit, 'fixed.txt'] }, { say: 'Fixed.' }] },
+      ],
+    });
+    // No supervisor: nothing records settle's end until the next command on the place steps it.
+    await t.launch('unit', 'r', 'A unit.');
+    expect((await t.flume(['stage', 'unit/r', 'settle'])).code).toBe(0);
+    await t.until('unit/r', (p) => p?.stage?.state === 'delivered', 'settle to deliver');
+    expect(t.record('unit--r').awaits).toBeUndefined();
+    // `stage` records settle's end (its step) after the wait's mark, and only then starts fixround.
+    const staged = await t.flume(['stage', 'unit/r', 'fixround', '--wait', '--for', 'delivered,awaits-caller', '--timeout', '4m', '--json']);
+    expect(staged.code, staged.stdout + staged.stderr).toBe(0);
+    expect(JSON.parse(staged.stdout).places[0]).toMatchObject({ stage: { name: 'fixround', state: 'delivered' } });
+  });
 });
