@@ -186,6 +186,12 @@ export async function readEvents(commonDir: string, filter: EventFilter = {}): P
   return events;
 }
 
+/** What tells one state of the stream from another (its log's size and time): unchanged, nothing new was written. */
+export async function streamStamp(commonDir: string): Promise<string> {
+  const file = await stat(join(flumeDir(commonDir), LOG)).catch(() => undefined);
+  return file ? `${file.ino}:${file.size}:${file.mtimeMs}` : 'none';
+}
+
 /** The id of the repository's last event; 0 when it has none. */
 export async function lastEventId(commonDir: string): Promise<number> {
   const dir = flumeDir(commonDir);
@@ -194,19 +200,20 @@ export async function lastEventId(commonDir: string): Promise<number> {
 }
 
 /**
- * Calls `onChange` whenever flume writes the repository's state (an event appended, a record
- * written), and once every `pollMs` behind the file-system events; returns the way to stop.
+ * Calls `onChange(false)` whenever flume writes the repository's state (an event appended, a record
+ * written), and `onChange(true)` once every `pollMs` behind the file-system events; returns the way
+ * to stop.
  */
-export function watchState(commonDir: string, onChange: () => void, pollMs = 5000): () => void {
+export function watchState(commonDir: string, onChange: (polled: boolean) => void, pollMs = 5000): () => void {
   const dirs = [flumeDir(commonDir), join(flumeDir(commonDir), 'places')];
   const watchers = dirs.flatMap((dir) => {
     try {
-      return [watch(dir, { persistent: true }, () => onChange())];
+      return [watch(dir, { persistent: true }, () => onChange(false))];
     } catch {
       return [];
     }
   });
-  const timer = setInterval(onChange, pollMs);
+  const timer = setInterval(() => onChange(true), pollMs);
   return () => {
     clearInterval(timer);
     for (const watcher of watchers) watcher.close();

@@ -10,6 +10,8 @@ import { duration, ensureSupervisor } from '../commands/watch.js';
 import { describePlace } from '../view/place-words.js';
 import { flumeError } from '../../api/errors.js';
 import { lastEventId, readEvents, type EventName } from '../../state/events.js';
+import { lockHolder } from '../../state/lock.js';
+import { supervisorLock } from '../../engine/supervisor/supervisor.js';
 import { OUTCOMES, waitForPlace, type Outcome } from '../../engine/status/wait.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Repository } from '../../config/repository.js';
@@ -60,11 +62,14 @@ export async function waitAndReport(args: Record<string, unknown>, context: CliC
   const after = mark ? await countFrom(repository, record.id, mark) : undefined;
   const outcomes = outcomesFrom(args.for);
   const timeoutMs = args.timeout === undefined ? undefined : duration('timeout', args.timeout);
-  // A place nobody supervises is stepped by the wait itself, once a second.
-  const supervised = args.watch !== false && record.launched?.watch !== false;
-  if (supervised) await ensureSupervisor(context);
+  // Where no supervisor runs (none is started for a place launched with --no-watch, or with
+  // --no-watch here), the wait steps the place itself, once a second, as an acting command does.
+  if (args.watch !== false && record.launched?.watch !== false) await ensureSupervisor(context);
   const { advance } = await import('../../engine/stage/step.js');
-  const step = supervised ? undefined : () => advance(repository, record.id.replace('/', '--'), { lockTimeoutMs: 0 }).catch(() => undefined);
+  const step = async () => {
+    if ((await lockHolder(supervisorLock()))?.alive) return;
+    await advance(repository, record.id.replace('/', '--'), { lockTimeoutMs: 0 }).catch(() => undefined);
+  };
   const controller = new AbortController();
   const abort = () => controller.abort();
   process.once('SIGINT', abort);
@@ -78,7 +83,8 @@ export async function waitAndReport(args: Record<string, unknown>, context: CliC
       timeoutMs,
       after,
       signal: controller.signal,
-      ...(step ? { step, pollMs: 1000 } : {}),
+      step,
+      pollMs: 1000,
     });
     if (!result.reached) {
       if (controller.signal.aborted) return 130;

@@ -5,7 +5,7 @@
  * events after the one it started at, so an outcome the supervisor records is never missed however
  * briefly it stands (a stage delivered and the next already started).
  */
-import { lastEventId, readEvents, watchState, type EventName } from '../../state/events.js';
+import { lastEventId, readEvents, streamStamp, watchState, type EventName } from '../../state/events.js';
 import { readRecord } from '../../state/store.js';
 import type { FlumePlugin } from '../../api/plugin.js';
 import { status, type PlaceStatus, type StatusReport } from './status.js';
@@ -103,6 +103,7 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
   return new Promise<WaitResult>((resolve, reject) => {
     let busy = false;
     let again = false;
+    let stamp: string | undefined;
     let done = false;
     const finish = (result: WaitResult | Error) => {
       if (done) return;
@@ -113,7 +114,9 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
       if (result instanceof Error) reject(result);
       else resolve(result);
     };
-    const look = async () => {
+    // A step writes the place's lock and record, which wakes the watch: the wait steps only on its
+    // poll, never on what the file-system says, or its own step would wake it at once, and again.
+    const look = async (polled = false) => {
       if (done) return;
       if (busy) {
         again = true;
@@ -121,10 +124,13 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
       }
       busy = true;
       try {
+        if (polled) await request.step?.();
         do {
           again = false;
-          await request.step?.();
-          const events = await readEvents(request.commonDir, { since: seen, place: request.place });
+          // The stream is read again only when it changed: an idle wait costs a stat a poll.
+          const now = await streamStamp(request.commonDir);
+          const events = now === stamp ? [] : await readEvents(request.commonDir, { since: seen, place: request.place });
+          stamp = now;
           for (const event of events) {
             seen = event.id;
             const outcome = EVENT_OUTCOMES[event.event];
@@ -146,7 +152,7 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
         busy = false;
       }
     };
-    const stop = watchState(request.commonDir, () => void look(), request.pollMs ?? 5000);
+    const stop = watchState(request.commonDir, (polled) => void look(polled), request.pollMs ?? 5000);
     const onTimeout = async () => {
       const { report, place } = await read().catch(() => ({ report: emptyReport(), place: undefined }));
       finish({ report, place });

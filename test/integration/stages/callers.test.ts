@@ -216,7 +216,7 @@ describe.concurrent('flume wait', { timeout: LONG }, () => {
   it('steps a place nobody supervises itself (launched with --no-watch): its caller still only waits', async ({ expect, onTestFinished }) => {
     const t = repoFor({ onTestFinished }, {});
     // The commit comes after the wait has begun, so only a step the wait takes can record it.
-    t.script({ onPrompt: [{ actions: [{ sleepMs: 8000 }, { run: [t.commit] }, { say: 'Done.' }] }] });
+    t.script({ onPrompt: [{ actions: [{ sleepMs: 15_000 }, { run: [t.commit] }, { say: 'Done.' }] }] });
     await t.launch('fix', 'alone', 'Do it.');
     const waited = await t.flume(['wait', 'fix/alone', '--for', 'delivered', '--timeout', '4m', '--json']);
     expect(waited.code, waited.stdout + waited.stderr).toBe(0);
