@@ -84,8 +84,9 @@ function configWaitMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 /** Builds the status report: one repository's places (`repo`), or every place on the host. */
-export async function status(preset: () => Promise<FlumePlugin[]>, options: { repo?: string; place?: string } = {}): Promise<StatusReport> {
-  const roots: Array<{ root: string; commonDir?: string }> = options.repo ? [{ root: options.repo }] : await knownRepositories();
+export async function status(preset: () => Promise<FlumePlugin[]>, options: { repo?: string; place?: string; commonDir?: string } = {}): Promise<StatusReport> {
+  // A caller that knows the repository's git folder (a wait, reading one place again and again) spares git's look for it.
+  const roots: Array<{ root: string; commonDir?: string }> = options.repo ? [{ root: options.repo, ...(options.commonDir ? { commonDir: options.commonDir } : {}) }] : await knownRepositories();
   const report: StatusReport = { version: 1, generatedAt: new Date().toISOString(), repositories: [], places: [] };
   // One place asked for: only its record is read further (its git reading, its agent); the others
   // still count, as the supervisor is reported whenever the host has any place.

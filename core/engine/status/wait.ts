@@ -7,6 +7,7 @@
  */
 import { lastEventId, readEvents, streamStamp, watchState, type EventName } from '../../state/events.js';
 import { readRecord } from '../../state/store.js';
+import { isFlumeError } from '../../api/errors.js';
 import type { FlumePlugin } from '../../api/plugin.js';
 import { status, type PlaceStatus, type StatusReport } from './status.js';
 
@@ -90,7 +91,12 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
   const read = async (): Promise<WaitResult & { now?: Outcome }> => {
     const record = await readRecord(request.commonDir, key).catch(() => undefined);
     if (!record) return { report: emptyReport(), now: 'gone' };
-    const report = await status(preset, { repo: request.root, place: request.place });
+    const report = await status(preset, { repo: request.root, commonDir: request.commonDir, place: request.place }).catch((error: unknown) => {
+      // Tidied between the look at its record and the reading: gone.
+      if (isFlumeError(error) && error.code === 'UNKNOWN_PLACE') return undefined;
+      throw error;
+    });
+    if (!report) return { report: emptyReport(), now: 'gone' };
     const place = report.places[0];
     return { report, place, now: outcomeOf(place) };
   };
