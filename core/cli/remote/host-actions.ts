@@ -5,7 +5,7 @@
  * another host's place is `ssh -t` to that host, whose flume (`flume __attach`) attaches its own
  * tmux (or herdr) pane. The detail of another host's place is what its status says.
  */
-import { FlumeError } from '../../api/errors.js';
+import { answeredError, flumeError } from '../../api/errors.js';
 import type { PlaceStatus } from '../../engine/status/status.js';
 import { THIS_HOST, type NamedHost } from '../../hosts/list.js';
 import { relayCall } from '../../hosts/relay.js';
@@ -44,8 +44,8 @@ export function hostsActions(here: PlaceActions, hosts: NamedHost[], env: NodeJS
       } catch {
         // An answer with no JSON is told by its exit code below.
       }
-      if (value.error) throw new FlumeError(value.error.code as FlumeError['code'], value.error.message, { fix: value.error.fix, details: value.error.details });
-      if (answer.code !== 0) throw new FlumeError('IO_FAILED', `${host.name} answered ${action} with exit ${answer.code}.`);
+      if (value.error) throw answeredError(value.error);
+      if (answer.code !== 0) throw flumeError('IO_FAILED', { message: `${host.name} answered ${action} with exit ${answer.code} and no error.` }, { variant: 'unexpected' });
       return `${DONE[action]} ${place.id} on ${host.name}`;
     },
     async attach(place) {
