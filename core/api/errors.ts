@@ -95,6 +95,14 @@ export function flumeError<C extends CatalogueCode, V extends CatalogueVariant<C
   return new FlumeError(code, fillShape(wording.message, filled, code), { ...carried, fix: fillShape(wording.fix, filled, code) });
 }
 
+/**
+ * The error another host's flume answered with (its `--json` error), as an error here: its code,
+ * words, fix and details are the remote's own, never worded again.
+ */
+export function answeredError(error: { code: string; message: string; fix?: string; details?: Record<string, unknown> }): FlumeError {
+  return new FlumeError(error.code as FlumeErrorCode, error.message, { fix: error.fix, details: error.details ?? {} });
+}
+
 /** True for a FlumeError, optionally of one code. */
 export function isFlumeError(error: unknown, code?: FlumeErrorCode): error is FlumeError {
   return error instanceof FlumeError && (code === undefined || error.code === code);

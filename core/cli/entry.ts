@@ -32,7 +32,7 @@ export interface EntryOptions {
  */
 function namesAHost(argv: string[], env: NodeJS.ProcessEnv): boolean {
   if (argv[0] === 'hosts') return false;
-  if (argv[0] === '__relay' || env.FLUME_HOST) return true;
+  if (argv[0] === '__relay' || argv[0] === '__attach' || env.FLUME_HOST) return true;
   return argv.some((arg) => arg === '--host' || arg.startsWith('--host=') || arg === '--all-hosts' || /^[a-z0-9][a-z0-9._-]{0,63}:./.test(arg));
 }
 

@@ -79,6 +79,7 @@ export async function argumentParser(argv: string[], on: { run: (command: Comman
   const parser = yargs(argv)
     .scriptName('flume')
     .usage('flume <command> [options]\n\nStarts coding agents on work in places (git worktrees) and keeps them honest.')
+    .epilogue(HOSTS_HELP)
     .strict()
     .demandCommand(1, 'Name a command.')
     .recommendCommands()
@@ -103,12 +104,18 @@ export async function argumentParser(argv: string[], on: { run: (command: Comman
     parser.command({
       command: command.command,
       describe: command.describe,
-      builder: yargsBuilder(command.line),
+      builder: command.command.startsWith('status') ? (y) => yargsBuilder(command.line)(y).epilogue(STATUS_HOSTS_HELP) : yargsBuilder(command.line),
       handler: (args) => on.run(command, args as Record<string, unknown>),
     });
   }
   return parser;
 }
+
+/** What `--help` says of the host options, which are taken off the command line before any parser reads it. */
+const HOSTS_HELP = 'Other hosts: --host NAME (or FLUME_HOST=NAME, or a place named NAME:kind/name) runs the command on that host\'s flume over ssh, its output and exit code relayed; `flume status --all-hosts` reads this host and every named one at once; `flume hosts add NAME SSH-TARGET` names a host. See docs/hosts.md.';
+
+/** What `flume status --help` says of them. */
+const STATUS_HOSTS_HELP = `Other hosts: --host NAME reads that host's flume (given more than once, each host named, merged); --all-hosts reads this host and every host \`flume hosts\` names in one reading, each place and repository with its host (with --watch, the view of every host's places, named NAME:kind/name, its keys acting on each place's own host).`;
 
 /** The commands a command line may run without yargs, each loaded alone. */
 const PLAIN_COMMANDS: Record<string, () => Promise<Command>> = {

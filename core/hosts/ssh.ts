@@ -91,7 +91,7 @@ export async function handshake(host: NamedHost, env: NodeJS.ProcessEnv, local: 
 }
 
 /** A word as a POSIX shell reads it back unchanged: in single quotes, each single quote closed, escaped and reopened. */
-function quoted(word: string): string {
+export function quoted(word: string): string {
   return `'${word.replaceAll("'", "'\\''")}'`;
 }
 

@@ -8,9 +8,11 @@
  *                                                      the others open their popup (`plugin pane
  *                                                      open`)
  *   bin.js popup <open|tell|next|launch>               inside the popup: ask, then run flume
- *   bin.js sidebar [--once] [--interval MS]            keep the sidebar rows in step with flume
+ *   bin.js sidebar [--once] [--interval MS] [--all-hosts]
+ *                                                      keep the sidebar rows in step with flume
  *                                                      status (the loop reads it again on each
- *                                                      repository's event stream)
+ *                                                      repository's event stream); --all-hosts (or
+ *                                                      FLUME_HERDR_ALL_HOSTS=1): every host's places
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,9 +34,9 @@ async function flume(args: string[]) {
   return run(process.execPath, [FLUME_BIN, ...args], { timeoutMs: 10 * 60_000 });
 }
 
-/** `flume status --json`, read. */
-async function readStatus(): Promise<StatusReport> {
-  const result = await flume(['status', '--json']);
+/** `flume status --json`, read; with `allHosts`, `flume status --all-hosts --json` (every host's places, each with its host). */
+async function readStatus(allHosts = false): Promise<StatusReport> {
+  const result = await flume(['status', ...(allHosts ? ['--all-hosts'] : []), '--json']);
   if (result.exitCode !== 0) throw new Error(`flume status failed: ${(result.stderr || result.stdout).trim()}`);
   return JSON.parse(result.stdout) as StatusReport;
 }
@@ -44,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'action' && isAction(id)) return action(id);
   if (command === 'popup' && id && isPrompted(id)) return popup(id, { flume, readStatus, herdr, say });
   if (command === 'sidebar') return sidebar(argv.slice(1));
-  process.stderr.write(`usage: bin.js action <${ACTIONS.join('|')}> | popup <${PROMPTED.join('|')}> | sidebar [--once] [--interval MS]\n`);
+  process.stderr.write(`usage: bin.js action <${ACTIONS.join('|')}> | popup <${PROMPTED.join('|')}> | sidebar [--once] [--interval MS] [--all-hosts]\n`);
   return 2;
 }
 
@@ -79,11 +81,12 @@ async function notify(title: string, body: string, code: number): Promise<number
 async function sidebar(args: string[]): Promise<number> {
   const dir = process.env.HERDR_PLUGIN_STATE_DIR || join(hostStateDir(), 'herdr');
   await mkdir(dir, { recursive: true });
+  const allHosts = args.includes('--all-hosts') || process.env.FLUME_HERDR_ALL_HOSTS === '1';
   if (args.includes('--once')) {
     const file = join(dir, 'sidebar.json');
     const memory = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as SidebarMemory;
     const refresher = sidebarRefresher({ herdr, ttlMs: SIDEBAR_TTL_MS, memory });
-    const report = await readStatus();
+    const report = await readStatus(allHosts);
     for (const row of await refresher.refresh(report)) say(`${row.place ?? row.pane}: ${row.ok ? 'reported' : 'not reported'}`);
     for (const row of startedWaiting(memory, sidebarRows(report))) {
       const needs = row.tokens.flume_needs ?? row.tokens.flume_state ?? 'waiting';
@@ -111,7 +114,7 @@ async function sidebar(args: string[]): Promise<number> {
   process.once('SIGTERM', () => controller.abort());
   process.once('SIGINT', () => controller.abort());
   await watchSidebar({
-    readStatus,
+    readStatus: () => readStatus(allHosts),
     refresher,
     intervalMs: args.includes('--interval') && interval > 0 ? interval : SIDEBAR_POLL_MS,
     signal: controller.signal,

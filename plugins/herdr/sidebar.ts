@@ -24,6 +24,8 @@ export const SIDEBAR_SOURCE = 'flume:sidebar';
 export interface SidebarRow {
   pane: string;
   place: string;
+  /** The flume host the place is on, when it is another host's (a reading of `status --all-hosts`): its pane is on that host's herdr. */
+  host?: string;
   tokens: Partial<Record<(typeof SIDEBAR_TOKENS)[number], string>>;
 }
 
@@ -31,19 +33,35 @@ export interface SidebarRow {
 export interface SidebarReport {
   pane: string;
   place?: string;
+  host?: string;
   set: Record<string, string>;
   cleared: string[];
   ok: boolean;
 }
 
-/** The rows of a status report: one per place whose current agent runs in a herdr pane. */
+/**
+ * The rows of a status report: one per place whose current agent runs in a herdr pane. In a reading
+ * of every host (`status --all-hosts`), another host's place is named `HOST:kind/name` and carries
+ * its host.
+ */
 export function sidebarRows(report: StatusReport): SidebarRow[] {
   const rows: SidebarRow[] = [];
-  for (const place of report.places) {
+  for (const listed of report.places) {
+    const host = (listed as PlaceStatus & { host?: string }).host;
+    const elsewhere = host !== undefined && host !== THIS_HOST ? host : undefined;
+    const place = elsewhere ? { ...listed, id: `${elsewhere}:${listed.id}` } : listed;
     const agent = place.stage?.agent;
-    if (agent?.host === 'herdr' && agent.pane) rows.push({ pane: agent.pane, place: place.id, tokens: rowTokens(place) });
+    if (agent?.host === 'herdr' && agent.pane) rows.push({ pane: agent.pane, place: place.id, ...(elsewhere ? { host: elsewhere } : {}), tokens: rowTokens(place) });
   }
   return rows;
+}
+
+/** How a merged reading names this host. */
+const THIS_HOST = 'local';
+
+/** What a refresher remembers a row by: its pane, and its host when another's (two hosts' herdr may number panes alike). */
+function rowKey(row: { pane: string; host?: string }): string {
+  return row.host ? `${row.host}\t${row.pane}` : row.pane;
 }
 
 /** A place's tokens, each normalised as herdr would store it; absent ones are left out. */
@@ -66,8 +84,8 @@ export function rowTokens(place: PlaceStatus): SidebarRow['tokens'] {
   return tokens;
 }
 
-/** What a refresher remembers of each pane it reported on: the place and the tokens it shows. */
-export type SidebarMemory = Record<string, { place: string; tokens: Record<string, string> }>;
+/** What a refresher remembers of each pane it reported on: the place and the tokens it shows (and, for another host's, the pane and host). */
+export type SidebarMemory = Record<string, { place: string; tokens: Record<string, string>; pane?: string; host?: string }>;
 
 /** How long a reported token lives in herdr when nothing reports it again: an event-driven refresh's TTL. */
 export const SIDEBAR_TTL_MS = 30 * 60_000;
@@ -81,17 +99,18 @@ export const SIDEBAR_TTL_MS = 30 * 60_000;
 export function sidebarRefresher(options: { herdr?: Herdr; source?: string; ttlMs?: number; memory?: SidebarMemory } = {}) {
   const herdr = options.herdr ?? herdrCli();
   const source = options.source ?? SIDEBAR_SOURCE;
-  const shown = new Map<string, { place: string; tokens: Record<string, string> }>(Object.entries(options.memory ?? {}));
+  const shown = new Map<string, SidebarMemory[string]>(Object.entries(options.memory ?? {}));
   let lastSeq = 0;
 
-  async function report(pane: string, place: string | undefined, set: Record<string, string>, cleared: string[]): Promise<SidebarReport> {
+  async function report(pane: string, place: string | undefined, set: Record<string, string>, cleared: string[], host?: string): Promise<SidebarReport> {
     // A sequence number makes herdr drop a report that arrives after a newer one.
     lastSeq = Math.max(Date.now(), lastSeq + 1);
-    const args = ['pane', 'report-metadata', pane, '--source', source, '--seq', String(lastSeq), ...(options.ttlMs && Object.keys(set).length ? ['--ttl-ms', String(options.ttlMs)] : [])];
+    // Another host's pane is on that host's herdr: reached as herdr's saved machine of the same name.
+    const args = [...(host ? ['--machine', host] : []), 'pane', 'report-metadata', pane, '--source', source, '--seq', String(lastSeq), ...(options.ttlMs && Object.keys(set).length ? ['--ttl-ms', String(options.ttlMs)] : [])];
     for (const [name, value] of Object.entries(set)) args.push('--token', `${name}=${value}`);
     for (const name of cleared) args.push('--clear-token', name);
     const reply = await herdr(args);
-    return { pane, ...(place ? { place } : {}), set, cleared, ok: reply.ok || reply.code === 'pane_not_found' };
+    return { pane, ...(place ? { place } : {}), ...(host ? { host } : {}), set, cleared, ok: reply.ok || reply.code === 'pane_not_found' };
   }
 
   return {
@@ -100,22 +119,22 @@ export function sidebarRefresher(options: { herdr?: Herdr; source?: string; ttlM
       const rows = sidebarRows(status);
       const done: SidebarReport[] = [];
       for (const row of rows) {
-        const before = shown.get(row.pane)?.tokens ?? {};
+        const before = shown.get(rowKey(row))?.tokens ?? {};
         const tokens = row.tokens as Record<string, string>;
         const set = options.ttlMs ? { ...tokens } : Object.fromEntries(Object.entries(tokens).filter(([name, value]) => before[name] !== value));
         const cleared = Object.keys(before).filter((name) => !(name in tokens));
         if (Object.keys(set).length === 0 && cleared.length === 0) continue;
-        const result = await report(row.pane, row.place, set, cleared);
+        const result = await report(row.pane, row.place, set, cleared, row.host);
         // A failed report is forgotten, so the next refresh sends it again.
-        if (result.ok) shown.set(row.pane, { place: row.place, tokens });
+        if (result.ok) shown.set(rowKey(row), { place: row.place, tokens, ...(row.host ? { pane: row.pane, host: row.host } : {}) });
         done.push(result);
       }
-      const live = new Set(rows.map((row) => row.pane));
-      for (const [pane, row] of shown) {
-        if (live.has(pane)) continue;
+      const live = new Set(rows.map(rowKey));
+      for (const [key, row] of shown) {
+        if (live.has(key)) continue;
         // The place moved on (its agent ended, or it left status): clear what its pane showed.
-        const result = await report(pane, row.place, {}, Object.keys(row.tokens));
-        if (result.ok) shown.delete(pane);
+        const result = await report(row.pane ?? key, row.place, {}, Object.keys(row.tokens), row.host);
+        if (result.ok) shown.delete(key);
         done.push(result);
       }
       return done;

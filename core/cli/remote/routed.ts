@@ -17,6 +17,9 @@ import { asFlumeError, printError, printJson } from '../output.js';
 import { processIo, type Io } from '../process-io.js';
 import { viewOnHost } from '../../hosts/ssh.js';
 import { describePlace } from '../view/place-words.js';
+import type { CliContext } from '../command.js';
+import { ATTACH_ENTRY, hostsActions } from './host-actions.js';
+import type { NamedHost } from '../../hosts/list.js';
 
 /** What the entry hands the road: its streams, folder and environment. */
 export interface RoutedOptions {
@@ -45,6 +48,7 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
       endWithTheConnection();
       return await answerRelay(process.stdin, (relayed) => ((watching = relayed.includes('--watch')), again(relayed, io)), (command, args) => calledHere(command, args, { ...options, env, cwd }));
     }
+    if (argv[0] === ATTACH_ENTRY) return await attachHere(argv.slice(1), { ...options, env, cwd });
     const where = await route(argv, env, COMMAND_LINES);
     if (where.to === 'here') return { argv: where.argv };
     const version = await flumeVersion();
@@ -56,6 +60,7 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     const asked = where.argv.filter((arg) => arg !== '--json' && arg !== '--watch');
     const here = where.here ? () => captured(again, [...asked, '--json']) : undefined;
     const read = () => readAllHosts({ here, hosts: where.hosts, argv: asked, cwd, env, version });
+    if (watch && io === processIo && Boolean(process.stdin.isTTY && process.stdout.isTTY)) return await viewAllHosts({ io, preset: options.preset, self: options.self, cwd, env }, read, where.hosts, version);
     if (watch) return await watchAllHosts(io, read);
     const report = await read();
     if (json) printJson(io, report);
@@ -143,6 +148,38 @@ async function watchAllHosts(io: Io, read: () => Promise<AllHostsReport>): Promi
 function hostLine(host: AllHostsReport['hosts'][number]): string {
   const last = host.lastReadingAt ? `; last good reading ${host.lastReadingAt}` : '; never read';
   return `host ${host.name}${host.target ? ` (${host.target})` : ''}: ${host.state}: ${host.error?.code} ${host.error?.message}${last}\n`;
+}
+
+/**
+ * `status --watch` over several hosts on a terminal: the interactive view of every host's places
+ * (another host's named `HOST:kind/name`), read again every ALL_HOSTS_POLL_MS; its keys act on each
+ * place's own host (host-actions.ts).
+ */
+async function viewAllHosts(context: CliContext, read: () => Promise<AllHostsReport>, hosts: NamedHost[], version: string): Promise<number> {
+  const [{ interactiveStatus }, { processTerminal }, { hereActions }] = await Promise.all([import('../view/status-view.js'), import('../view/terminal.js'), import('../view/view-actions.js')]);
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  process.once('SIGTERM', () => controller.abort());
+  const named = async () => {
+    const report = await read();
+    return { ...report, places: report.places.map((p) => (p.host === THIS_HOST ? p : { ...p, id: `${p.host}:${p.id}` })) };
+  };
+  await interactiveStatus(context, processTerminal(), named, { signal: controller.signal, pollMs: ALL_HOSTS_POLL_MS, actions: (view) => hostsActions(hereActions(view), hosts, context.env ?? process.env, version) });
+  return 0;
+}
+
+/**
+ * The remote end of attaching from another host's view (`flume __attach PLACE --repo REPO`, run
+ * under `ssh -t`): this host's own attach command for the place, run on the terminal ssh gives it.
+ */
+async function attachHere(argv: string[], options: RoutedOptions & { env: NodeJS.ProcessEnv; cwd: string }): Promise<number> {
+  const [{ attachCommand }, { runAttached }] = await Promise.all([import('../view/view-actions.js'), import('../../support/exec.js')]);
+  const at = argv.indexOf('--repo');
+  const id = argv[0];
+  const repo = at >= 0 ? argv[at + 1] : undefined;
+  if (!id || (at >= 0 && !repo)) throw flumeError('BAD_USAGE', { message: `${ATTACH_ENTRY} PLACE [--repo REPO] attaches this host's pane of a place for a view on another host; it is not a command.` }, { variant: 'parser' });
+  const command = await attachCommand({ io: options.io, preset: options.preset, self: options.self, cwd: options.cwd, env: options.env }, { id, repo: repo ?? options.cwd });
+  return (await runAttached(command.file, command.args, { env: command.env })) ?? 1;
 }
 
 /** A merged reading as plain lines: each host, then its places. */

@@ -13,7 +13,7 @@ import { awaitingWords, describePlace } from './place-words.js';
 import { followStatus } from './status-follow.js';
 import { fit, table, title } from './status-watch.js';
 import type { Key, Terminal } from './terminal.js';
-import { act, attachCommand, readDetail, type Detail, type ViewAction } from './view-actions.js';
+import { hereActions, type Detail, type PlaceActions, type ViewAction } from './view-actions.js';
 import type { Repository } from '../../config/repository.js';
 import { runAttached } from '../../support/exec.js';
 import type { PlaceStatus, StatusReport } from '../../engine/status/status.js';
@@ -28,6 +28,8 @@ export interface ViewOptions {
   place?: string;
   pollMs?: number;
   notify?(waiting: Waiting): void;
+  /** What the keys do to a place and what is read of it, made with the view's own context (default: this host's engine). */
+  actions?(context: CliContext): PlaceActions;
 }
 
 /**
@@ -40,6 +42,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
   // Plugins' warnings would write over the screen: they go to the status line.
   const view: CliContext = { ...context, logger: { ...cliLogger(context.io), warn: (message) => say(`warn: ${message}`) } };
   const repositories = new Map<string, Promise<Repository>>();
+  const actions = options.actions?.(view) ?? hereActions(view, repositories);
   const waits = waitingTracker();
   const awaits = awaitingTracker();
   let report: StatusReport | undefined;
@@ -111,7 +114,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
     const place = current();
     const run = ++detailRun;
     if (!place) return;
-    const read = await readDetail(view, place, terminal.columns(), repositories).catch(() => ({ diff: [], tail: [] }));
+    const read = await actions.detail(place, terminal.columns()).catch(() => ({ diff: [], tail: [] }));
     if (run !== detailRun) return;
     detail = { id: place.id, detail: read };
     draw();
@@ -141,7 +144,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
     busy = true;
     say(`${action === 'force-stop' ? 'stop --force' : action} ${place.id}…`);
     try {
-      say(await act(view, place, action, text));
+      say(await actions.act(place, action, text));
     } catch (error) {
       const failure = asFlumeError(error);
       say(`${failure.code} ${failure.message}`, ...(failure.fix ? [`fix: ${failure.fix}`] : []));
@@ -155,7 +158,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
     const place = current();
     if (!place) return;
     try {
-      const command = await attachCommand(view, place);
+      const command = await actions.attach(place);
       attached = true;
       terminal.suspend();
       terminal.write(`\x1b[H\x1b[2J`);

@@ -49,8 +49,30 @@ export async function act(context: CliContext, place: PlaceStatus, action: ViewA
   return `${action === 'go-on' ? 'went on with' : 'restarted'} ${record.id} stage ${stage.name} (attempt ${stage.attempt}): prompt ${stage.delivery}`;
 }
 
+/** A command that puts this terminal on a pane. */
+export type AttachCommand = { file: string; args: string[]; env?: Record<string, string | undefined>; leave: string };
+
+/**
+ * What the view does to a place and reads of it: here, through this host's engine (`hereActions`);
+ * for another host's places, through that host's flume.
+ */
+export interface PlaceActions {
+  act(place: PlaceStatus, action: ViewAction, text?: string): Promise<string>;
+  attach(place: PlaceStatus): Promise<AttachCommand>;
+  detail(place: PlaceStatus, width: number): Promise<Detail>;
+}
+
+/** The actions on this host's places; `repositories` keeps each repository opened once. */
+export function hereActions(context: CliContext, repositories: Map<string, Promise<Repository>> = new Map()): PlaceActions {
+  return {
+    act: (place, action, text) => act(context, place, action, text),
+    attach: (place) => attachCommand(context, place),
+    detail: (place, width) => readDetail(context, place, width, repositories),
+  };
+}
+
 /** The command that puts this terminal on the place's agent's pane; refused when its host has none, or the pane is not the agent's. */
-export async function attachCommand(context: CliContext, place: PlaceStatus): Promise<{ file: string; args: string[]; env?: Record<string, string | undefined>; leave: string }> {
+export async function attachCommand(context: CliContext, place: Pick<PlaceStatus, 'id' | 'repo'>): Promise<AttachCommand> {
   const { repository, key } = await placeFrom({ place: place.id, repo: place.repo }, context);
   const handle = (await readRecord(repository.info.commonDir, key))?.stage?.agent;
   const host = handle ? repository.flume.hosts.get(handle.host) : undefined;

@@ -19,7 +19,10 @@ if (process.env.FAKE_HERDR_LOG) appendFileSync(process.env.FAKE_HERDR_LOG, `${JS
 if (!state) exit(1, 'fake herdr: FAKE_HERDR_STATE is not set (it never uses the default tmux server)');
 const socket = join(state, 'tmux.sock');
 
-const [area, verb, ...rest] = argv;
+// `--machine NAME`: the command for herdr 0.9's saved SSH machine of that name; its pane tokens are kept apart, in `machines/NAME/`.
+const machine = argv[0] === '--machine' ? argv[1] : undefined;
+const [area, verb, ...rest] = machine === undefined ? argv : argv.slice(2);
+const metadataDir = machine === undefined ? join(state, 'metadata') : join(state, 'machines', machine.replace(/[^A-Za-z0-9._-]/g, '_'), 'metadata');
 if (area === '--version') out('herdr 0.8.0');
 else if (area === 'status') status(verb === 'server' ? rest : [verb, ...rest].filter(Boolean));
 else if (!existsSync(join(state, 'running'))) fail('cli:request', 'server_not_running', `no herdr server is running at ${socket}; run \`herdr\` to start or attach it`);
@@ -215,7 +218,7 @@ function metadata(id, target, args) {
   if (target === undefined) fail('cli:request', 'pane_not_found', `pane ${id} not found`);
   if (!/^[A-Za-z0-9:._-]{1,80}$/.test(source.trim())) fail('cli:request', 'invalid_metadata_source', 'metadata source may contain only ASCII letters, digits, colon, dot, underscore, and hyphen');
   if (Object.keys(patch).length > 16) fail('cli:request', 'invalid_metadata_token', 'a metadata report may update at most 16 tokens');
-  const file = join(state, 'metadata', `${id.replace(/[^A-Za-z0-9]/g, '_')}.json`);
+  const file = join(metadataDir, `${id.replace(/[^A-Za-z0-9]/g, '_')}.json`);
   const stored = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { tokens: {}, seq: {} };
   const seq = flag(args, '--seq');
   // A stale sequenced report is accepted and ignored.
@@ -227,7 +230,7 @@ function metadata(id, target, args) {
     if (clean === '') delete stored.tokens[name];
     else stored.tokens[name] = clean;
   }
-  mkdirSync(join(state, 'metadata'), { recursive: true });
+  mkdirSync(metadataDir, { recursive: true });
   writeFileSync(file, JSON.stringify(stored));
   process.exit(0);
 }

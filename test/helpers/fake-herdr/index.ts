@@ -38,8 +38,8 @@ export interface FakeHerdr {
   clearLog(): void;
   /** Starts or stops the server (the `running` file); panes stay. */
   setRunning(running: boolean): void;
-  /** The tokens reported on a pane, as `pane get` shows them. */
-  tokens(pane: string): Record<string, string>;
+  /** The tokens reported on a pane (of herdr's saved machine `machine`, when named), as `pane get` shows them. */
+  tokens(pane: string, machine?: string): Record<string, string>;
   /** Puts `env` into this process (for the host used in-process); returns the undo. */
   install(): () => void;
   cleanup(): void;
@@ -65,8 +65,8 @@ export function fakeHerdr(options: { running?: boolean } = {}): FakeHerdr {
       if (running) writeFileSync(join(state, 'running'), '');
       else rmSync(join(state, 'running'), { force: true });
     },
-    tokens(pane) {
-      const file = join(state, 'metadata', `${pane.replace(/[^A-Za-z0-9]/g, '_')}.json`);
+    tokens(pane, machine) {
+      const file = join(state, ...(machine === undefined ? [] : ['machines', machine.replace(/[^A-Za-z0-9._-]/g, '_')]), 'metadata', `${pane.replace(/[^A-Za-z0-9]/g, '_')}.json`);
       return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).tokens as Record<string, string>) : {};
     },
     install() {

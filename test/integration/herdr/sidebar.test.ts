@@ -113,6 +113,25 @@ describe.skipIf(which('tmux') === undefined)('the herdr sidebar, from a real sta
     expect(herdr.tokens(gone.pane)).toEqual(gone.tokens);
   });
 
+  it("lists every host's places from a merged reading, another host's on its pane of herdr's saved machine of that name", async () => {
+    const report = await status();
+    // A reading as `status --all-hosts --json` gives it: this host's places and another's (here the same places, as if build-1 held them too).
+    const all = { ...report, places: [...report.places.map((p) => ({ ...p, host: 'local' })), ...report.places.map((p) => ({ ...p, host: 'build-1' }))] } as StatusReport;
+    const rows = sidebarRows(all);
+    expect(rows.map((row) => row.place).sort()).toEqual(['build-1:change/tasks', 'build-1:fix/ask', 'build-1:fix/busy', 'change/tasks', 'fix/ask', 'fix/busy']);
+    const refresher = sidebarRefresher();
+    herdr.clearLog();
+    expect((await refresher.refresh(all)).every((r) => r.ok)).toBe(true);
+    expect(herdr.callsOf('--machine', 'build-1', 'pane', 'report-metadata')).toHaveLength(3);
+    const pane = rows.find((row) => row.place === 'build-1:fix/ask')!.pane;
+    expect(herdr.tokens(pane, 'build-1')).toMatchObject({ flume_place: 'build-1:fix/ask', flume_kind: 'fix', flume_state: 'waiting' });
+    expect(herdr.tokens(pane).flume_place).toBe('fix/ask');
+    // Another host's place that leaves is cleared on that machine; this host's row of the same pane id stays.
+    await refresher.refresh({ ...all, places: all.places.filter((p) => !(p.host === 'build-1' && p.id === 'fix/ask')) } as StatusReport);
+    expect(herdr.tokens(pane, 'build-1')).toEqual({});
+    expect(herdr.tokens(pane).flume_place).toBe('fix/ask');
+  });
+
   it('normalises tokens as herdr stores them and leaves absent ones out', async () => {
     const place = (await status()).places.find((p) => p.id === 'fix/ask')!;
     const tokens = rowTokens({ ...place, stage: { ...place.stage!, needs: `  two\nlines\tand ${'x'.repeat(100)}` } });

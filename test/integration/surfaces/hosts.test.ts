@@ -259,6 +259,35 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
     } finally {
       spawnSync('tmux', ['-S', socket, 'kill-server']);
     }
+    // On a terminal, `status --watch --all-hosts` is the interactive view of both hosts: its keys act on each place's own host.
+    const allSocket = join(box, 'all-view.sock');
+    const allLine = [process.execPath, join(PROJECT, 'dist', 'bin', 'flume.js'), 'status', '--watch', '--all-hosts'].map((w) => `'${w}'`).join(' ');
+    execFileSync('tmux', ['-S', allSocket, '-f', '/dev/null', 'new-session', '-d', '-x', '150', '-y', '30', allLine], { env: { ...localEnv, TMUX: '', TERM: 'xterm-256color', LANG: 'C.UTF-8' }, cwd: localRepo.repo });
+    try {
+      const tmux = (...args: string[]) => execFileSync('tmux', ['-S', allSocket, ...args], { encoding: 'utf8' });
+      const screen = () => tmux('capture-pane', '-p');
+      const until = (what: string, test: RegExp) => waitFor(async () => test.test(screen()), what, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}; the screen:\n${screen()}`);
+      });
+      await until('both hosts in the interactive view', /^flume: 2 places[\s\S]*remote:fix\/far/m);
+      expect(screen()).toMatch(/a attach {2}t tell/);
+      const row = screen().split('\n').find((l) => /remote:fix\/far/.test(l))!;
+      if (!row.startsWith('>')) tmux('send-keys', '-t', '0', 'j');
+      await until('the remote place selected', /^> remote:fix\/far/m);
+      tmux('send-keys', '-t', '0', 't');
+      tmux('send-keys', '-t', '0', '-l', 'Answer from the view');
+      tmux('send-keys', '-t', '0', 'Enter');
+      await until('the tell answered', /told remote:fix\/far on remote/);
+      await waitFor(async () => prompts((await remoteStatus('fix/far')).stage.agent.transcript).includes('Answer from the view'), 'the remote agent to take the tell', 60_000);
+      // Attaching is ssh -t to that host, its own tmux pane on this terminal (C-b d leaves it).
+      await waitFor(async () => (await remoteStatus('fix/far')).stage.agent.state === 'idle', 'the remote agent to end its turn', 60_000);
+      tmux('send-keys', '-t', '0', 'a');
+      await until('the remote pane on this terminal', /Thanks\./);
+      tmux('send-keys', '-t', '0', 'C-b', 'd');
+      await until('the view back from the remote pane', /back from remote:fix\/far's pane/);
+    } finally {
+      spawnSync('tmux', ['-S', allSocket, 'kill-server']);
+    }
     const text = await here(['status', '--all-hosts']);
     expect(text.stdout).toMatch(/^host local\n {2}fix\/near/m);
     expect(text.stdout, text.stderr).toMatch(/^host remote \(build-1\)\n {2}fix\/far/m);
