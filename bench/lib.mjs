@@ -101,3 +101,16 @@ export function gates() {
     },
   };
 }
+
+/**
+ * Stops a bench's supervisor, then the agents' tmux server. The supervisor ends its steps under way
+ * before it exits, and a step may open a pane (starting the server again): the server goes after it.
+ */
+export async function stopSupervisor({ state }, watcher) {
+  if (watcher && watcher.exitCode === null && watcher.signalCode === null) {
+    const exited = new Promise((done) => watcher.once('exit', done));
+    watcher.kill('SIGTERM');
+    await Promise.race([exited, new Promise((done) => setTimeout(done, 90_000))]);
+  }
+  spawnSync('tmux', ['-S', join(state, 'tmux', 'flume.sock'), 'kill-server']);
+}

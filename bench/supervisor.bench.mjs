@@ -9,7 +9,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp, stopSupervisor as cleanup } from './lib.mjs';
 
 const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
@@ -35,18 +35,6 @@ function flume(env, cwd, ...args) {
   return result.stdout;
 }
 
-/**
- * Stops the supervisor, then the agents' tmux server. The supervisor ends its steps under way before
- * it exits, and a step may open a pane (starting the server again): the server goes after it.
- */
-async function cleanup({ state }, watcher) {
-  if (watcher && watcher.exitCode === null && watcher.signalCode === null) {
-    const exited = new Promise((done) => watcher.once('exit', done));
-    watcher.kill('SIGTERM');
-    await Promise.race([exited, sleep(90_000)]);
-  }
-  spawnSync('tmux', ['-S', join(state, 'tmux', 'flume.sock'), 'kill-server']);
-}
 
 
 /** The shell line writing the time (ms) just before the agent's commit to the bench's mark file. */

@@ -11,7 +11,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp, stopSupervisor as cleanup } from './lib.mjs';
 
 const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -45,15 +45,6 @@ function supervisor(env) {
   return spawn(process.execPath, [FLUME, 'watch', '--linger', '0', '--quiet'], { env, stdio: 'ignore' });
 }
 
-/** Stops the supervisor (it ends its steps under way first), then the agents' tmux server. */
-async function cleanup({ state }, watcher) {
-  if (watcher && watcher.exitCode === null && watcher.signalCode === null) {
-    const exited = new Promise((done) => watcher.once('exit', done));
-    watcher.kill('SIGTERM');
-    await Promise.race([exited, sleep(90_000)]);
-  }
-  spawnSync('tmux', ['-S', join(state, 'tmux', 'flume.sock'), 'kill-server']);
-}
 
 /** The repository's public event stream. */
 function streamOf(repo) {
