@@ -7,6 +7,8 @@
  */
 import { lastEventId, readEvents, streamStamp, watchState, type EventName } from '../../state/events.js';
 import { readRecord } from '../../state/store.js';
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { isFlumeError } from '../../api/errors.js';
 import type { FlumePlugin } from '../../api/plugin.js';
 import { status, type PlaceStatus, type StatusReport } from './status.js';
@@ -115,6 +117,7 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
       if (done) return;
       done = true;
       stop();
+      unwatchBranch();
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
       if (result instanceof Error) reject(result);
@@ -159,6 +162,22 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
       }
     };
     const stop = watchState(request.commonDir, (polled) => void look(polled), request.pollMs ?? 5000);
+    // A deliverable is seen in status the moment its commit is there, before any step records it (as
+    // status shows it): where the wait is for a delivery, a move of the place's branch is read at once.
+    const unwatchBranch = wanted.has('delivered') || wanted.has('awaits-caller') ? watchBranch(request.commonDir, key, () => void early()) : () => undefined;
+    let reading = false;
+    const early = async () => {
+      if (done || reading) return;
+      reading = true;
+      try {
+        const now = await read();
+        if (now.now && (now.now === 'delivered' || now.now === 'awaits-caller') && wanted.has(now.now)) finish({ reached: now.now, report: now.report, place: now.place });
+      } catch {
+        // The stream still answers.
+      } finally {
+        reading = false;
+      }
+    };
     const onTimeout = async () => {
       const { report, place } = await read().catch(() => ({ report: emptyReport(), place: undefined }));
       finish({ report, place });
@@ -168,6 +187,28 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
     request.signal?.addEventListener('abort', onAbort, { once: true });
     void look();
   });
+}
+
+/** Calls `onMove` when the place's branch ref is written (a commit on it); returns the way to stop. */
+function watchBranch(commonDir: string, key: string, onMove: () => void): () => void {
+  // The branch is `<kind>/<name>` unless its kind says otherwise: the record names it.
+  let watcher: FSWatcher | undefined;
+  let closed = false;
+  void readRecord(commonDir, key).then((record) => {
+    if (!record || closed) return;
+    const ref = join(commonDir, 'refs', 'heads', record.branch);
+    try {
+      watcher = watch(dirname(ref), (_event, name) => {
+        if (name === basename(ref)) onMove();
+      });
+    } catch {
+      // No folder to watch: the stream and the poll still answer.
+    }
+  }, () => undefined);
+  return () => {
+    closed = true;
+    watcher?.close();
+  };
 }
 
 /** The report of a place that is gone: status's shape, with no place. */

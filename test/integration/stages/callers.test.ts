@@ -214,15 +214,14 @@ describe.concurrent('flume wait', { timeout: LONG }, () => {
   });
 
   it('steps a place nobody supervises itself (launched with --no-watch): its caller still only waits', async ({ expect, onTestFinished }) => {
-    const t = repoFor({ onTestFinished }, {});
-    // The commit comes after the wait has begun, so only a step the wait takes can record it.
-    t.script({ onPrompt: [{ actions: [{ sleepMs: 15_000 }, { run: [t.commit] }, { say: 'Done.' }] }] });
+    // Stuck is what only a step records (status shows no stage stuck before one has): with no
+    // supervisor, only the wait's own step can record it.
+    const t = repoFor({ onTestFinished }, { onPrompt: [{ actions: [{ say: 'Working.' }, { sleepMs: 120_000 }] }] }, { limits: { stuckAfter: '3s' } });
     await t.launch('fix', 'alone', 'Do it.');
-    const waited = await t.flume(['wait', 'fix/alone', '--for', 'delivered', '--timeout', '4m', '--json']);
+    const waited = await t.flume(['wait', 'fix/alone', '--for', 'stuck', '--timeout', '4m', '--json']);
     expect(waited.code, waited.stdout + waited.stderr).toBe(0);
-    // The step that recorded the delivery went on as flume goes on: status shows the next stage.
-    expect(JSON.parse(waited.stdout)).toMatchObject({ reached: 'delivered', places: [{ stage: { name: 'submission' } }] });
-    expect((await streamOf(t, ['fix/alone'])).filter((e) => e.event === 'delivered').map((e) => e.stage)).toEqual(['code']);
+    expect(JSON.parse(waited.stdout)).toMatchObject({ reached: 'stuck', places: [{ stage: { name: 'code', state: 'stuck' } }] });
+    expect((await streamOf(t, ['fix/alone'])).filter((e) => e.event === 'stuck')).toHaveLength(1);
     expect(t.passes()).toBe(0);
   });
 

@@ -42,9 +42,11 @@ async function openView(repo: AgentRepo, width: number, height: number, waitMs: 
   const keys = (...k: string[]) => tmux('send-keys', '-t', pane!, ...k);
   /** Once the view has exited: its exit status and whether the terminal is still on its alternate screen ("0 0": exit 0, main screen). */
   const ended = async () => {
-    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
+    // A view ends its reading under way before it exits: on a loaded machine that takes seconds.
+    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit', 30_000);
     // tmux records the exit status once it has reaped the program, which can come a little later.
-    return waitFor(() => ((text) => (/^\d/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
+    // Both fields: just after the program ends, tmux may say its status before it says the screen.
+    return waitFor(() => ((text) => (/^\d+ \d$/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
   };
   return { dir, pane: pane!, tmux, host, screen, until, keys, ended };
 }
