@@ -1,9 +1,10 @@
 /**
  * `flume wait`: blocks until a place's current (or next) stage reaches one of the named outcomes, and
  * answers with the place as status shows it. It wakes on what the supervisor writes (the event
- * stream, the place's record: events.ts `watchState`) and on a slow poll behind them, and reads the
- * events after the one it started at, so an outcome the supervisor records is never missed however
- * briefly it stands (a stage delivered and the next already started).
+ * stream, the place's record: events.ts `watchState`), on its place's branch moving (a delivery is
+ * read then, as status shows it before any step records it), and on a 1 s poll behind them; it reads
+ * the events after the one it started at, so an outcome the supervisor records is never missed
+ * however briefly it stands (a stage delivered and the next already started).
  */
 import { lastEventId, readEvents, streamStamp, watchState, type EventName } from '../../state/events.js';
 import { readRecord } from '../../state/store.js';
