@@ -211,7 +211,7 @@ describe.skipIf(which('tmux') === undefined)('the herdr sidebar at a gate', () =
     try {
       await waitFor(() => reads.length > 0, 'the first reading');
       t.open('code');
-      const at = await waitFor(() => reads.map((r) => r.places.find((p) => p.id === id)).find((p) => p?.awaiting), 'a reading at the gate', 60_000);
+      const at = await waitFor(() => reads.map((r) => r.places.find((p) => p.id === id)).find((p) => p?.awaiting), 'a reading at the gate', 150_000);
       expect(at.awaiting).toMatchObject({ gate: true, after: 'code' });
       expect(rowTokens(at)).toMatchObject({ flume_place: id, flume_state: 'at-gate', flume_needs: 'at the gate after code: next goes on' });
     } finally {
