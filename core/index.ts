@@ -27,7 +27,7 @@ export { run, which } from './support/exec.js';
 export { agentBaseEnvironment, GIT_LOCAL_VARIABLES, matchesVariable, utf8LocaleFor, withoutGitLocal } from './support/environment.js';
 export type { RunResult, RunOptions } from './support/exec.js';
 export { ensureHostStateDir, hostStateDir } from './state/host.js';
-export { readEvents, watchState, type EventName, type FlumeEvent } from './state/events.js';
+export { followStreams, readEvents, watchState, type EventName, type FlumeEvent } from './state/events.js';
 export { isRepositoryTrusted } from './config/trust.js';
 export { withLock } from './state/lock.js';
 export { programFileLock, recordTrustGrants, replaceFileKeepingMode, type TrustGrant } from './state/trust-grants.js';

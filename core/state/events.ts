@@ -9,7 +9,7 @@
  * The place's own log (`places/<key>.events.jsonl`, store.ts) is flume's record for recovery and
  * goes with the place; this one is the public stream, its shape published as events.schema.json.
  */
-import { watch } from 'node:fs';
+import { existsSync, watch } from 'node:fs';
 import { appendFile, open, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withLock } from './lock.js';
@@ -218,4 +218,19 @@ export function watchState(commonDir: string, onChange: (polled: boolean) => voi
     clearInterval(timer);
     for (const watcher of watchers) watcher.close();
   };
+}
+
+/**
+ * Keeps `streams` watching the event stream (and place records) of each repository of `roots` that
+ * has flume state, and no other, each calling `poke` on a change; the follower's own slow poll
+ * stands behind them, so theirs is left as long as a timer can be.
+ */
+export function followStreams(streams: Map<string, () => void>, roots: string[], poke: () => void): void {
+  const commons = new Set(roots.map((root) => join(root, '.git')).filter((common) => existsSync(join(common, 'flume'))));
+  for (const [common, stop] of streams) {
+    if (commons.has(common)) continue;
+    stop();
+    streams.delete(common);
+  }
+  for (const common of commons) if (!streams.has(common)) streams.set(common, watchState(common, poke, 2 ** 31 - 1));
 }

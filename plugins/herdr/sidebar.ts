@@ -11,7 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { watchState, type PlaceStatus, type StatusReport } from '../../core/index.js';
+import { followStreams, type PlaceStatus, type StatusReport } from '../../core/index.js';
 import { herdrCli, type Herdr } from './herdr.js';
 
 /** Every token flume reports, in the order a layout would show them. */
@@ -237,15 +237,7 @@ export async function watchSidebar(options: {
 
 /** Follows the event stream of each repository of the report that has one, and no other. */
 function follow(streams: Map<string, () => void>, report: StatusReport, poke: () => void): void {
-  const roots = [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)];
-  const commons = new Set(roots.map((root) => join(root, '.git')).filter((common) => existsSync(join(common, 'flume'))));
-  for (const [common, stop] of streams) {
-    if (commons.has(common)) continue;
-    stop();
-    streams.delete(common);
-  }
-  // The loop's own interval stands behind the streams: theirs is left as long as a timer can be.
-  for (const common of commons) if (!streams.has(common)) streams.set(common, watchState(common, poke, 2 ** 31 - 1));
+  followStreams(streams, [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)], poke);
 }
 
 

@@ -10,7 +10,7 @@ import { isFlumeError } from '../../api/errors.js';
 import { rewatch } from '../../engine/supervisor/files.js';
 import type { StatusReport } from '../../engine/status/status.js';
 import { isOwnNote } from '../../engine/supervisor/supervisor-state.js';
-import { watchState } from '../../state/events.js';
+import { followStreams } from '../../state/events.js';
 import { hostStateDir } from '../../state/host.js';
 
 /** The slow poll behind the file-system events. */
@@ -68,7 +68,7 @@ export async function followStatus(read: () => Promise<StatusReport>, options: F
       for (const id of ids) seen.add(id);
       await show({ report, gone: [...seen].filter((id) => !ids.has(id)) });
       rewatch(watchers, pathsOf(report), poke);
-      followStreams(streams, report, () => poke());
+      followReport(streams, report, () => poke());
       if (dirty || options.signal.aborted) continue;
       await new Promise<void>((done) => {
         const timer = setTimeout(done, options.pollMs ?? FOLLOW_POLL_MS);
@@ -88,16 +88,8 @@ export async function followStatus(read: () => Promise<StatusReport>, options: F
 }
 
 /** Follows the event stream (and place records) of each repository of the report that has them, and no other. */
-function followStreams(streams: Map<string, () => void>, report: StatusReport, poke: () => void): void {
-  const roots = [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)];
-  const commons = new Set(roots.map((root) => join(root, '.git')).filter((common) => existsSync(join(common, 'flume'))));
-  for (const [common, stop] of streams) {
-    if (commons.has(common)) continue;
-    stop();
-    streams.delete(common);
-  }
-  // The loop's own slow poll stands behind the streams: theirs is left as long as a timer can be.
-  for (const common of commons) if (!streams.has(common)) streams.set(common, watchState(common, poke, LONGEST_TIMER_MS));
+function followReport(streams: Map<string, () => void>, report: StatusReport, poke: () => void): void {
+  followStreams(streams, [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)], poke);
 }
 
 /** What the view watches besides the event streams: the host's state, each repository's branch refs, each place's folder and transcript. */

@@ -94,11 +94,7 @@ export async function restartStage(
   await stepWhereCallerGoesOn(repository, key);
   return withPlaceLock(repository.info.commonDir, key, async () => {
     const record = await placeRecord(repository, key);
-    if (record.dropped || record.phase !== 'made') {
-      throw flumeError('PLACE_OVER', { place: record.id, state: record.dropped ? 'dropped' : record.phase }, {
-        details: { place: record.id },
-      });
-    }
+    refuseOver(record);
     const kind = kindOf(repository.flume, record.kind);
     // A stage the kind lacks is refused first: waiting for the agent would not make it one.
     const index = options.stage === undefined ? (record.stage?.index ?? 0) : kind.stages.findIndex((s) => s.name === options.stage);
@@ -147,11 +143,7 @@ export async function nextStage(repository: Repository, key: string, options: { 
   await stepWhereCallerGoesOn(repository, key);
   return withPlaceLock(repository.info.commonDir, key, async () => {
     const record = await placeRecord(repository, key);
-    if (record.dropped || record.phase !== 'made') {
-      throw flumeError('PLACE_OVER', { place: record.id, state: record.dropped ? 'dropped' : record.phase }, {
-        details: { place: record.id },
-      });
-    }
+    refuseOver(record);
     if (!record.awaits) {
       const state = record.finished ? 'finished' : record.stage ? `${record.stage.name} has not delivered` : 'no stage has started';
       throw flumeError('NOT_AWAITING', { place: record.id, state }, {
@@ -194,6 +186,15 @@ function refuseGoOn(flume: Flume, record: PlaceRecord, stage: KindDef['stages'][
   throw flumeError('CANNOT_GO_ON', { place: record.id, stage: stage.name, deliverable: type }, {
     details: { place: record.id, stage: stage.name, deliverable: type },
   });
+}
+
+/** No stage starts in a place whose launch was dropped or that is not made. */
+function refuseOver(record: PlaceRecord): void {
+  if (record.dropped || record.phase !== 'made') {
+    throw flumeError('PLACE_OVER', { place: record.id, state: record.dropped ? 'dropped' : record.phase }, {
+      details: { place: record.id },
+    });
+  }
 }
 
 async function placeRecord(repository: Repository, key: string): Promise<PlaceRecord> {
