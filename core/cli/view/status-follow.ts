@@ -16,8 +16,6 @@ import { hostStateDir } from '../../state/host.js';
 /** The slow poll behind the file-system events. */
 export const FOLLOW_POLL_MS = 60_000;
 
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
-
 /** One reading as the view shows it: the report, and the places seen earlier that are gone (tidied). */
 export interface Followed {
   report: StatusReport;
