@@ -114,3 +114,29 @@ export async function stopSupervisor({ state }, watcher) {
   }
   spawnSync('tmux', ['-S', join(state, 'tmux', 'flume.sock'), 'kill-server']);
 }
+
+/** Runs the built flume; throws with its words unless it exits 0; returns its output. */
+export function runFlume(env, cwd, ...args) {
+  const result = spawnSync(process.execPath, [FLUME, ...args], { env, cwd, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`flume ${args.join(' ')}: ${result.stdout}${result.stderr}`);
+  return result.stdout;
+}
+
+/**
+ * A bench's repository whose agents are the scripted fake in tmux, with a state folder of its own
+ * and its config (plus `config`) trusted, as the operator's step would.
+ */
+export function fakeAgentRepo(script, config = {}) {
+  const state = temp('flume-bench-state-');
+  const configDir = temp('flume-bench-claude-');
+  const scriptPath = join(configDir, 'script.json');
+  writeFileSync(scriptPath, JSON.stringify(script));
+  const repo = makeRepo();
+  const fake = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
+  writeFileSync(join(repo, 'flume.config.ts'), `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: fake, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '5s' }, ...config })};\n`);
+  spawnSync('git', ['add', '-A'], { cwd: repo });
+  spawnSync('git', ['commit', '-qm', 'config'], { cwd: repo, env: { ...process.env, ...GIT_ENV } });
+  const env = { ...process.env, ...GIT_ENV, FLUME_STATE_DIR: state };
+  runFlume(env, repo, 'trust', '--repo', repo);
+  return { state, repo, env, configDir };
+}

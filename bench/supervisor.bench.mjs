@@ -9,31 +9,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp, stopSupervisor as cleanup } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp, stopSupervisor as cleanup, fakeAgentRepo, runFlume } from './lib.mjs';
 
-const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
-function setup(script) {
-  const state = temp('flume-bench-state-');
-  const configDir = temp('flume-bench-claude-');
-  const scriptPath = join(configDir, 'script.json');
-  writeFileSync(scriptPath, JSON.stringify(script));
-  const repo = makeRepo();
-  writeFileSync(join(repo, 'flume.config.ts'), `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: FAKE, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '5s' } })};\n`);
-  spawnSync('git', ['add', '-A'], { cwd: repo });
-  spawnSync('git', ['commit', '-qm', 'config'], { cwd: repo, env: { ...process.env, ...GIT_ENV } });
-  const env = { ...process.env, ...GIT_ENV, FLUME_STATE_DIR: state };
-  // Trusting a repository's config is the operator's step: the bench takes it as one would.
-  flume(env, repo, 'trust', '--repo', repo);
-  return { state, repo, env, configDir };
-}
-
-function flume(env, cwd, ...args) {
-  const result = spawnSync(process.execPath, [FLUME, ...args], { env, cwd, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`flume ${args.join(' ')}: ${result.stdout}${result.stderr}`);
-  return result.stdout;
-}
+const setup = (script) => fakeAgentRepo(script);
+const flume = runFlume;
 
 
 

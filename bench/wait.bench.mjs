@@ -11,34 +11,16 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp, stopSupervisor as cleanup } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, fmt, gates, makeRepo, median, temp, stopSupervisor as cleanup, fakeAgentRepo, runFlume } from './lib.mjs';
 
-const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
 /** A kind whose caller starts its one stage. */
 const UNIT = { name: 'unit', advance: 'caller', stages: [{ name: 'work', prompt: 'Work on {brief}.', deliverable: 'commit' }] };
 
-function setup(script) {
-  const state = temp('flume-bench-state-');
-  const configDir = temp('flume-bench-claude-');
-  const scriptPath = join(configDir, 'script.json');
-  writeFileSync(scriptPath, JSON.stringify(script));
-  const repo = makeRepo();
-  writeFileSync(join(repo, 'flume.config.ts'), `export default ${JSON.stringify({ agent: { host: 'tmux' }, agents: { 'claude-code': { binary: FAKE, configDir, env: { FAKE_CLAUDE_SCRIPT: scriptPath } } }, limits: { promptTimeout: '5s' }, kinds: [UNIT] })};\n`);
-  spawnSync('git', ['add', '-A'], { cwd: repo });
-  spawnSync('git', ['commit', '-qm', 'config'], { cwd: repo, env: { ...process.env, ...GIT_ENV } });
-  const env = { ...process.env, ...GIT_ENV, FLUME_STATE_DIR: state };
-  flume(env, repo, 'trust', '--repo', repo);
-  return { state, repo, env };
-}
-
-function flume(env, cwd, ...args) {
-  const result = spawnSync(process.execPath, [FLUME, ...args], { env, cwd, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`flume ${args.join(' ')}: ${result.stdout}${result.stderr}`);
-  return result.stdout;
-}
+const setup = (script) => fakeAgentRepo(script, { kinds: [UNIT] });
+const flume = runFlume;
 
 /** The host's supervisor as a user's launch would start it (its default 30 s poll), in the foreground. */
 function supervisor(env) {
