@@ -57,8 +57,10 @@ describe(`the real Codex CLI ${CODEX_VERSION}, as the driver reads it`, () => {
     let release!: () => void;
     const held = new Promise<void>((done) => (release = done));
     const escalated: Reply = { items: [{ type: 'call', name: 'exec_command', arguments: { cmd: 'touch ../outside.txt', sandbox_permissions: 'require_escalated', justification: 'Write outside' } }] };
+    // Taken before the pane starts, as the driver records its agent's start: the session's first line is
+    // stamped when Codex begins, which on a loaded machine is well before its input line shows.
+    const startedAt = new Date().toISOString();
     const { pane, repo } = await start([message('First answer.', { until: held, usage: { input_tokens: 500, cached_tokens: 100, output_tokens: 30 } }), escalated], { args: ['-a', 'on-request', '-s', 'workspace-write'] });
-    const startedAt = new Date(Date.now() - 1000).toISOString();
 
     // The input line with its placeholder: ready, no draft. No trust question (the config trusts the folder).
     const ready = await pane.waitForScreen(/^› /m);

@@ -56,6 +56,9 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
   let detailRun = 0;
   let poke = () => {};
   let tailTimer: NodeJS.Timeout | undefined;
+  // Once the view has ended, nothing it started may draw or look again: a detail read still under way
+  // would otherwise write over the shell's screen and set a timer that keeps the process alive.
+  let ended = false;
 
   function say(...lines: string[]): void {
     message = lines;
@@ -71,7 +74,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
   }
 
   function draw(): void {
-    if (attached) return;
+    if (attached || ended) return;
     const width = terminal.columns();
     const height = terminal.rows();
     const lines = frame(width, height);
@@ -113,9 +116,9 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
   async function refreshDetail(): Promise<void> {
     const place = current();
     const run = ++detailRun;
-    if (!place) return;
+    if (!place || ended) return;
     const read = await actions.detail(place, terminal.columns()).catch(() => ({ diff: [], tail: [] }));
-    if (run !== detailRun) return;
+    if (run !== detailRun || ended) return;
     detail = { id: place.id, detail: read };
     draw();
     // A working agent's screen moves without a file of flume's changing: its tail is looked at again
@@ -170,7 +173,8 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
     } finally {
       if (attached) {
         attached = false;
-        terminal.resume();
+        // A view ended (by a signal) while the pane was attached leaves the terminal as it is.
+        if (!ended) terminal.resume();
         draw();
         poke();
       }
@@ -235,6 +239,7 @@ export async function interactiveStatus(context: CliContext, terminal: Terminal,
       void refreshDetail();
     });
   } finally {
+    ended = true;
     clearTimeout(tailTimer);
     terminal.stop();
   }
