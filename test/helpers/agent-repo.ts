@@ -42,6 +42,8 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
   const env = flumeEnv(state);
   // Trusted in its own state folder now, for what runs flume in-process or spawns it directly.
   const trusted = trustMade(state);
+  // Its failure is the first flume run's (which awaits it), never an unhandled rejection of its own.
+  trusted.catch(() => undefined);
   const run = async (args: string[], options: { process?: boolean } = {}) => (await trusted, flume(args, { env, cwd: repo, ...options }));
   return {
     repo,
@@ -56,6 +58,8 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
       return JSON.parse(result.stdout).places[0];
     },
     async cleanup() {
+      // A test that never ran flume may end before the trust is written: its state is removed only after.
+      await trusted.catch(() => undefined);
       await stopSupervisor(state);
       await killTmuxServer(join(state, 'tmux', 'flume.sock'));
       remove(repo);
