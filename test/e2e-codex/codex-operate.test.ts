@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertIsolated } from '../helpers/netns.js';
 import { lastUserText, message } from '../helpers/responses-api.js';
-import { codexRepo, rolloutOf, userPrompts, type CodexRepo } from './codex-repo.js';
+import { codexRepo, rolloutOf, userPrompts, userPromptsWritten, type CodexRepo } from './codex-repo.js';
 
 beforeAll(() => assertIsolated());
 
@@ -58,7 +58,7 @@ describe('operating the real Codex CLI through flume', () => {
     console.log(`codex-operate: a tell confirmed in ${Date.now() - tellStarted} ms`);
     expect(told.code, told.stdout + told.stderr).toBe(0);
     const rollout = rolloutOf(t.state, place.stage.agent.sessionId)!;
-    expect(userPrompts(rollout)).toEqual(['Look at the parser.', 'Also add a test.']);
+    expect(await userPromptsWritten(rollout, 2)).toEqual(['Look at the parser.', 'Also add a test.']);
     expect(lastUserText((await t.codex.api.waitForRequest(2, 10_000)).body)).toBe('Also add a test.');
     await t.until('fix/two', (p) => p?.stage.agent.state === 'idle' && p, 'the told turn to end');
 

@@ -130,6 +130,20 @@ export function userPrompts(path: string): string[] {
     .map((l) => (l.payload.item.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n'));
 }
 
+/**
+ * The prompts a user gave once the rollout holds `count` of them (at most `timeoutMs`): flume counts a
+ * prompt taken from the first line that records it, and Codex writes the `item_completed` line these
+ * are read from a little after the others, which on a loaded machine can be after flume has answered.
+ */
+export async function userPromptsWritten(path: string, count: number, timeoutMs = 10_000): Promise<string[]> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const prompts = userPrompts(path);
+    if (prompts.length >= count || Date.now() > until) return prompts;
+    await sleep(100);
+  }
+}
+
 async function panePids(socket: string): Promise<number[]> {
   const result = await run('tmux', ['-S', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], { timeoutMs: 5000 });
   return result.exitCode === 0 ? result.stdout.split('\n').map(Number).filter((pid) => pid > 0) : [];

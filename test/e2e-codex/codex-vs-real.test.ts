@@ -80,7 +80,8 @@ describe(`the real Codex CLI ${CODEX_VERSION}, as the driver reads it`, () => {
     const working = await pane.waitForScreen(/esc to interrupt/);
     expect(classifyScreen(working)).toBe('working');
     const path = await until(() => pane.rollout());
-    expect(await findRollout(pane.home, repo, startedAt)).toBe(path);
+    // The file is there before its first line is whole (which the lookup reads): on a loaded machine, a while before.
+    expect(await until(() => findRollout(pane.home, repo, startedAt))).toBe(path);
     // The folder the rollout is in is one the driver has the supervisor watch.
     const driver = codexDriver({ hosts: { get: () => undefined } } as never);
     expect(driver.watchPaths({ driver: 'codex', sessionId: 's', host: 'tmux', cwd: repo, startedAt, data: { codexHome: pane.home } })).toContain(dirname(path));

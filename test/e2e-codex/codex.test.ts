@@ -11,7 +11,7 @@ import { CODEX_MODEL, CODEX_VERSION } from '../helpers/codex-env.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { exec, lastUserText, message, toolOutputs, type ResponsesRequest } from '../helpers/responses-api.js';
 import { git } from '../helpers/repo.js';
-import { codexRepo, DEFAULT_SANDBOX, rolloutLines, rolloutOf, userPrompts, type CodexRepo } from './codex-repo.js';
+import { codexRepo, DEFAULT_SANDBOX, rolloutLines, rolloutOf, userPromptsWritten, type CodexRepo } from './codex-repo.js';
 
 beforeAll(() => assertIsolated());
 
@@ -62,7 +62,7 @@ describe('the Codex driver with the real Codex CLI', () => {
     expect(place.stage).toMatchObject({ name: 'code', delivery: 'taken', sends: 1, agent: { driver: 'codex', host: 'tmux', version: CODEX_VERSION } });
     expect(place.stage.prompt.split('\n').length).toBeGreaterThan(4);
     const rollout = rolloutOf(t.state, place.stage.agent.sessionId)!;
-    expect(userPrompts(rollout)).toEqual([place.stage.prompt]);
+    expect(await userPromptsWritten(rollout, 1)).toEqual([place.stage.prompt]);
 
     // What the stage used, from the rollout's token counts: the scripted figures, each response once.
     const used = await t.until('fix/one', (p) => p?.stage.usage?.replies === 3 && p.stage.usage, 'the code stage\'s usage');
@@ -75,7 +75,7 @@ describe('the Codex driver with the real Codex CLI', () => {
     expect(next.stage).toMatchObject({ agent: { driver: 'codex' } });
     expect(t.record('fix--one').stage).toMatchObject({ name: 'submission', delivery: 'taken', sends: 1 });
     expect(next.stage.agent.sessionId).not.toBe(place.stage.agent.sessionId);
-    expect(userPrompts(rolloutOf(t.state, next.stage.agent.sessionId)!)).toEqual(['SUBMIT: Fix the thing.']);
+    expect(await userPromptsWritten(rolloutOf(t.state, next.stage.agent.sessionId)!, 1)).toEqual(['SUBMIT: Fix the thing.']);
     expect(git(place.path, 'log', '-1', '--format=%s')).toBe('Fix the thing');
     // The commit ran through Codex's exec_command and its output went back to the model.
     const codeTurns = t.codex.api.requests.filter((r) => stageOf(r) === 'code');

@@ -46,7 +46,18 @@ async function openView(repo: AgentRepo, width: number, height: number, waitMs: 
     await waitFor(async () => !(await host.alive(pane!)), 'the view to exit', 30_000);
     // tmux records the exit status once it has reaped the program, which can come a little later.
     // Both fields: just after the program ends, tmux may say its status before it says the screen.
-    return waitFor(() => ((text) => (/^\d+ \d$/.test(text) ? text : undefined))(tmux('display-message', '-p', '-t', pane!, '#{pane_dead_status} #{alternate_on}').trim()), 'the exit status');
+    // tmux built with libutempter can miss the program's SIGCHLD (tmux/tmux#311) and record no status
+    // until signalled, as flume's own host nudges it.
+    let seen = '';
+    return waitFor(() => {
+      seen = tmux('display-message', '-p', '-t', pane!, '#{pid} #{pane_dead} #{pane_dead_status} #{alternate_on} #{pane_dead_signal}').trim();
+      const [server, , status, alternate] = seen.split(' ');
+      if (/^\d+$/.test(status ?? '') && /^\d$/.test(alternate ?? '')) return `${status} ${alternate}`;
+      process.kill(Number(server), 'SIGCHLD');
+      return undefined;
+    }, 'the exit status').catch((error: Error) => {
+      throw new Error(`${error.message}; tmux says (server, dead, status, alternate screen, signal): ${seen}`);
+    });
   };
   return { dir, pane: pane!, tmux, host, screen, until, keys, ended };
 }
