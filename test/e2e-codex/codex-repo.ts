@@ -120,7 +120,9 @@ export function rolloutOf(state: string, sessionId: string): string | undefined 
 
 /** A rollout's lines, parsed. */
 export function rolloutLines(path: string): Array<{ timestamp: string; type: string; payload: any }> {
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  // Only whole lines: the last may be being written.
+  const text = readFileSync(path, 'utf8');
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
 /** The prompts a user gave, as the rollout records them (`item_completed` UserMessage). */
