@@ -113,4 +113,10 @@ export interface PlaceRecord {
   awaits?: { at: string; after?: string; what?: string; gate: boolean };
   /** Set when the work is over because the last stage delivered. */
   finished?: { at: string };
+  /**
+   * Events written with the record and not yet appended to the logs: the record and its event are
+   * one write, so a flume killed between the two loses neither; the next step of the place
+   * publishes them (store.ts `publishUnpublished`).
+   */
+  unpublished?: Array<{ event: string; at: string } & Record<string, unknown>>;
 }

@@ -11,7 +11,8 @@ import { dirname, join } from 'node:path';
 import { FlumeError, flumeError } from '../api/errors.js';
 import type { PlaceRecord } from '../api/record.js';
 import { withLock, type LockOptions } from './lock.js';
-import { publicName, publishEvent } from './events.js';
+import { publicName, publishEvent, readEvents } from './events.js';
+import { crashPoint, type CrashPoint } from '../support/crash.js';
 import { privateDir, PRIVATE_FILE_MODE } from './private.js';
 
 /** The folder of a repository's place records. */
@@ -95,12 +96,46 @@ export async function removeRecord(commonDir: string, key: string): Promise<void
  * Appends one event to the place's log (what flume did, for status and for recovery) and, under its
  * public name, to the repository's event stream (events.ts), which outlives the place.
  */
-export async function appendEvent(commonDir: string, key: string, event: Record<string, unknown> & { event: string }): Promise<void> {
+export async function appendEvent(commonDir: string, key: string, event: Record<string, unknown> & { event: string; at?: string }): Promise<void> {
   const dir = await ensurePlacesStateDir(commonDir);
-  const at = new Date().toISOString();
+  const at = event.at ?? new Date().toISOString();
   await appendFile(join(dir, `${key}.events.jsonl`), JSON.stringify({ at, ...event }) + '\n', { mode: PRIVATE_FILE_MODE });
   const name = publicName(event.event, event);
   if (name) await publishEvent(commonDir, key.replace('--', '/'), name, event, at);
+}
+
+/**
+ * Writes a place's record together with the event that says what changed, so that no crash can
+ * leave one without the other: the event goes into the record (`unpublished`) in the same atomic
+ * write, is then appended to the logs, and the record is written again without it. A flume killed
+ * in between leaves it in the record, and the place's next step publishes it (`publishUnpublished`):
+ * a caller reading the stream never misses the change a record shows. Call it holding the place's lock.
+ */
+export async function recordWithEvent(commonDir: string, record: PlaceRecord, event: Record<string, unknown> & { event: string }, options: { crashAt?: CrashPoint } = {}): Promise<void> {
+  record.unpublished = [...(record.unpublished ?? []), { ...event, at: new Date().toISOString() }];
+  await writeRecord(commonDir, record);
+  if (options.crashAt) crashPoint(options.crashAt);
+  await publishUnpublished(commonDir, record, { fresh: true });
+}
+
+/**
+ * Appends the record's unpublished events to the logs, each once, and writes the record without
+ * them. After a crash one may already be in the stream (the flume was killed after appending it and
+ * before writing the record again): an event of the place with the same name and time is not
+ * appended twice. `fresh`: they were written a moment ago by this flume, and none can be there yet.
+ */
+export async function publishUnpublished(commonDir: string, record: PlaceRecord, options: { fresh?: boolean } = {}): Promise<void> {
+  const pending = record.unpublished ?? [];
+  if (pending.length === 0) return;
+  const key = keyOf(record);
+  const already = options.fresh ? [] : await readEvents(commonDir, { place: key.replace('--', '/') });
+  for (const event of pending) {
+    const name = publicName(event.event, event);
+    if (name && already.some((seen) => seen.event === name && seen.at === event.at)) continue;
+    await appendEvent(commonDir, key, event);
+  }
+  record.unpublished = undefined;
+  await writeRecord(commonDir, record);
 }
 
 /** Runs `fn` holding the place's lock; a crashed holder's lock is taken over. */

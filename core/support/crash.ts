@@ -20,9 +20,13 @@ export const CRASH_POINTS = [
   'stage:agent-started',
   'stage:prompt-sent',
   'stage:ended',
+  'stage:recorded',
 ] as const;
 
+/** A crash point's name. */
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
 /** Dies here when the environment asks for a crash at this point. */
-export function crashPoint(point: (typeof CRASH_POINTS)[number]): void {
+export function crashPoint(point: CrashPoint): void {
   if (process.env.FLUME_CRASH_AT === point) process.kill(process.pid, 'SIGKILL');
 }

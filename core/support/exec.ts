@@ -17,7 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { withoutGitLocal } from './environment.js';
 
@@ -118,11 +118,25 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
       done.exitCode = code;
       finish();
     });
-    if (options.timeoutMs !== undefined) {
+    // A program that exited is waited for a moment longer, not for ever: something it started in the
+    // background (a daemon that kept its output open) would otherwise hold its pipes, and flume, open.
+    child.on('exit', (code) => {
+      const late = setTimeout(() => {
+        done.exitCode = code;
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish();
+      }, CLOSE_GRACE_MS);
+      late.unref();
+    });
+    const limit = options.timeoutMs ?? DEFAULT_LIMIT_MS[basename(file)];
+    if (limit !== undefined) {
       timer = setTimeout(() => {
         done.timedOut = true;
         child.kill(options.killSignal ?? 'SIGTERM');
-      }, options.timeoutMs);
+        // One that ignores its signal is killed for good a moment later.
+        setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), KILL_GRACE_MS).unref();
+      }, limit);
     }
     if (options.input !== undefined) {
       // A program that exits without reading all its input closes the pipe: that is its answer, not flume's error.
@@ -131,6 +145,17 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
     }
   });
 }
+
+/**
+ * The time limit of a program flume runs for itself with none of its own: git and tmux answer in
+ * moments, and one that hangs (a lock, a server gone mid-command) must not hold a supervisor's step,
+ * and with it its place, for ever. A program past its limit reads as timed out, as any other.
+ */
+const DEFAULT_LIMIT_MS: Record<string, number> = { git: 5 * 60_000, tmux: 60_000 };
+/** How long a program past its limit has to end after its signal, before SIGKILL. */
+const KILL_GRACE_MS = 2000;
+/** How long an exited program's pipes may stay open (held by something it left running), ms. */
+const CLOSE_GRACE_MS = 5000;
 
 /** A program's whole environment: `env` alone with `clean`, else the caller's less git's local variables, then `env`. */
 function environment(options: { env?: Record<string, string | undefined>; clean?: boolean }): Record<string, string> {

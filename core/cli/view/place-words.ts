@@ -23,6 +23,7 @@ export function describePlace(p: PlaceStatus): string {
     lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started${p.awaitsStart ? ' (launched with --no-start: flume stage or flume retry starts one)' : p.awaits ? ' (its caller starts each one)' : ''}`);
   }
   if (p.awaiting) lines.push(`  ${awaitingWords(p)}`);
+  if (p.finished) lines.push(`  finished ${p.finished.at}: every stage delivered or the work landed (flume stage or retry runs a stage again)`);
   if (p.usage && (p.usage.stages.length > 1 || !p.stage)) lines.push(`  place cost: ${describeUsage(p.usage)} over ${p.usage.stages.length} stage ${p.usage.stages.length === 1 ? 'run' : 'runs'}${p.usage.complete ? '' : ' (some unknown)'}`);
   if (p.ready.state === 'failed') lines.push(`  ready: failed at ${p.ready.failed?.step} (exit ${p.ready.failed?.exitCode}): ${p.ready.failed?.tail.split('\n').slice(-2).join(' / ')}`);
   lines.push(`  landing: ${p.landing.state}${landingWords(p)}`);

@@ -4,10 +4,10 @@
  * the places' folders, the agents' transcripts), with a slow poll behind the events. Idle, it sleeps:
  * no timer shorter than the poll runs (bench/view-idle.bench.mjs measures it).
  */
-import { existsSync, type FSWatcher } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isFlumeError } from '../../api/errors.js';
-import { rewatch } from '../../engine/supervisor/files.js';
+import { rewatch, type Watched } from '../../engine/supervisor/files.js';
 import type { StatusReport } from '../../engine/status/status.js';
 import { isOwnNote } from '../../engine/supervisor/supervisor-state.js';
 import { followStreams } from '../../state/events.js';
@@ -36,7 +36,7 @@ export interface FollowOptions {
  * is gone ('gone'). A place unknown at the first reading is the caller's error (UNKNOWN_PLACE).
  */
 export async function followStatus(read: () => Promise<StatusReport>, options: FollowOptions, show: (followed: Followed) => void | Promise<void>): Promise<'aborted' | 'gone'> {
-  const watchers = new Map<string, FSWatcher>();
+  const watchers = new Map<string, Watched>();
   const streams = new Map<string, () => void>();
   const seen = new Set<string>();
   let wake: (() => void) | undefined;
@@ -80,7 +80,7 @@ export async function followStatus(read: () => Promise<StatusReport>, options: F
     }
     return 'aborted';
   } finally {
-    for (const watcher of watchers.values()) watcher.close();
+    for (const { watcher } of watchers.values()) watcher.close();
     for (const stop of streams.values()) stop();
   }
 }

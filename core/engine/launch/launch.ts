@@ -11,7 +11,7 @@ import { FlumeError } from '../../api/errors.js';
 import type { Repository } from '../../config/repository.js';
 import { addWorktree, createBranch, excludePath } from '../../support/git.js';
 import { PLACES_DIR } from '../../state/place.js';
-import { appendEvent, withPlaceLock, writeRecord } from '../../state/store.js';
+import { appendEvent, recordWithEvent, withPlaceLock, writeRecord } from '../../state/store.js';
 import { rememberRepository } from '../../state/host.js';
 import { withLock } from '../../state/lock.js';
 import type { PlaceRecord } from '../../api/record.js';
@@ -63,12 +63,10 @@ async function makeNamedPlace(repository: Repository, request: LaunchRequest, na
     });
     crashPoint('launch:worktree-added');
     record.phase = 'made';
-    await writeRecord(info.commonDir, record);
-    await appendEvent(info.commonDir, key, { event: 'made', branch, base, path });
+    await recordWithEvent(info.commonDir, record, { event: 'made', branch, base, path });
     crashPoint('launch:made');
     record.ready = await readyPlace(flume, record, (step) => onProgress?.(`readying: ${step}`));
-    await writeRecord(info.commonDir, record);
-    await appendEvent(info.commonDir, key, { event: 'readied', ...record.ready });
+    await recordWithEvent(info.commonDir, record, { event: 'readied', ...record.ready });
     crashPoint('launch:readied');
     return record;
   }, { timeoutMs: 0 }).catch((error) => {

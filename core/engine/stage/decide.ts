@@ -76,6 +76,8 @@ export function decide(kind: KindDef, record: PlaceRecord, facts: Facts, limits:
   const running = isRunning(facts.agent);
   if (stage.delivered) {
     if (running) return { type: 'stop-agent', reason: `${stage.name} delivered ${stage.delivered.what}` };
+    // A finished launch stays finished: nothing awaits or starts in it until its caller starts a stage by name.
+    if (record.finished) return { type: 'wait', reason: 'the launch finished' };
     return afterDelivery(kind, record, facts, limits);
   }
   if (facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) {
@@ -89,7 +91,7 @@ function afterDelivery(kind: KindDef, record: PlaceRecord, facts: Facts, limits:
   const stage = record.stage!;
   if (waitsForCaller(kind, stage.index)) {
     // A landing that landed ends the launch whoever starts the stages; anything else waits for the caller.
-    if (kind.advance === 'caller' && facts.lands) return record.finished ? { type: 'wait', reason: 'the work landed' } : { type: 'finish' };
+    if (kind.advance === 'caller' && facts.lands) return { type: 'finish' };
     if (record.awaits) return { type: 'wait', reason: 'it awaits its caller' };
     return { type: 'await-caller', after: stage.name, what: stage.delivered!.what, gate: kind.advance !== 'caller' };
   }
@@ -113,8 +115,7 @@ export function onward(kind: KindDef, record: PlaceRecord, facts: Facts, limits:
   }
   const next = stage.index + 1;
   if (next < kind.stages.length) return { type: 'start-stage', index: next, reason: `${stage.name} delivered` };
-  if (!record.finished) return { type: 'finish' };
-  return { type: 'wait', reason: 'every stage delivered' };
+  return { type: 'finish' };
 }
 
 function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits): Action {

@@ -11,7 +11,7 @@ import { FlumeError } from '../../api/errors.js';
 import { toMs } from '../../support/duration.js';
 import { deliverableOf, type Repository } from '../../config/repository.js';
 import { canType, ownsPane } from '../../api/pane-host.js';
-import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../../state/store.js';
+import { appendEvent, publishUnpublished, readRecord, recordWithEvent, withPlaceLock, writeRecord } from '../../state/store.js';
 import type { AgentHandle } from '../../api/agent.js';
 import type { KindDef, StageDef } from '../../api/config.js';
 import type { PlaceRecord } from '../../api/record.js';
@@ -53,6 +53,8 @@ export async function advance(repository: Repository, key: string, options: Step
     for (let round = 0; round < 12; round++) {
       const record = await readRecord(commonDir, key);
       if (!record) return { actions };
+      // Events a killed flume wrote with the record but never published go out first.
+      if (round === 0 && record.unpublished?.length) await publishUnpublished(commonDir, record);
       const kind = repository.flume.kinds.get(record.kind);
       if (!kind) return { record, actions };
       const limits = limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined, kind);
@@ -190,8 +192,10 @@ async function act(repository: Repository, record: PlaceRecord, kind: KindDef, a
       record.awaits = undefined;
       break;
   }
-  await writeRecord(commonDir, record);
-  await appendEvent(commonDir, key, { event: action.type, ...(stage ? { stage: stage.name } : {}), ...eventFields(action) });
+  // Where the place now waits for its caller or the launch is over, a crash between the record and
+  // its event is walked by the tests (stage:recorded): the event is published all the same.
+  const ends = action.type === 'await-caller' || action.type === 'finish';
+  await recordWithEvent(commonDir, record, { event: action.type, ...(stage ? { stage: stage.name } : {}), ...eventFields(action) }, { crashAt: ends ? 'stage:recorded' : undefined });
   if (action.type === 'mark-delivered') crashPoint('stage:ended');
 }
 
@@ -262,6 +266,8 @@ export async function startStage(
   const sessionId = randomUUID();
   record.held = undefined;
   record.awaits = undefined;
+  // A stage its caller starts by name in a finished launch (stage, retry, go-on) runs it again.
+  record.finished = undefined;
   // A fix round ends on what the preset says such a round ends on (the built-ins: a new commit).
   const override = options.fixRound && flume.defaults.fixDeliverable ? { type: flume.defaults.fixDeliverable } : undefined;
   record.stage = {
@@ -281,8 +287,7 @@ export async function startStage(
   };
   const already = await readStageDeliverable(repository, reading, reading.places[0], def);
   if (already?.present) record.stage.presentAtStart = fingerprint(already);
-  await writeRecord(commonDir, record);
-  await appendEvent(commonDir, key, { event: 'stage-started', stage: def.name, index, attempt: record.stage.attempt, sessionId, host: host.key, ...(options.fixRound ? { fixRound: true } : {}) });
+  await recordWithEvent(commonDir, record, { event: 'stage-started', stage: def.name, index, attempt: record.stage.attempt, sessionId, host: host.key, ...(options.fixRound ? { fixRound: true } : {}) });
   const handle = await driver.start({ place: record, stage: def, sessionId, prompt, host: host.key }, host).catch(async (error) => {
     // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
     record.stage!.delivery = 'never-started';
@@ -340,8 +345,7 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
   const taken = await awaitPrompt(repository.flume, handle, stage.prompt, stage.startedAt, limits.promptTimeoutMs);
   if (taken === 'taken') {
     stage.delivery = 'taken';
-    await writeRecord(commonDir, record);
-    await appendEvent(commonDir, `${record.kind}--${record.name}`, { event: 'prompt-taken', stage: stage.name, sends: stage.sends });
+    await recordWithEvent(commonDir, record, { event: 'prompt-taken', stage: stage.name, sends: stage.sends });
   }
 }
 

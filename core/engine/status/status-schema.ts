@@ -145,6 +145,13 @@ export const placeSchema = {
       properties: { at: { type: 'string' }, reason: { type: 'string' }, branchKept: { type: 'boolean' } },
       additionalProperties: false,
     },
+    finished: {
+      type: 'object',
+      description: 'The launch is over (every stage delivered, or a landing landed): nothing awaits or starts in it until its caller starts a stage by name (`flume stage`, `retry`).',
+      required: ['at'],
+      properties: { at: { type: 'string' } },
+      additionalProperties: false,
+    },
     awaitsStart: { const: true, description: 'Launched with --no-start: no stage starts until flume stage or flume retry.' },
     awaits: { const: 'caller', description: 'The place waits for its caller: its kind\'s caller starts its stages (`advance: \'caller\'`), or a stage\'s gate holds it. Present in the same reading as the delivery it follows.' },
     awaiting: {

@@ -32,6 +32,8 @@ export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 
   landing: Landing;
   dropped?: PlaceRecord['dropped'];
   kept?: PlaceRecord['kept'];
+  /** The launch is over (every stage delivered, or a landing landed): nothing starts until its caller starts a stage by name. */
+  finished?: PlaceRecord['finished'];
   /** Launched with --no-start: no stage starts until `flume stage` or `flume retry`. */
   awaitsStart?: boolean;
   /**
@@ -192,6 +194,7 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
     landing,
     ...(record.dropped ? { dropped: record.dropped } : {}),
     ...(record.kept ? { kept: record.kept } : {}),
+    ...(record.finished ? { finished: record.finished } : {}),
     ...(!record.stage && record.launched?.start === false ? { awaitsStart: true } : {}),
     ...(awaiting ? { awaits: 'caller' as const, awaiting } : {}),
     ...(usage ? { usage } : {}),

@@ -45,16 +45,25 @@ const EVENT_OUTCOMES: Partial<Record<EventName, Outcome>> = {
   kept: 'kept',
 };
 
-/** The outcome a place's status shows now, if it shows one. */
-export function outcomeOf(place: PlaceStatus | undefined): Outcome | undefined {
-  if (!place) return 'gone';
-  if (place.state === 'kept') return 'kept';
-  if (place.state === 'dropped') return 'dropped';
-  if (place.awaits) return 'awaits-caller';
+/**
+ * Every outcome a place's status shows now, first the one that says most. A place can show more than
+ * one at once: a stage delivered whose place now waits for its caller (a gate, a caller's kind) shows
+ * both `awaits-caller` and `delivered`, and a wait for either is answered.
+ */
+export function outcomesOf(place: PlaceStatus | undefined): Outcome[] {
+  if (!place) return ['gone'];
+  if (place.state === 'kept') return ['kept'];
+  if (place.state === 'dropped') return ['dropped'];
+  const shown: Outcome[] = place.awaits ? ['awaits-caller'] : [];
   const state = place.stage?.state;
-  if (state === 'delivered' || state === 'done') return 'delivered';
-  if (state === 'waiting' || state === 'stuck' || state === 'never-started' || state === 'over-budget' || state === 'not-ready') return state;
-  return undefined;
+  if (state === 'delivered' || state === 'done') shown.push('delivered');
+  if (state === 'waiting' || state === 'stuck' || state === 'never-started' || state === 'over-budget' || state === 'not-ready') shown.push(state);
+  return shown;
+}
+
+/** The first outcome the place shows that the wait is for, if any. */
+export function wantedOutcome(place: PlaceStatus | undefined, wanted: ReadonlySet<Outcome>): Outcome | undefined {
+  return outcomesOf(place).find((outcome) => wanted.has(outcome));
 }
 
 /** What a wait is for. */
@@ -91,22 +100,24 @@ export interface WaitResult {
 export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request: WaitRequest): Promise<WaitResult> {
   const wanted = new Set<Outcome>(request.outcomes);
   const key = request.place.replace('/', '--');
+  const gone = wanted.has('gone') ? ('gone' as const) : undefined;
   const read = async (): Promise<WaitResult & { now?: Outcome }> => {
+    // `now`: the first outcome the place shows that the wait is for.
     const record = await readRecord(request.commonDir, key).catch(() => undefined);
-    if (!record) return { report: emptyReport(), now: 'gone' };
+    if (!record) return { report: emptyReport(), now: gone };
     const report = await status(preset, { repo: request.root, commonDir: request.commonDir, place: request.place }).catch((error: unknown) => {
       // Tidied between the look at its record and the reading: gone.
       if (isFlumeError(error) && error.code === 'UNKNOWN_PLACE') return undefined;
       throw error;
     });
-    if (!report) return { report: emptyReport(), now: 'gone' };
+    if (!report) return { report: emptyReport(), now: gone };
     const place = report.places[0];
-    return { report, place, now: outcomeOf(place) };
+    return { report, place, now: wantedOutcome(place, wanted) };
   };
   let seen = request.after ?? (await lastEventId(request.commonDir));
   if (request.after === undefined) {
     const first = await read();
-    if (first.now && wanted.has(first.now)) return { reached: first.now, report: first.report, place: first.place };
+    if (first.now) return { reached: first.now, report: first.report, place: first.place };
   }
   const deadline = request.timeoutMs === undefined ? Infinity : Date.now() + request.timeoutMs;
   return new Promise<WaitResult>((resolve, reject) => {
@@ -172,7 +183,7 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
       reading = true;
       try {
         const now = await read();
-        if (now.now && (now.now === 'delivered' || now.now === 'awaits-caller') && wanted.has(now.now)) finish({ reached: now.now, report: now.report, place: now.place });
+        if (now.now === 'delivered' || now.now === 'awaits-caller') finish({ reached: now.now, report: now.report, place: now.place });
       } catch {
         // The stream still answers.
       } finally {

@@ -2,7 +2,7 @@
  * Waiting on the file system: resolves on the first change under any of the given paths (or their
  * nearest existing parent), or when the time runs out. flume reads on events, never on a fast poll.
  */
-import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Waits until something under `paths` changes, at most `timeoutMs`. */
@@ -34,23 +34,49 @@ function nearestExisting(path: string): string {
   return current;
 }
 
+/** A watcher of one path, and which file it watches (a path removed and made again is another). */
+export interface Watched {
+  watcher: FSWatcher;
+  identity: string;
+}
+
 /**
- * Keeps one watcher per path in `paths`: closes those no longer wanted, opens the new ones, and
- * skips a path that is gone (the caller's slow poll covers it). Every watcher calls `poke`.
+ * Keeps one watcher per path in `paths`: closes those no longer wanted, opens the new ones, watches
+ * again a path that now names another file (a folder removed and made again: a branch folder when
+ * its last branch went and a new one came, a tmux socket's folder), and skips a path that is gone
+ * (the caller's slow poll covers it). Every watcher calls `poke`.
  */
-export function rewatch(watchers: Map<string, FSWatcher>, paths: Set<string>, poke: () => void): void {
-  for (const [path, watcher] of watchers) {
-    if (!paths.has(path)) {
-      watcher.close();
+export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke: () => void): void {
+  for (const [path, watched] of watchers) {
+    if (!paths.has(path) || identityOf(path) !== watched.identity) {
+      watched.watcher.close();
       watchers.delete(path);
     }
   }
   for (const path of paths) {
-    if (watchers.has(path) || !existsSync(path)) continue;
+    const identity = identityOf(path);
+    if (watchers.has(path) || !identity) continue;
     try {
-      watchers.set(path, watch(path, { persistent: false }, poke));
+      const watcher = watch(path, { persistent: false }, poke);
+      // A watcher whose file went away reports an error: it is dropped, and the next pass watches afresh.
+      watcher.on('error', () => {
+        watcher.close();
+        if (watchers.get(path)?.watcher === watcher) watchers.delete(path);
+        poke();
+      });
+      watchers.set(path, { watcher, identity });
     } catch {
       // gone between the check and the watch; the slow poll covers it
     }
+  }
+}
+
+/** Which file a path names now (device and inode), or undefined where there is none. */
+function identityOf(path: string): string | undefined {
+  try {
+    const info = statSync(path);
+    return `${info.dev}:${info.ino}`;
+  } catch {
+    return undefined;
   }
 }

@@ -7,7 +7,7 @@
  * minute for an agent's input box), so a slow place holds only itself; each place has at most one
  * step under way, and its end wakes a pass that looks at the place again.
  */
-import { existsSync, type FSWatcher } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
@@ -26,7 +26,7 @@ import { tidy } from '../tidy/tidy.js';
 import { workOver } from '../tidy/over.js';
 import type { KindDef } from '../../api/config.js';
 import type { PlaceRecord } from '../../api/record.js';
-import { rewatch } from './files.js';
+import { rewatch, type Watched } from './files.js';
 import { isOwnNote, supervisorLock, writePassNote } from './supervisor-state.js';
 
 export { supervisorLock };
@@ -70,7 +70,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   const lingerMs = options.lingerMs ?? 10 * 60_000;
   const repositories = new Map<string, RepositoryEntry>();
   const skipped = new Map<string, string>();
-  const watchers = new Map<string, FSWatcher>();
+  const watchers = new Map<string, Watched>();
   let wake: (() => void) | undefined;
   let dirty = true;
   const poke = (_event?: unknown, filename?: string | null) => {
@@ -82,7 +82,8 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   options.signal?.addEventListener('abort', poke);
   let emptySince = Date.now();
   let passes = 0;
-  const run: Run = { log, pollMs, judged: 0, steps: new Map(), ended: new Map(), ends: 0, poke: () => poke(), afterStep: options.afterStep };
+  const run: Run = { log, pollMs, judged: 0, steps: new Map(), started: new Map(), stalled: new Set(), ended: new Map(), ends: 0, full: true, poke: () => poke(), afterStep: options.afterStep };
+  let lastFull = 0;
   const opening = new Map<string, Promise<Opened>>();
   // A repository whose opening takes longer than a moment is left to finish on its own; the next pass
   // (woken when it ends) takes it. So a config that hangs stalls no other repository's places.
@@ -106,6 +107,10 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   try {
     while (!options.signal?.aborted) {
       dirty = false;
+      // A full look at the slow poll, beside the events: every place read afresh (no memo), so
+      // whatever a missed event or a lost wake-up left unread is read within one poll.
+      run.full = Date.now() - lastFull >= pollMs;
+      if (run.full) lastFull = Date.now();
       const paths = new Set<string>([hostStateDir()]);
       let places = 0;
       for (const { root } of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
@@ -131,6 +136,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
         }
       }
       rewatch(watchers, paths, poke);
+      reportStalls(run);
       // Status reads when the last pass ended; tests wait on passes rather than on the clock.
       await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, steps: run.steps.size, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
       if (places > 0) emptySince = Date.now();
@@ -146,7 +152,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       wake = undefined;
     }
   } finally {
-    for (const watcher of watchers.values()) watcher.close();
+    for (const { watcher } of watchers.values()) watcher.close();
     // Steps under way end before the lock goes: a new supervisor never steps a place beside them.
     await Promise.allSettled(run.steps.values());
     await served?.close();
@@ -162,6 +168,11 @@ interface Run {
   judged: number;
   /** The steps under way, by place (its repository's common dir and key): at most one a place. */
   steps: Map<string, Promise<void>>;
+  /** When each step under way began (ms), by place; and the places whose long step was reported. */
+  started: Map<string, { at: number; id: string }>;
+  stalled: Set<string>;
+  /** This pass is a full look: every place's facts read afresh. */
+  full: boolean;
   /** When each place's last step ended, as a count of step ends (`ends` at that moment). */
   ended: Map<string, number>;
   /** How many steps have ended so far. */
@@ -210,9 +221,11 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
         over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
       }
       if (!kind || !settled(keyOf(record))) return;
-      const { facts, fresh } = await factsOf(entry.memo, repository, reading, place, kind);
+      const { facts, fresh } = await factsOf(entry.memo, repository, reading, place, kind, run.full);
       const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined, kind));
-      if (action.type === 'wait') return;
+      // A record written with events not yet published (a flume killed between the two) is stepped:
+      // the step publishes them, whatever it decides.
+      if (action.type === 'wait' && !record.unpublished?.length) return;
       // Checked again: deciding awaited, and only one step a place may be under way.
       if (!settled(keyOf(record))) return;
       // A reading this pass took (not a memo) may spare the step its own first reading.
@@ -266,11 +279,31 @@ function stepPlace(repository: Repository, record: PlaceRecord, run: Run, prior?
     })
     .finally(() => {
       steps.delete(key);
+      run.started.delete(key);
+      if (run.stalled.delete(key)) run.log(`${record.id}: the long step ended`);
       run.ended.set(key, ++run.ends);
       if (acted) run.poke();
     });
   steps.set(key, step);
+  run.started.set(key, { at: Date.now(), id: record.id });
   return step;
+}
+
+/** How long a step may be under way before the supervisor's log says so, ms. */
+const STALL_MS = 5 * 60_000;
+
+/**
+ * Says in the log, once, which place's step has been under way past STALL_MS: each place has at most
+ * one step, so such a place is moved on by nothing else until it ends. (Every program a step runs has
+ * a time limit; the line says where one did not hold.)
+ */
+function reportStalls(run: Run): void {
+  const now = Date.now();
+  for (const [key, { at, id }] of run.started) {
+    if (now - at < STALL_MS || run.stalled.has(key)) continue;
+    run.stalled.add(key);
+    run.log(`${id}: a step under way for ${Math.round((now - at) / 60_000)} min; the place waits for it`);
+  }
 }
 
 async function repositoryFor(preset: () => Promise<FlumePlugin[]>, cache: Map<string, RepositoryEntry>, root: string) {
@@ -313,7 +346,7 @@ interface Memo {
  * moved on. An idle place then costs a few stat calls a pass, not an agent reading (processes). A
  * stage whose prompt is not yet taken is always read afresh: a slow start shows only on screen.
  */
-async function factsOf(memo: Map<string, Memo>, repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef): Promise<{ facts: Facts; fresh: boolean }> {
+async function factsOf(memo: Map<string, Memo>, repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef, full = false): Promise<{ facts: Facts; fresh: boolean }> {
   const record = place.record;
   const handle = record.stage?.agent;
   const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
@@ -328,7 +361,7 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.
   const stamp = JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? processExists(handle.pid) : null]);
-  if (last && last.stamp === stamp && record.stage?.delivery === 'taken') return { facts: { ...last.facts, now: Date.now() }, fresh: false };
+  if (!full && last && last.stamp === stamp && record.stage?.delivery === 'taken') return { facts: { ...last.facts, now: Date.now() }, fresh: false };
   const facts = await gather(repository, reading, place, kind, Date.now());
   memo.set(key, { stamp, facts });
   return { facts, fresh: true };

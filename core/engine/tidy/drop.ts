@@ -1,7 +1,7 @@
 /** Dropping a launch: marks it so tidying takes its place (and keeps a branch with unlanded work). */
 import { FlumeError, flumeError } from '../../api/errors.js';
 import type { Repository } from '../../config/repository.js';
-import { appendEvent, readRecord, withPlaceLock, writeRecord } from '../../state/store.js';
+import { readRecord, recordWithEvent, withPlaceLock, writeRecord } from '../../state/store.js';
 import type { PlaceRecord } from '../../api/record.js';
 
 /** Marks the place `key` dropped; idempotent. */
@@ -14,8 +14,7 @@ export async function dropPlace(repository: Repository, key: string, reason?: st
     if (!record) throw unknownPlace(repository, key);
     if (record.dropped) return record;
     record.dropped = { at: new Date().toISOString(), ...(reason ? { reason } : {}) };
-    await writeRecord(commonDir, record);
-    await appendEvent(commonDir, key, { event: 'dropped', reason });
+    await recordWithEvent(commonDir, record, { event: 'dropped', reason });
     return record;
   });
 }

@@ -13,7 +13,7 @@ import { runStep } from '../../support/exec.js';
 import type { Repository } from '../../config/repository.js';
 import { commitsRemotesLack, deleteBranch, hiddenEdits, populatedSubmodules, readRepository, removeWorktree, stashEntries, worktreeChanges } from '../../support/git.js';
 import { placeKey, placePath, PLACES_DIR } from '../../state/place.js';
-import { appendEvent, keyOf, readRecord, readRecords, removeRecord, withPlaceLock, writeRecord } from '../../state/store.js';
+import { appendEvent, keyOf, readRecord, readRecords, recordWithEvent, removeRecord, withPlaceLock, writeRecord } from '../../state/store.js';
 import { forgetRepository } from '../../state/host.js';
 import type { PlaceRecord } from '../../api/record.js';
 import { readPlaces, type PlaceReading, type Reading } from '../status/reading.js';
@@ -89,8 +89,7 @@ async function tidyOne(repository: Repository, place: PlaceReading, reading: Awa
         }
         crashPoint('tidy:worktree-removed');
         record.phase = 'gone';
-        await writeRecord(info.commonDir, record);
-        await appendEvent(info.commonDir, key, { event: 'worktree-removed', reason: over });
+        await recordWithEvent(info.commonDir, record, { event: 'worktree-removed', reason: over });
         return await finishBranch(repository, record, false, base);
       } catch (error) {
         // Still holding the lock: record why, so status shows the kept place with its reason.
@@ -227,8 +226,7 @@ async function markKept(repository: Repository, record: PlaceRecord, reason: str
     return;
   }
   record.kept = { at: new Date().toISOString(), reason, ...(branchKept ? { branchKept } : {}) };
-  await writeRecord(repository.info.commonDir, record);
-  await appendEvent(repository.info.commonDir, keyOf(record), { event: 'kept', reason });
+  await recordWithEvent(repository.info.commonDir, record, { event: 'kept', reason });
 }
 
 /**

@@ -211,20 +211,20 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
       return noteOf(base.state).judged ?? 0;
     },
     async afterPasses(n, timeoutMs = 120_000) {
-      const goal = passesIn(base.state) + n;
+      const start = noteOf(base.state);
       const deadline = Date.now() + timeoutMs;
-      while (passesIn(base.state) < goal) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} supervisor passes (at ${passesIn(base.state)} of ${goal})`);
+      while (passesSince(start, noteOf(base.state)) < n) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} supervisor passes (last note: ${JSON.stringify(noteOf(base.state))}, from ${JSON.stringify(start)})`);
         await sleep(50);
       }
     },
     async quiet(n = 2, timeoutMs = 120_000) {
-      const goal = passesIn(base.state) + n;
+      const start = noteOf(base.state);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const note = noteOf(base.state);
-        if ((note.passes ?? 0) >= goal && note.steps === 0) return;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} supervisor passes and one with no step under way (last note: ${JSON.stringify(note)}; goal ${goal} passes)`);
+        if (passesSince(start, note) >= n && note.steps === 0) return;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} supervisor passes and one with no step under way (last note: ${JSON.stringify(note)}; from ${JSON.stringify(start)})`);
         await sleep(50);
       }
     },
@@ -266,8 +266,16 @@ function passesIn(state: string): number {
   return noteOf(state).passes ?? 0;
 }
 
+/**
+ * How many passes the note `now` shows since the note `start`: a note of another supervisor (one
+ * started since, its count begun afresh) counts all of its passes.
+ */
+function passesSince(start: { pid?: number; passes?: number }, now: { pid?: number; passes?: number }): number {
+  return now.pid === start.pid ? (now.passes ?? 0) - (start.passes ?? 0) : (now.passes ?? 0);
+}
+
 /** The note the supervisor writes after each pass; {} before any. */
-function noteOf(state: string): { passes?: number; judged?: number; steps?: number } {
+function noteOf(state: string): { pid?: number; passes?: number; judged?: number; steps?: number } {
   try {
     return JSON.parse(readFileSync(join(state, 'watch.json'), 'utf8'));
   } catch {

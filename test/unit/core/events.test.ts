@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastEventId, publicName, publishEvent, readEvents } from '../../../core/state/events.js';
-import { outcomeOf } from '../../../core/engine/status/wait.js';
+import { outcomesOf, wantedOutcome } from '../../../core/engine/status/wait.js';
 
 describe('the event stream', () => {
   it('gives each event the next id, under its lock, however many write at once', async () => {
@@ -46,14 +46,23 @@ describe('the event stream', () => {
 
 describe('what flume wait reads as an outcome', () => {
   const place = (extra: Record<string, unknown>) => ({ state: 'active', stage: { state: 'working' }, ...extra }) as any;
-  it('maps each place to its outcome, and a working one to none', () => {
-    expect(outcomeOf(undefined)).toBe('gone');
-    expect(outcomeOf(place({ state: 'kept' }))).toBe('kept');
-    expect(outcomeOf(place({ state: 'dropped' }))).toBe('dropped');
-    expect(outcomeOf(place({ awaits: 'caller' }))).toBe('awaits-caller');
-    for (const state of ['waiting', 'stuck', 'never-started', 'over-budget', 'not-ready']) expect(outcomeOf(place({ stage: { state } }))).toBe(state);
-    expect(outcomeOf(place({ stage: { state: 'delivered' } }))).toBe('delivered');
-    expect(outcomeOf(place({}))).toBeUndefined();
-    expect(outcomeOf(place({ stage: { state: 'starting' } }))).toBeUndefined();
+  it('maps each place to the outcomes it shows, and a working one to none', () => {
+    expect(outcomesOf(undefined)).toEqual(['gone']);
+    expect(outcomesOf(place({ state: 'kept' }))).toEqual(['kept']);
+    expect(outcomesOf(place({ state: 'dropped' }))).toEqual(['dropped']);
+    expect(outcomesOf(place({ awaits: 'caller' }))).toEqual(['awaits-caller']);
+    for (const state of ['waiting', 'stuck', 'never-started', 'over-budget', 'not-ready']) expect(outcomesOf(place({ stage: { state } }))).toEqual([state]);
+    expect(outcomesOf(place({ stage: { state: 'delivered' } }))).toEqual(['delivered']);
+    expect(outcomesOf(place({}))).toEqual([]);
+    expect(outcomesOf(place({ stage: { state: 'starting' } }))).toEqual([]);
+  });
+
+  it('counts an outcome a place shows whichever other it also shows (a delivered stage at a gate)', () => {
+    const atGate = place({ awaits: 'caller', stage: { state: 'delivered' } });
+    expect(outcomesOf(atGate)).toEqual(['awaits-caller', 'delivered']);
+    expect(wantedOutcome(atGate, new Set(['delivered']))).toBe('delivered');
+    expect(wantedOutcome(atGate, new Set(['awaits-caller']))).toBe('awaits-caller');
+    expect(wantedOutcome(atGate, new Set(['delivered', 'awaits-caller']))).toBe('awaits-caller');
+    expect(wantedOutcome(atGate, new Set(['stuck']))).toBeUndefined();
   });
 });

@@ -251,6 +251,18 @@ describe('decide, where its caller goes on', () => {
     expect(decide(caller, place(delivered('submission', 3), { finished: { at: at(700) } }), facts({ ...gone, lands: true }), limits).type).toBe('wait');
   });
 
+  it('keeps a finished launch finished: no await, no stage, at a caller kind\'s last stage or a gate on the last', () => {
+    const lastGated: KindDef = { ...kind, stages: kind.stages.map((s, i) => (i === kind.stages.length - 1 ? { ...s, advance: 'caller' as const } : s)) };
+    const finished = { finished: { at: at(700) } };
+    for (const k of [caller, lastGated]) {
+      expect(decide(k, place(delivered('submission', 3), finished), facts(gone), limits)).toMatchObject({ type: 'wait', reason: 'the launch finished' });
+      expect(decide(k, place(delivered('submission', 3), finished), facts({ ...gone, lands: true }), limits).type).toBe('wait');
+    }
+    // A report asking for fixes in a finished launch starts nothing either.
+    const fix = facts({ ...gone, deliverable: { present: true, what: 'verify.md: fix', sendBack: true } });
+    expect(decide(kind, place(delivered('verify', 2), finished), fix, limits).type).toBe('wait');
+  });
+
   it('holds a gate after its stage only: the stages before it go on as flume\'s do', () => {
     expect(decide(gated, place(delivered('construct', 0)), facts(gone), limits)).toMatchObject({ type: 'start-stage', index: 1 });
     expect(decide(gated, place(delivered('code', 1)), facts(gone), limits)).toEqual({ type: 'await-caller', after: 'code', what: 'commit abc1234', gate: true });
