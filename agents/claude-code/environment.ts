@@ -23,7 +23,8 @@ export interface ClaudeCodeOptions {
  * What a Claude Code session hands the programs it starts (its Bash tool, its MCP servers), each bound
  * to that session: the markers that make claude a child of it (which silently loses the child's
  * transcript), its id and pid, its inbox socket and the token to it, its notes folder, its IDE's SSE
- * port, its remote and bridge session ids. Claude Code's settings a user sets on purpose
+ * port, its remote and bridge session ids, and what it hands its hooks: its project folder and the
+ * file a SessionStart hook writes and its Bash tool sources before each command. Claude Code's settings a user sets on purpose
  * (CLAUDE_CONFIG_DIR, CLAUDE_CODE_USE_BEDROCK, CLAUDE_CODE_DISABLE_*, CLAUDE_CODE_OAUTH_TOKEN, …) are
  * none of these and pass.
  */
@@ -52,6 +53,8 @@ export const CLAUDE_SESSION_VARIABLES: readonly string[] = [
   'CLAUDE_CODE_REMOTE_SESSION_*',
   'CLAUDE_CODE_BRIDGE_SESSION_ID',
   'CLAUDE_CODE_BRIDGE_CHILD_*',
+  'CLAUDE_PROJECT_DIR',
+  'CLAUDE_ENV_FILE',
 ];
 
 /**

@@ -36,9 +36,9 @@ export interface StartRequest {
   /** The key of the pane host it starts on; the host itself is handed to the driver beside the request. */
   host: string;
   /**
-   * The agent's environment before the driver adds its own and the config's: the caller's, less git's
-   * local variables and the driver's `sessionVariables`, with a UTF-8 locale where the caller has none
-   * (core/support/environment.ts). flume always sets it; a driver builds on it, never on `process.env`.
+   * The agent's environment before the driver adds its own and the config's: what the caller's passes
+   * on (less git's local variables, what git binds to one hook's run, FLUME_HOST), less the driver's
+   * `sessionVariables`, with a UTF-8 locale where the caller has none (core/support/environment.ts). flume always sets it; a driver builds on it, never on `process.env`.
    */
   env?: Record<string, string>;
 }

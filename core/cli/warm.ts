@@ -11,7 +11,7 @@
  * [--repo DIR]`), and only of a supervisor started from the same flume build with the same
  * environment flume reads; in any other case, or when no supervisor answers within a moment, the
  * command runs in its own process as before. This module is loaded by the bin before anything else:
- * it imports only node's own modules.
+ * it imports little beyond node's own modules.
  */
 import { createHash } from 'node:crypto';
 import { chmod, rm } from 'node:fs/promises';
@@ -21,6 +21,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { Io } from './process-io.js';
 import { WARM_SOCKET } from '../state/dir.js';
 import { plainArgs } from './plain-args.js';
+import { ROUTING_VARIABLES } from '../support/environment.js';
 
 
 /** How long the bin waits for the supervisor's answer before running the command itself, ms. */
@@ -68,11 +69,13 @@ export function buildOf(self: string): string {
 /**
  * A digest of the environment flume reads (its own variables, the agents' and hosts', where state
  * and caches live, PATH for the programs it runs): an answer from a supervisor started elsewhere
- * could differ, so none is asked of it. A digest, so no value (an API key) crosses the socket.
+ * could differ, so none is asked of it. A digest, so no value (an API key) crosses the socket. The
+ * routing variables are left out: a command asked here was routed here already, and no supervisor
+ * has them (core/support/environment.ts).
  */
 export function environmentOf(env: NodeJS.ProcessEnv): string {
   const names = Object.keys(env)
-    .filter((name) => /^(FLUME_|CLAUDE_|ANTHROPIC_|HERDR_|XDG_)/.test(name) || name === 'HOME' || name === 'PATH')
+    .filter((name) => (/^(FLUME_|CLAUDE_|ANTHROPIC_|HERDR_|XDG_)/.test(name) || name === 'HOME' || name === 'PATH') && !ROUTING_VARIABLES.includes(name))
     .sort();
   return createHash('sha256')
     .update(JSON.stringify(names.map((name) => [name, env[name]])))

@@ -1,13 +1,20 @@
 /**
- * What of the caller's environment flume passes on, and what it never does.
+ * What of the caller's environment flume passes on, and what it never does. No program flume starts
+ * gets from the caller what `passedOn` leaves out: not its own git, a readying step, the supervisor,
+ * the config probe, a tmux client or an agent. A value flume or the config sets on purpose still goes.
  *
  * - git's local variables (`git rev-parse --local-env-vars`: GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE,
  *   …) name one repository; a caller inside a git hook, or a script of another checkout, carries them.
- *   No program flume runs gets them from the caller: not its own git, not a readying step, not the
- *   supervisor, not an agent. A value flume or the config sets on purpose still goes.
- * - An agent's environment is the caller's, less git's local variables and the variables its driver
- *   declares bound to another session of its program (`AgentDriver.sessionVariables`), with a UTF-8
- *   locale where the caller has none, plus what the config's `agents.<key>.env` gives.
+ * - What git hands one hook for one run of it (GIT_CALLER_BOUND): a push's quarantine, under which
+ *   every ref update is refused and what is written is kept only if the push is; its namespace, which
+ *   moves the refs of a push to (and hides those of a fetch from) a repository on this machine; the
+ *   dates of the commit being made, which would stamp every later commit alike. The identity
+ *   (GIT_AUTHOR_NAME, …) and a discovery limit (GIT_CEILING_DIRECTORIES) are the user's and pass.
+ * - flume's routing variables (core/hosts/route.ts): the command that reads them has been routed
+ *   already; what it starts runs here, whatever host the caller named.
+ * - An agent's environment is that, less the variables its driver declares bound to another session
+ *   of its program (`AgentDriver.sessionVariables`), with a UTF-8 locale where the caller has none,
+ *   plus what the config's `agents.<key>.env` gives.
  * - A tmux client prints a format's TABs as `_` in a non-UTF-8 locale: flume's own tmux clients, its
  *   tmux server and an agent's pane get a UTF-8 character type where the caller has none.
  */
@@ -31,6 +38,22 @@ export const GIT_LOCAL_VARIABLES: readonly string[] = [
   'GIT_SHALLOW_FILE',
   'GIT_COMMON_DIR',
 ];
+
+/** What git hands a hook for one run of it: a push's quarantine and namespace, the commit's dates. */
+export const GIT_CALLER_BOUND: readonly string[] = ['GIT_QUARANTINE_PATH', 'GIT_NAMESPACE', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE'];
+
+/** flume's routing variables: which host a command line is for (core/hosts/route.ts). */
+export const ROUTING_VARIABLES: readonly string[] = ['FLUME_HOST'];
+
+/**
+ * What of the caller's environment goes to a program flume starts: all of it but git's local
+ * variables, what git bound to one hook's run, and flume's routing variables (and unset entries).
+ */
+export function passedOn(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(withoutGitLocal(env))) if (!GIT_CALLER_BOUND.includes(name) && !ROUTING_VARIABLES.includes(name)) kept[name] = value;
+  return kept;
+}
 
 /** The environment without git's local variables (and without unset entries). */
 export function withoutGitLocal(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Record<string, string> {
@@ -63,11 +86,11 @@ export function utf8LocaleFor(env: Record<string, string | undefined>): Record<s
 }
 
 /**
- * An agent's environment before its driver adds the config's: the caller's, less git's local
- * variables and the driver's session variables, with a UTF-8 locale where the caller has none.
+ * An agent's environment before its driver adds the config's: what the caller's passes on, less
+ * the driver's session variables, with a UTF-8 locale where the caller has none.
  */
 export function agentBaseEnvironment(sessionVariables: readonly string[] = [], caller: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(withoutGitLocal(caller))) if (!matchesVariable(name, sessionVariables)) env[name] = value;
+  for (const [name, value] of Object.entries(passedOn(caller))) if (!matchesVariable(name, sessionVariables)) env[name] = value;
   return Object.assign(env, utf8LocaleFor(env));
 }

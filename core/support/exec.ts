@@ -12,14 +12,15 @@
  * clean-up of a step when flume itself exits. `startDetached` leaves one of flume's own programs
  * running after it, on node's child_process too.
  *
- * Every way in starts from the caller's environment less git's local variables (core/support/environment.ts):
- * a caller inside a git hook must not point flume's git, or anything flume starts, at its repository.
+ * Every way in starts from what the caller's environment passes on (core/support/environment.ts): a
+ * caller inside a git hook must not point flume's git, or anything flume starts, at its repository or
+ * its push, and a caller's FLUME_HOST must not send flume's own programs to another host.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { basename, delimiter, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { withoutGitLocal } from './environment.js';
+import { passedOn } from './environment.js';
 
 /** What a finished program left. */
 export interface RunResult {
@@ -37,7 +38,7 @@ export interface RunResult {
 export interface RunOptions {
   cwd?: string;
   /**
-   * Added to the caller's environment (less git's local variables); with `clean`, the program gets
+   * Added to what the caller's environment passes on (environment.ts); with `clean`, the program gets
    * exactly this and nothing of flume's own. A variable set to undefined is removed.
    */
   env?: Record<string, string | undefined>;
@@ -157,9 +158,9 @@ const KILL_GRACE_MS = 2000;
 /** How long an exited program's pipes may stay open (held by something it left running), ms. */
 const CLOSE_GRACE_MS = 5000;
 
-/** A program's whole environment: `env` alone with `clean`, else the caller's less git's local variables, then `env`. */
+/** A program's whole environment: `env` alone with `clean`, else what the caller's passes on, then `env`. */
 function environment(options: { env?: Record<string, string | undefined>; clean?: boolean }): Record<string, string> {
-  return withoutUnset(options.clean ? (options.env ?? {}) : { ...withoutGitLocal(process.env), ...options.env });
+  return withoutUnset(options.clean ? (options.env ?? {}) : { ...passedOn(process.env), ...options.env });
 }
 
 /** The environment without the variables set to undefined (removed, as the caller asked). */

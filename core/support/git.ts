@@ -10,7 +10,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { FlumeError, flumeError } from '../api/errors.js';
 import { run, runBytes } from './exec.js';
-import { withoutGitLocal } from './environment.js';
+import { passedOn } from './environment.js';
 import { emptyCommits, EMPTY_PATCH, judgeLanding, parseLog, reaches } from './landing.js';
 
 /** A worktree as `git worktree list --porcelain` gives it. */
@@ -55,13 +55,13 @@ const loadSimpleGit = () => import('simple-git');
 
 /**
  * simple-git for `cwd`, the module loaded on first use (a command that reads no repository never pays
- * for it). Its git gets the caller's environment less git's local variables, as everything flume runs
+ * for it). Its git gets what the caller's environment passes on, as everything flume runs
  * (core/support/exec.ts). simple-git refuses an environment it is handed that holds EDITOR, PAGER, GIT_SSH and
  * the like; those are the caller's own, which git gets all the same, so they are let through.
  */
 async function git(cwd: string): Promise<SimpleGit> {
   const { simpleGit } = await (simpleGitModule ??= loadSimpleGit());
-  return simpleGit({ baseDir: cwd, trimmed: false, maxConcurrentProcesses: 6, unsafe: CALLERS_OWN }).env(withoutGitLocal(process.env));
+  return simpleGit({ baseDir: cwd, trimmed: false, maxConcurrentProcesses: 6, unsafe: CALLERS_OWN }).env(passedOn(process.env));
 }
 
 /** The kinds of variable simple-git checks in an environment it is handed, all the caller's own here. */

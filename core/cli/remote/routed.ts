@@ -14,6 +14,7 @@ import { readAllHosts, type AllHostsReport } from '../../hosts/all-status.js';
 import { flumeVersion } from '../command.js';
 import { COMMAND_LINES } from '../options.js';
 import { asFlumeError, printError, printJson } from '../output.js';
+import { ROUTING_VARIABLES } from '../../support/environment.js';
 import { processIo, type Io } from '../process-io.js';
 import { viewOnHost } from '../../hosts/ssh.js';
 import { describePlace } from '../view/place-words.js';
@@ -44,7 +45,7 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
   try {
     if (argv[0] === RELAY_ENTRY) {
       // The remote end runs the command here, whatever host its own environment names.
-      delete env.FLUME_HOST;
+      for (const name of ROUTING_VARIABLES) delete env[name];
       endWithTheConnection();
       return await answerRelay(process.stdin, (relayed) => ((watching = relayed.includes('--watch')), again(relayed, io)), (command, args) => calledHere(command, args, { ...options, env, cwd }));
     }

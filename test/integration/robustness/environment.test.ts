@@ -1,15 +1,17 @@
 /**
- * What of the caller's environment reaches flume's git and the agent: git's local variables never do
- * (a launch from a git hook of another repository works in the repository it names and leaves the
- * other byte for byte as it was), nor the variables bound to the caller's own agent session; and a
- * caller with no UTF-8 locale reads its agents as any other does. The agent is the scripted fake in
- * flume's own tmux; its environment is read from /proc.
+ * What of the caller's environment reaches flume's git, its supervisor and the agent: git's local
+ * variables never do (a launch from a git hook of another repository works in the repository it
+ * names and leaves the other byte for byte as it was), nor a push's quarantine (a launch from a
+ * pre-receive hook works), nor the variables bound to the caller's own agent session or to its git
+ * run, nor `FLUME_HOST` (`--host local launch` is supervised here); the user's identity and discovery
+ * limit pass. A caller with no UTF-8 locale reads its agents as any other does. The agent is the
+ * scripted fake in flume's own tmux; its environment, and the supervisor's, are read from /proc.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { join, relative } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { dirname, join, relative } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, git, makeRepo, remove, tempDir } from '../../helpers/repo.js';
@@ -44,6 +46,15 @@ function picture(root: string): string[] {
 /** The agent's pid, from the place's record. */
 function agentPid(repo: string, id: string): number {
   return JSON.parse(readFileSync(join(repo, '.git', 'flume', 'places', `${id}.json`), 'utf8')).stage.agent.pid;
+}
+
+/** The supervisor's pid, from its lock in the state folder, once one holds it. */
+function supervisorPid(state: string): number | undefined {
+  try {
+    return Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a Claude Code session hands the programs it starts (test/../facts/claude-code.md), with values of this test's own. */
@@ -98,6 +109,88 @@ describe.skipIf(!hasTmux)('a caller\'s environment', () => {
     const carried = [...GIT_LOCAL_VARIABLES, ...Object.keys(CALLER_SESSION)].filter((name) => name in environ);
     expect(carried).toEqual([]);
     expect(environ).toMatchObject({ ...callerKept, CLAUDE_CONFIG_DIR: r.configDir });
+  });
+
+  it('with FLUME_HOST naming another host: `--host local launch` is supervised by a `flume watch` here, and neither it nor the agent gets FLUME_HOST', async () => {
+    const r: AgentRepo = agentRepo({ onPrompt: [{ actions: [{ say: 'Working.' }, { sleepMs: 30_000 }] }] });
+    cleanups.push(() => r.cleanup());
+    await r.flume(['status', '--repo', r.repo]);
+    // A host named `far` that cannot be reached: ssh to a closed port on this machine is refused at once.
+    writeFileSync(join(r.state, 'hosts.json'), JSON.stringify({ hosts: [{ name: 'far', target: 'ssh://127.0.0.1:9', flume: 'flume' }] }));
+    r.env.FLUME_HOST = 'far';
+    const launched = await r.flume(['--host', 'local', 'launch', '--kind', 'fix', '--name', 'here', '--brief', 'Work here.'], { process: true });
+    expect(launched.code, launched.stdout + launched.stderr).toBe(0);
+    expect(launched.stdout).toContain('prompt: taken');
+    const pid = await waitFor(() => {
+      const holder = supervisorPid(r.state);
+      return holder && existsSync(`/proc/${holder}`) ? holder : undefined;
+    }, 'a supervisor on this host', 15_000);
+    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1)).toEqual([FLUME_BIN, 'watch']);
+    expect(environOf(pid)).not.toHaveProperty('FLUME_HOST');
+    expect(environOf(pid).FLUME_STATE_DIR).toBe(r.state);
+    expect(environOf(agentPid(r.repo, 'fix--here'))).not.toHaveProperty('FLUME_HOST');
+  });
+
+  it('from a pre-receive hook of another repository: the launch works and the push is taken; the agent gets no quarantine', async () => {
+    const r: AgentRepo = agentRepo({ onPrompt: [{ actions: [{ say: 'Working.' }, { sleepMs: 30_000 }] }] });
+    cleanups.push(() => r.cleanup());
+    await r.flume(['status', '--repo', r.repo]);
+    const bare = tempDir('flume-bare-');
+    const out = tempDir('flume-hook-');
+    const o = makeRepo({ trusted: false });
+    cleanups.push(() => remove(bare), () => remove(out), () => remove(o));
+    git(bare, 'init', '-q', '--bare');
+    writeFileSync(
+      join(bare, 'hooks', 'pre-receive'),
+      `#!/bin/sh\nenv > '${out}/hook-env'\nexec '${process.execPath}' '${FLUME_BIN}' launch --repo '${r.repo}' --kind fix --name pushed --brief 'From a push.' --no-watch > '${out}/launch.out' 2>&1\n`,
+    );
+    chmodSync(join(bare, 'hooks', 'pre-receive'), 0o755);
+    const pushed = spawnSync('git', ['push', bare, 'HEAD:refs/heads/main'], { cwd: o, env: r.env, encoding: 'utf8' });
+    const printed = readFileSync(join(out, 'launch.out'), 'utf8');
+    expect(readFileSync(join(out, 'hook-env'), 'utf8')).toMatch(/^GIT_QUARANTINE_PATH=/m);
+    expect(pushed.status, pushed.stderr + printed).toBe(0);
+    expect(printed).toContain('prompt: taken');
+    expect(git(bare, 'rev-parse', 'refs/heads/main').trim()).toBe(git(o, 'rev-parse', 'HEAD').trim());
+    expect(git(r.repo, 'branch', '--list', 'fix/pushed')).toContain('fix/pushed');
+    expect(environOf(agentPid(r.repo, 'fix--pushed'))).not.toHaveProperty('GIT_QUARANTINE_PATH');
+  });
+
+  it("passes the caller's identity and discovery limit to the agent, not a hook's quarantine, namespace, dates or Claude Code session's project and env file", async () => {
+    // The agent, in a folder deep in its place, finds the place's repository and commits there.
+    const work = 'mkdir -p deep/er && cd deep/er && git rev-parse --show-toplevel > ../../toplevel.txt && git commit -q --allow-empty -m agent';
+    const r: AgentRepo = agentRepo({ onPrompt: [{ actions: [{ run: ['sh', '-c', work] }, { say: 'Done.' }, { sleepMs: 30_000 }] }] }, {});
+    cleanups.push(() => r.cleanup());
+    const places = join(r.repo, 'places');
+    mkdirSync(places, { recursive: true });
+    const passed = {
+      GIT_AUTHOR_NAME: 'Caller Author',
+      GIT_AUTHOR_EMAIL: 'author@caller.invalid',
+      GIT_COMMITTER_NAME: 'Caller Committer',
+      GIT_COMMITTER_EMAIL: 'committer@caller.invalid',
+      // As low as a user could set it and still work in the repository: at it, and at its places.
+      GIT_CEILING_DIRECTORIES: [dirname(r.repo), r.repo, places].join(':'),
+    };
+    const dropped = {
+      GIT_QUARANTINE_PATH: join(r.repo, '.git', 'objects', 'tmp_objdir-incoming-caller'),
+      GIT_NAMESPACE: 'caller',
+      GIT_AUTHOR_DATE: '@1000000000 +0000',
+      GIT_COMMITTER_DATE: '@1000000000 +0000',
+      CLAUDE_PROJECT_DIR: '/caller/project',
+      CLAUDE_ENV_FILE: '/caller/session-env/sessionstart-hook-0.sh',
+    };
+    Object.assign(r.env, passed, dropped);
+    const launched = await r.flume(['launch', '--kind', 'fix', '--name', 'names', '--brief', 'Commit.', '--no-watch']);
+    expect(launched.code, launched.stdout + launched.stderr).toBe(0);
+    const place = join(places, 'fix--names');
+    await waitFor(() => existsSync(join(place, 'toplevel.txt')) && git(place, 'log', '-1', '--format=%s').trim() === 'agent', 'the agent\'s commit', 15_000);
+    const environ = environOf(agentPid(r.repo, 'fix--names'));
+    expect(Object.keys(dropped).filter((name) => name in environ)).toEqual([]);
+    expect(environ).toMatchObject(passed);
+    expect(readFileSync(join(place, 'toplevel.txt'), 'utf8').trim()).toBe(realpathSync(place));
+    const [author, committer, authored, committed] = git(place, 'log', '-1', '--format=%an <%ae>%n%cn <%ce>%n%at%n%ct').trim().split('\n');
+    expect([author, committer]).toEqual(['Caller Author <author@caller.invalid>', 'Caller Committer <committer@caller.invalid>']);
+    expect(Number(authored)).toBeGreaterThan(1_000_000_000);
+    expect(Number(committed)).toBeGreaterThan(1_000_000_000);
   });
 
   for (const [label, locale] of [

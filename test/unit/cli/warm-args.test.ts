@@ -47,6 +47,8 @@ describe('the command lines asked warm', () => {
   it('the environment compared is what flume reads, as a digest', () => {
     const base = { HOME: '/h', PATH: '/bin', FLUME_STATE_DIR: '/s', ANTHROPIC_API_KEY: 'sk-secret', TERM: 'xterm' };
     expect(environmentOf(base)).toBe(environmentOf({ ...base, TERM: 'dumb', SHLVL: '3' }));
+    // A command asked warm was routed here already; the supervisor never has FLUME_HOST.
+    expect(environmentOf({ ...base, FLUME_HOST: 'far' })).toBe(environmentOf(base));
     for (const changed of [{ PATH: '/usr/bin' }, { FLUME_X: '1' }, { CLAUDE_CONFIG_DIR: '/c' }, { ANTHROPIC_API_KEY: 'sk-other' }, { XDG_STATE_HOME: '/x' }, { HERDR_PANE_ID: '1' }]) {
       expect(environmentOf({ ...base, ...changed }), JSON.stringify(changed)).not.toBe(environmentOf(base));
     }

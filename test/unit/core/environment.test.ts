@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { agentBaseEnvironment, GIT_LOCAL_VARIABLES, utf8LocaleFor, withoutGitLocal } from '../../../core/support/environment.js';
+import { agentBaseEnvironment, GIT_LOCAL_VARIABLES, passedOn, utf8LocaleFor, withoutGitLocal } from '../../../core/support/environment.js';
 import { run } from '../../../core/support/exec.js';
 import { agentEnvironment } from '../../../agents/claude-code/environment.js';
 import { codexEnvironment } from '../../../agents/codex/environment.js';
@@ -29,6 +29,24 @@ describe("an agent's environment", () => {
     }
   });
 
+  it("passes the user's git identity and discovery limit on to every program flume runs, not a hook's quarantine, namespace or dates, nor FLUME_HOST", async () => {
+    const passed = { GIT_AUTHOR_NAME: 'a', GIT_AUTHOR_EMAIL: 'a@x', GIT_COMMITTER_NAME: 'c', GIT_COMMITTER_EMAIL: 'c@x', GIT_CEILING_DIRECTORIES: '/w' };
+    const dropped = { GIT_QUARANTINE_PATH: '/b/objects/tmp_objdir-incoming-x', GIT_NAMESPACE: 'n', GIT_AUTHOR_DATE: '@1 +0000', GIT_COMMITTER_DATE: '@1 +0000', FLUME_HOST: 'far' };
+    expect(passedOn({ ...passed, ...dropped, PATH: '/bin' })).toEqual({ ...passed, PATH: '/bin' });
+    const saved = { ...process.env };
+    Object.assign(process.env, passed, dropped);
+    try {
+      const seen = await run('sh', ['-c', 'env'], { env: { GIT_NAMESPACE: 'set on purpose' } });
+      const names = seen.stdout.split('\n').map((line) => line.split('=')[0]);
+      expect(Object.keys(dropped).filter((name) => names.includes(name))).toEqual(['GIT_NAMESPACE']);
+      expect(seen.stdout).toContain('GIT_NAMESPACE=set on purpose');
+      expect(Object.keys(passed).filter((name) => !names.includes(name))).toEqual([]);
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
+  });
+
   it("is the caller's, less git's local variables and the driver's session variables, a UTF-8 locale where it has none, plus the config's", () => {
     const caller = {
       PATH: '/bin',
@@ -43,16 +61,22 @@ describe("an agent's environment", () => {
       CLAUDE_CODE_CHILD_NOTES_DIR: '/n',
       CLAUDE_CODE_SSE_PORT: '1',
       CLAUDE_CODE_USE_BEDROCK: '1',
+      CLAUDE_PROJECT_DIR: '/caller/project',
+      CLAUDE_ENV_FILE: '/caller/session-env/x.sh',
+      FLUME_HOST: 'far',
       CODEX_THREAD_ID: 'th',
       CODEX_SANDBOX: 'seatbelt',
     };
     const claude = agentEnvironment({ env: { FROM_CONFIG: 'c' } }, caller);
     expect(Object.keys(claude).sort()).toEqual(['CLAUDE_CODE_FORCE_SESSION_PERSISTENCE', 'CLAUDE_CODE_USE_BEDROCK', 'CODEX_SANDBOX', 'CODEX_THREAD_ID', 'FROM_CONFIG', 'HOME', 'LANG', 'LC_CTYPE', 'PATH']);
     expect(claude.LC_CTYPE).toBe('C.UTF-8');
+    // What the config names, it gets, though the caller's of that name is not passed on.
+    expect(agentEnvironment({ env: { CLAUDE_ENV_FILE: '/mine.sh', GIT_NAMESPACE: 'mine' } }, caller)).toMatchObject({ CLAUDE_ENV_FILE: '/mine.sh', GIT_NAMESPACE: 'mine' });
     const codex = codexEnvironment({}, caller);
     expect(codex).not.toHaveProperty('CODEX_THREAD_ID');
     expect(codex).not.toHaveProperty('CODEX_SANDBOX');
     expect(codex).not.toHaveProperty('GIT_DIR');
+    expect(codex).not.toHaveProperty('FLUME_HOST');
     expect(codex.CLAUDE_CODE_SESSION_ID).toBe('s');
     expect(agentBaseEnvironment(['A_*'], { A_B: '1', AB: '2', LANG: 'en_US.UTF-8' })).toEqual({ AB: '2', LANG: 'en_US.UTF-8' });
   });
