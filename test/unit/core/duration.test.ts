@@ -3,6 +3,7 @@ import { durationMs, longTimeout, MAX_DURATION_MS, toMs } from '../../../core/su
 import { duration } from '../../../core/cli/commands/watch.js';
 import { configProblems } from '../../../core/config/validate.js';
 import { FlumeError } from '../../../core/api/errors.js';
+import { run, runStep } from '../../../core/support/exec.js';
 
 const HOUR = 3_600_000;
 
@@ -138,5 +139,19 @@ describe('longTimeout', () => {
     longTimeout(fn, 0);
     vi.advanceTimersByTime(0);
     expect(fn).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("a program's time limit", () => {
+  it('ends a readying step (runStep) and a short program (run) past it, as timed out, not as failing to start', async () => {
+    for (const start of [runStep, run]) {
+      const began = Date.now();
+      const result = await start('sleep', ['30'], { timeoutMs: 300 });
+      expect(result, start.name).toMatchObject({ timedOut: true });
+      expect(result.failedToStart, start.name).toBeUndefined();
+      expect(Date.now() - began, start.name).toBeLessThan(10_000);
+    }
+    expect(await runStep('true', [], { timeoutMs: 600 * HOUR })).toMatchObject({ exitCode: 0, timedOut: false });
+    expect(await run('true', [], { timeoutMs: 600 * HOUR })).toMatchObject({ exitCode: 0, timedOut: false });
   });
 });
