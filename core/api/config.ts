@@ -4,15 +4,20 @@
  * validates configs against it (validate.ts). Change it here and nowhere else.
  */
 
+import { DURATION_PATTERN, MAX_DURATION, MAX_DURATION_MS } from '../support/duration.js';
+
 const NAME_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
 
-const durationSchema = {
-  description: 'A duration: seconds as a number, or a string such as "90s", "20m", "2h".',
-  anyOf: [
-    { type: 'number', minimum: 0 },
-    { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$' },
-  ],
-} as const;
+/** A duration key's schema: `description`, then the forms a duration takes and its limit. */
+function durationSchema(description: string) {
+  return {
+    description: `${description} Seconds as a number, or a string such as "90s", "20m", "2h"; at most ${MAX_DURATION}.`,
+    anyOf: [
+      { type: 'number', minimum: 0, maximum: MAX_DURATION_MS / 1000 },
+      { type: 'string', pattern: DURATION_PATTERN },
+    ],
+  } as const;
+}
 
 const envSchema = {
   type: 'object',
@@ -35,7 +40,7 @@ const readyStepSchema = {
       ],
     },
     env: envSchema,
-    timeout: { ...durationSchema, description: 'Longest the step may run; default 30m.' },
+    timeout: durationSchema('Longest the step may run; default 30m.'),
   },
   required: ['run'],
   additionalProperties: false,
@@ -45,23 +50,14 @@ const limitsSchema = {
   type: 'object',
   description: 'Limits on a stage.',
   properties: {
-    stuckAfter: {
-      ...durationSchema,
-      description: 'How long a stage may stay quiet, with no deliverable and no word of need, before it is reported stuck. Default 20m.',
-    },
+    stuckAfter: durationSchema('How long a stage may stay quiet, with no deliverable and no word of need, before it is reported stuck. Default 20m.'),
     fixRounds: {
       type: 'integer',
       minimum: 0,
       description: 'How many times a verify report with `Verdict: fix` sends the place back to code. Default 2.',
     },
-    promptTimeout: {
-      ...durationSchema,
-      description: 'How long flume waits for a sent prompt to appear in the transcript before sending it once more. Default 20s.',
-    },
-    startTimeout: {
-      ...durationSchema,
-      description: 'How long flume waits for an agent to accept input before leaving its start unknown. Default 60s.',
-    },
+    promptTimeout: durationSchema('How long flume waits for a sent prompt to appear in the transcript before sending it once more. Default 20s.'),
+    startTimeout: durationSchema('How long flume waits for an agent to accept input before leaving its start unknown. Default 60s.'),
     tokens: {
       type: 'integer',
       minimum: 1,

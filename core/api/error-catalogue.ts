@@ -39,7 +39,8 @@ export const ERROR_CATALOGUE = {
       unreadableFile: { message: 'The file {file} cannot be read.', fix: 'Pass --file a readable text file.' },
       eventId: { message: '--{flag} {value} is not an event id.', fix: 'Give --since the id of an event (a whole number), as `flume events --json` prints it.' },
       outcomes: { message: '--{flag} {value} names no outcome flume waits for.', fix: 'Name one or more, comma-separated: {known}.' },
-      duration: { message: '--{flag} {value} is not a duration.', fix: 'Give --{flag} seconds, or a number with ms, s, m or h (for example 30s or 10m).' },
+      duration: { message: '--{flag} {value} is not a duration.', fix: 'Give --{flag} seconds, or a number with ms, s, m or h (for example 30s or 10m), at most {limit}.' },
+      durationTooLong: { message: '--{flag} {value} is longer than {limit}, the longest duration flume takes.', fix: 'Give --{flag} at most {limit}.' },
       noName: { message: 'Missing required argument: name', fix: 'Name the launch with --name NAME, or let flume make one from the brief with --auto-name.' },
       noTool: { message: 'There is no tool {tool}.', fix: 'Use one of: {tools}.' },
       argumentsNotObject: { message: 'The arguments must be an object.', fix: 'Call the tool with the arguments its input schema names.' },
@@ -75,6 +76,8 @@ export const ERROR_CATALOGUE = {
       packageImport: { message: 'The config {file} asks to "$import" {imports}; flume reads a package.json `flume` key as data and follows no "$import".', fix: 'Write what {list} holds into {file} itself, or make the config a module (flume.config.ts or .mjs) that imports it; then run: flume trust --repo {root}' },
       thrown: { message: '{message}', fix: 'Correct the config file; it must export the config as its default export.' },
       probeFailed: { message: '{file} could not be loaded.', fix: 'Correct {file}; it must export the config as its default export.' },
+      duration: { message: '{path} is not a duration: {value}.', fix: 'Give {path} seconds as a number, or a string such as "90s", "20m" or "2h", at most {limit}.' },
+      durationTooLong: { message: '{path} is {value}, longer than {limit}, the longest duration flume takes.', fix: 'Give {path} at most {limit}.' },
     },
   },
   UNTRUSTED_CONFIG: {

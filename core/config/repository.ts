@@ -8,7 +8,7 @@ import { findRepository, type RepositoryInfo } from '../support/git.js';
 import { createFlume, type Flume, type FlumePlugin } from '../api/plugin.js';
 import { missingMethods } from '../drivers/reach.js';
 import { optionProblems } from './driver-options.js';
-import { configError, type ConfigProblem } from './validate.js';
+import { configError, kindDurationProblems, type ConfigProblem } from './validate.js';
 import { sharedBranch } from './branch-overlap.js';
 import type { KindDef } from '../api/config.js';
 import type { Logger } from '../api/plugin.js';
@@ -82,6 +82,8 @@ function checkProvided(flume: Flume): ConfigProblem[] {
   const declared = new Map((flume.config.kinds ?? []).map((kind, index) => [kind.name, index]));
   for (const kind of flume.kinds.all()) {
     const at = declared.has(kind.name) ? `kinds[${declared.get(kind.name)}]` : `kind ${kind.name}`;
+    // A kind a plugin registers was checked by no loader: its durations are checked here.
+    problems.push(...kindDurationProblems(kind, at));
     kind.stages.forEach((stage, index) => {
       const { type } = deliverableOf(stage);
       if (!flume.hooks.readDeliverable.get(type)?.isUsed()) {

@@ -7,6 +7,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { FlumeError, flumeError } from '../api/errors.js';
 import { findControl } from '../support/text.js';
+import { durationMs, MAX_DURATION } from '../support/duration.js';
 
 /** One problem in a config: where, what, and the fix. */
 export interface ConfigProblem {
@@ -26,10 +27,23 @@ async function validator(): Promise<ValidateFunction> {
 export async function configProblems(config: unknown): Promise<ConfigProblem[]> {
   const validate = await validator();
   const problems: ConfigProblem[] = [];
-  if (!validate(config)) problems.push(...describeErrors(validate.errors ?? []));
+  // A duration is named once, by what is wrong with it, not also as a form the schema does not accept.
+  const durations = configDurationProblems(config);
+  const named = new Set(durations.map((problem) => problem.path));
+  if (!validate(config)) problems.push(...describeErrors(validate.errors ?? []).filter((problem) => !named.has(problem.path)));
   // Sense is checked on whatever parts have the right shape, so every problem is reported at once.
-  problems.push(...senseProblems(config));
+  problems.push(...durations, ...senseProblems(config));
   return problems;
+}
+
+/** Every duration of a kind (found at `at`: `kinds[0]`, `kind unit`) that flume cannot take. */
+export function kindDurationProblems(kind: unknown, at: string): ConfigProblem[] {
+  if (!isObject(kind)) return [];
+  const stages = Array.isArray(kind.stages) ? kind.stages : [];
+  return [
+    ...limitsProblems(kind.limits, `${at}.limits`),
+    ...stages.flatMap((stage: unknown, s) => (isObject(stage) ? limitsProblems(stage.limits, `${at}.stages[${s}].limits`) : [])),
+  ];
 }
 
 /** The BAD_CONFIG error for a list of problems. */
@@ -73,6 +87,32 @@ function senseProblems(config: unknown): ConfigProblem[] {
     }
   });
   return problems;
+}
+
+/** The durations of a config: its limits, its kinds', and its readying steps' timeouts. */
+function configDurationProblems(config: unknown): ConfigProblem[] {
+  if (!isObject(config)) return [];
+  const ready = isObject(config.ready) ? config.ready : {};
+  const steps = (list: string) => (Array.isArray(ready[list]) ? (ready[list] as unknown[]) : []).flatMap((step, i) => (isObject(step) ? durationProblem(step.timeout, `ready.${list}[${i}].timeout`) : []));
+  return [
+    ...limitsProblems(config.limits, 'limits'),
+    ...(Array.isArray(config.kinds) ? config.kinds : []).flatMap((kind, k) => kindDurationProblems(kind, `kinds[${k}]`)),
+    ...steps('toolchain'),
+    ...steps('setup'),
+  ];
+}
+
+function limitsProblems(limits: unknown, at: string): ConfigProblem[] {
+  if (!isObject(limits)) return [];
+  return ['stuckAfter', 'promptTimeout', 'startTimeout'].flatMap((key) => durationProblem(limits[key], `${at}.${key}`));
+}
+
+function durationProblem(value: unknown, path: string): ConfigProblem[] {
+  if (value === undefined) return [];
+  const ms = typeof value === 'number' || typeof value === 'string' ? durationMs(value) : 'malformed';
+  if (ms === 'too-long') return [{ path, message: `is ${JSON.stringify(value)}, longer than ${MAX_DURATION}, the longest duration flume takes`, fix: `give at most ${MAX_DURATION}` }];
+  if (ms === 'malformed') return [{ path, message: 'is not a duration', fix: `give seconds as a number, or a string such as "90s", "20m" or "2h", at most ${MAX_DURATION}` }];
+  return [];
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

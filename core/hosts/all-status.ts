@@ -6,6 +6,7 @@
  * a remote place is the remote flume's own.
  */
 import { FlumeError, flumeError } from '../api/errors.js';
+import { longTimeout, type LongTimer } from '../support/duration.js';
 import type { PlaceStatus, RepositoryStatus, StatusReport } from '../engine/status/status.js';
 import type { SupervisorStatus } from '../engine/supervisor/supervisor-state.js';
 import { lastGoodReading, noteGoodReading, THIS_HOST, type NamedHost } from './list.js';
@@ -116,9 +117,9 @@ function errorOf(error: FlumeError): { code: string; message: string; fix?: stri
 
 /** `work`, or HOST_UNREACHABLE once `ms` have passed (ssh is ended by its own time limit too). */
 function within<T>(ms: number, host: NamedHost, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: LongTimer | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(flumeError('HOST_UNREACHABLE', { host: host.name, target: host.target, seconds: Math.round(ms / 1000) }, { variant: 'timedOut', details: { host: host.name, target: host.target } })), ms);
+    timer = longTimeout(() => reject(flumeError('HOST_UNREACHABLE', { host: host.name, target: host.target, seconds: Math.round(ms / 1000) }, { variant: 'timedOut', details: { host: host.name, target: host.target } })), ms);
   });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  return Promise.race([work, late]).finally(() => timer?.clear());
 }

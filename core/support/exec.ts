@@ -21,6 +21,7 @@ import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { basename, delimiter, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { passedOn } from './environment.js';
+import { longTimeout, type LongTimer } from './duration.js';
 
 /** What a finished program left. */
 export interface RunResult {
@@ -84,12 +85,12 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
   return new Promise((resolve) => {
     const done: Spawned = { exitCode: null, stdout: [], stderr: [], all: [], timedOut: false };
     const env = environment(options);
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimer | undefined;
     let settled = false;
     const finish = () => {
       if (settled) return;
       settled = true;
-      if (timer) clearTimeout(timer);
+      timer?.clear();
       resolve(done);
     };
     let child: ReturnType<typeof spawn>;
@@ -132,7 +133,7 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
     });
     const limit = options.timeoutMs ?? DEFAULT_LIMIT_MS[basename(file)];
     if (limit !== undefined) {
-      timer = setTimeout(() => {
+      timer = longTimeout(() => {
         done.timedOut = true;
         child.kill(options.killSignal ?? 'SIGTERM');
         // One that ignores its signal is killed for good a moment later.
@@ -177,25 +178,29 @@ function withoutUnset(env: Record<string, string | undefined>): Record<string, s
  */
 export async function runStep(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   const { execa } = await import('execa');
-  const result = await execa(file, args, {
+  const subprocess = execa(file, args, {
     cwd: options.cwd,
     env: environment(options),
     extendEnv: false,
     input: options.input,
-    timeout: options.timeoutMs,
     killSignal: options.killSignal,
     reject: false,
     all: true,
     stripFinalNewline: false,
     stdin: options.input === undefined ? 'ignore' : undefined,
   });
-  const startError = result.failed && result.exitCode === undefined && !result.timedOut ? result.originalMessage || result.message : undefined;
+  // The time limit is flume's own, not execa's `timeout` (one Node timer: past 2^31-1 ms it fires at
+  // once); 0 is no limit, as it is to execa.
+  let timedOut = false;
+  const timer = options.timeoutMs ? longTimeout(() => ((timedOut = true), subprocess.kill()), options.timeoutMs) : undefined;
+  const result = await subprocess.finally(() => timer?.clear());
+  const startError = result.failed && result.exitCode === undefined && !timedOut ? result.originalMessage || result.message : undefined;
   return {
     exitCode: result.exitCode ?? null,
     stdout: String(result.stdout ?? ''),
     stderr: String(result.stderr ?? ''),
     all: String(result.all ?? ''),
-    timedOut: Boolean(result.timedOut),
+    timedOut,
     ...(startError ? { failedToStart: startError } : {}),
   };
 }

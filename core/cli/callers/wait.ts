@@ -21,6 +21,7 @@ export const waitCommand: Command = {
   ...commandLine('wait'),
   describe: 'Block until the place\'s stage ends (delivered, stopped short, stuck, never started, over budget, awaiting its caller, or the place gone), then show it as status does.',
   async run(args, context) {
+    waitOptions(args);
     const { repository, key } = await placeFrom(args, context);
     const place = key.replace('--', '/');
     const { readRecord } = await import('../../state/store.js');
@@ -60,8 +61,7 @@ async function countFrom(repository: Repository, place: string, mark: ActMark): 
  */
 export async function waitAndReport(args: Record<string, unknown>, context: CliContext, repository: Repository, record: PlaceRecord, mark?: ActMark): Promise<number> {
   const after = mark ? await countFrom(repository, record.id, mark) : undefined;
-  const outcomes = outcomesFrom(args.for);
-  const timeoutMs = args.timeout === undefined ? undefined : duration('timeout', args.timeout);
+  const { outcomes, timeoutMs } = waitOptions(args);
   // Where no supervisor runs (none is started for a place launched with --no-watch, or with
   // --no-watch here), the wait steps the place itself, once a second, as an acting command does.
   if (args.watch !== false && record.launched?.watch !== false) await ensureSupervisor(context);
@@ -100,6 +100,14 @@ export async function waitAndReport(args: Record<string, unknown>, context: CliC
     process.off('SIGINT', abort);
     process.off('SIGTERM', abort);
   }
+}
+
+/**
+ * What `--for` and `--timeout` ask of a wait; a bad one is BAD_USAGE. A command that waits after
+ * acting reads them before it acts, so a refused one changes nothing.
+ */
+export function waitOptions(args: Record<string, unknown>): { outcomes: Outcome[]; timeoutMs?: number } {
+  return { outcomes: outcomesFrom(args.for), timeoutMs: args.timeout === undefined ? undefined : duration('timeout', args.timeout) };
 }
 
 function outcomesFrom(value: unknown): Outcome[] {

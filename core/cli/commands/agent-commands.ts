@@ -11,7 +11,7 @@ import { printJson } from '../output.js';
 import { superviseAfter } from './watch.js';
 import { flumeError } from '../../api/errors.js';
 import { nextStage, restartStage, stopAgent, tell } from '../../engine/stage/operate.js';
-import { beforeActing, waitAndReport } from '../callers/wait.js';
+import { beforeActing, waitAndReport, waitOptions } from '../callers/wait.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Repository } from '../../config/repository.js';
 
@@ -20,6 +20,7 @@ export const tellCommand: Command = {
   ...commandLine('tell'),
   describe: 'Tell the place\'s agent more text: confirmed in its transcript as a prompt, or refused with nothing typed.',
   async run(args, context) {
+    waitOptions(args);
     if ((args.text === undefined) === (args.file === undefined)) {
       throw flumeError('BAD_USAGE', {}, { variant: 'tellTwice' });
     }
@@ -52,6 +53,7 @@ export const retryCommand: Command = {
   ...commandLine('retry'),
   describe: 'Start the place\'s current stage again with a fresh agent and its prompt (readying the place first).',
   async run(args, context) {
+    waitOptions(args);
     const { repository, key } = await placeFrom(args, context);
     const after = await beforeActing(args, repository, 'stage-started');
     const record = await restartStage(repository, key, {});
@@ -78,6 +80,7 @@ export const stageCommand: Command = {
   ...commandLine('stage'),
   describe: 'Start a named stage (of the place\'s kind) in a place flume made: how an orchestrator runs stages of its own.',
   async run(args, context) {
+    waitOptions(args);
     const { repository, key } = await placeFrom(args, context);
     const after = await beforeActing(args, repository, 'stage-started');
     const record = await restartStage(repository, key, { stage: String(args.stage) });
@@ -92,6 +95,7 @@ export const nextCommand: Command = {
   ...commandLine('next'),
   describe: 'Go on from a place that waits for its caller (a gate, or a kind whose caller starts its stages): start the stage after the one that delivered.',
   async run(args, context) {
+    waitOptions(args);
     const { repository, key } = await placeFrom(args, context);
     const after = await beforeActing(args, repository, 'stage-started');
     const { record, action } = await nextStage(repository, key, { note: args.note === undefined ? undefined : String(args.note) });

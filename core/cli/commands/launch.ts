@@ -10,7 +10,7 @@ import type { CliContext } from '../command.js';
 import { makePlace, type LaunchRequest } from '../../engine/launch/launch.js';
 import { advance } from '../../engine/stage/step.js';
 import { ensureSupervisor } from './watch.js';
-import { beforeActing, waitAndReport } from '../callers/wait.js';
+import { beforeActing, waitAndReport, waitOptions } from '../callers/wait.js';
 import { keyOf } from '../../state/store.js';
 import { hostNote } from '../../engine/supervisor/hosts.js';
 import { canType } from '../../api/pane-host.js';
@@ -23,6 +23,7 @@ export const launchCommand: Command = {
   ...commandLine('launch'),
   describe: 'Make a place for a launch (a worktree on <kind>/<name>), ready it, and start its first stage.',
   async run(args, context) {
+    waitOptions(args);
     const { io } = context;
     const json = Boolean(args.json);
     const steps = progress(io);

@@ -7,7 +7,7 @@ import { lockHolder } from '../../state/lock.js';
 import type { PlaceRecord } from '../../api/record.js';
 import { hostStateDir } from '../../state/host.js';
 import { spawnDetached } from '../../support/exec.js';
-import { toMs } from '../../support/duration.js';
+import { durationMs, MAX_DURATION } from '../../support/duration.js';
 import { flumeError } from '../../api/errors.js';
 
 /** `flume watch`: the host's supervisor, moving every place on as its deliverables appear. */
@@ -53,13 +53,16 @@ export async function superviseAfter(args: Record<string, unknown>, context: Cli
   await ensureSupervisor(context);
 }
 
-/** A duration flag in milliseconds: seconds, or a number with ms, s, m or h; anything else is bad usage. */
+/**
+ * A duration flag in milliseconds: seconds, or a number with ms, s, m or h, at most MAX_DURATION;
+ * anything else is bad usage.
+ */
 export function duration(flag: string, value: unknown): number {
   const text = String(value);
-  if (/^[0-9]+(\.[0-9]+)?$/.test(text)) return Number(text) * 1000;
-  if (/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/.test(text)) return toMs(text, 0);
-  throw flumeError('BAD_USAGE', { flag, value: JSON.stringify(text) }, {
-    variant: 'duration',
+  const ms = durationMs(/^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : text);
+  if (typeof ms === 'number') return ms;
+  throw flumeError('BAD_USAGE', { flag, value: JSON.stringify(text), limit: MAX_DURATION }, {
+    variant: ms === 'too-long' ? 'durationTooLong' : 'duration',
     details: { [flag]: text },
   });
 }

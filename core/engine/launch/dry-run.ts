@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentPlan } from '../../api/hooks.js';
 import { deliverableOf, type Repository } from '../../config/repository.js';
-import { toMs } from '../../support/duration.js';
 import { HIDDEN, shownEnvironment } from '../../support/secret.js';
 import { lockHolder } from '../../state/lock.js';
 import { placeLockFile, readRecord } from '../../state/store.js';
@@ -19,7 +18,7 @@ import type { PlaceRecord } from '../../api/record.js';
 import type { LaunchRequest } from './brief.js';
 import { decide } from '../stage/decide.js';
 import { eachName, launchUnderWay, placeRecord, planPlace, refuseExisting, type PlacePlan } from './launch-plan.js';
-import { readySteps, stepCommand, stepEnvironment, stepLabel } from './ready.js';
+import { readySteps, stepCommand, stepEnvironment, stepLabel, stepTimeoutMs } from './ready.js';
 import { stageStart } from '../stage/stage-start.js';
 import { limitsOf } from '../stage/step.js';
 import { supervisorLock } from '../supervisor/supervisor-state.js';
@@ -99,7 +98,7 @@ async function planReady(repository: Repository, record: PlaceRecord): Promise<L
   const steps = declared.steps.map((step): ReadyStepPlan => {
     const [file, args] = stepCommand(step);
     const env = shownEnvironment(stepEnvironment(step));
-    return { label: stepLabel(step), argv: [file, ...args], cwd: record.path, env, hidden: Object.keys(env).filter((name) => env[name] === HIDDEN), timeoutMs: toMs(step.timeout, 30 * 60_000) };
+    return { label: stepLabel(step), argv: [file, ...args], cwd: record.path, env, hidden: Object.keys(env).filter((name) => env[name] === HIDDEN), timeoutMs: stepTimeoutMs(step) };
   });
   return { steps };
 }

@@ -44,7 +44,21 @@ export async function readySteps(flume: Flume, place: PlaceRecord, options: { dr
   } catch (error) {
     return { failed: { step: 'beforeReady', exitCode: null, tail: (error as Error).message } };
   }
-  return { steps: [...context.toolchain, ...context.setup] };
+  const steps = [...context.toolchain, ...context.setup];
+  // The config's own steps were checked as it loaded; a step a tap added is checked here.
+  for (const step of steps) {
+    try {
+      stepTimeoutMs(step);
+    } catch (error) {
+      return { failed: { step: stepLabel(step), exitCode: null, tail: (error as Error).message } };
+    }
+  }
+  return { steps };
+}
+
+/** A step's time limit, ms: its `timeout`, default 30 minutes (BAD_CONFIG for one flume cannot take). */
+export function stepTimeoutMs(step: ReadyStep): number {
+  return toMs(step.timeout, 30 * 60_000, `the timeout of the ready step "${stepLabel(step)}"`);
 }
 
 /** What a step runs: its program and arguments (a shell line runs as `sh -c LINE`). */
@@ -67,7 +81,7 @@ export function stepLabel(step: ReadyStep): string {
 async function runReadyStep(step: ReadyStep, cwd: string, env: NodeJS.ProcessEnv): Promise<ReadyRecord['failed'] | undefined> {
   const [file, args] = stepCommand(step);
   const clean = stepEnvironment(step, env);
-  const result = await runStep(file, args, { cwd, env: clean, clean: true, timeoutMs: toMs(step.timeout, 30 * 60_000) });
+  const result = await runStep(file, args, { cwd, env: clean, clean: true, timeoutMs: stepTimeoutMs(step) });
   if (result.exitCode === 0 && !result.failedToStart) return undefined;
   const words = result.failedToStart ?? (result.timedOut ? `timed out\n${result.all}` : result.all);
   return { step: stepLabel(step), exitCode: result.exitCode, tail: words.trimEnd().slice(-TAIL_CHARS) };

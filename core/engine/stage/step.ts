@@ -86,10 +86,11 @@ export function limitsOf(repository: Repository, stage?: StageDef, kind?: KindDe
   const config = { ...repository.flume.config.limits, ...kind?.limits };
   const own = stage?.limits ?? {};
   const budget = budgetOf(repository.flume.config, kind, stage);
+  const ms = (key: DurationLimit, fallbackMs: number) => toMs(own[key] ?? config[key], fallbackMs, limitPath(key, stage, kind));
   return {
-    stuckAfterMs: toMs(own.stuckAfter ?? config.stuckAfter, 20 * 60_000),
-    promptTimeoutMs: toMs(own.promptTimeout ?? config.promptTimeout, 20_000),
-    startTimeoutMs: toMs(own.startTimeout ?? config.startTimeout, 60_000),
+    stuckAfterMs: ms('stuckAfter', 20 * 60_000),
+    promptTimeoutMs: ms('promptTimeout', 20_000),
+    startTimeoutMs: ms('startTimeout', 60_000),
     fixRounds: own.fixRounds ?? config.fixRounds ?? 2,
     ...(budget.tokens !== undefined ? { tokens: budget.tokens, onBudget: budget.onBudget } : {}),
   };
@@ -359,4 +360,13 @@ async function readStageDeliverable(repository: Repository, reading: Reading, pl
 
 function driverFor(repository: Repository, record: PlaceRecord): ReachedDriver {
   return requireDriver(repository.flume, record.stage?.agent?.driver ?? '');
+}
+
+type DurationLimit = 'stuckAfter' | 'promptTimeout' | 'startTimeout';
+
+/** Where the limit `key` in force was set, for an error naming it: the stage's own, its kind's, or the config's. */
+function limitPath(key: DurationLimit, stage?: StageDef, kind?: KindDef): string {
+  if (stage?.limits?.[key] !== undefined) return `kind ${kind?.name}.stages[${kind?.stages.indexOf(stage)}].limits.${key}`;
+  if (kind?.limits?.[key] !== undefined) return `kind ${kind.name}.limits.${key}`;
+  return `limits.${key}`;
 }

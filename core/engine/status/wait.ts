@@ -11,6 +11,7 @@ import { readRecord } from '../../state/store.js';
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isFlumeError } from '../../api/errors.js';
+import { longTimeout } from '../../support/duration.js';
 import type { FlumePlugin } from '../../api/plugin.js';
 import { status, type PlaceStatus, type StatusReport } from './status.js';
 
@@ -130,7 +131,7 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
       done = true;
       stop();
       unwatchBranch();
-      clearTimeout(timer);
+      timer?.clear();
       request.signal?.removeEventListener('abort', onAbort);
       if (result instanceof Error) reject(result);
       else resolve(result);
@@ -194,7 +195,8 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
       const { report, place } = await read().catch(() => ({ report: emptyReport(), place: undefined }));
       finish({ report, place });
     };
-    const timer = setTimeout(() => void onTimeout(), Number.isFinite(deadline) ? Math.max(0, deadline - Date.now()) : 2 ** 31 - 1);
+    // With no --timeout the wait has no timer: it ends on an outcome or when aborted.
+    const timer = Number.isFinite(deadline) ? longTimeout(() => void onTimeout(), deadline - Date.now()) : undefined;
     const onAbort = () => finish({ report: emptyReport() });
     request.signal?.addEventListener('abort', onAbort, { once: true });
     void look();

@@ -12,6 +12,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
 import { processExists } from '../../support/process.js';
+import { longTimeout } from '../../support/duration.js';
 import { openRepository, type Repository } from '../../config/repository.js';
 import { requireTrust } from '../../config/trust.js';
 import type { FlumePlugin } from '../../api/plugin.js';
@@ -142,9 +143,9 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       if (places > 0) emptySince = Date.now();
       else if (lingerMs > 0 && Date.now() - emptySince >= lingerMs) break;
       if (!dirty) await new Promise<void>((done) => {
-        const timer = setTimeout(done, pollMs);
+        const timer = longTimeout(done, pollMs);
         wake = () => {
-          clearTimeout(timer);
+          timer.clear();
           // Let a burst of events settle into one pass.
           setTimeout(done, 50);
         };

@@ -1,0 +1,77 @@
+/**
+ * Durations as a hostile caller gives them: one past what a single Node timer holds (2^31-1 ms, about
+ * 24.8 days) is waited in full, and one past 100000h, or no duration at all, is refused on the command
+ * line and in a config, changing nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { FLUME_BIN, makeRepo, remove, write } from '../../helpers/repo.js';
+import { expectRefused, fullSnapshot, MAKE_ONLY, testFlume } from './helpers.js';
+
+const { stateDir, env, cli } = testFlume();
+let repo: string;
+
+beforeAll(async () => {
+  repo = makeRepo();
+  const made = await cli(['launch', ...MAKE_ONLY, '--repo', repo, '--kind', 'fix', '--name', 'long', '--brief', 'Wait for me.']);
+  expect(made.code, made.stdout + made.stderr).toBe(0);
+});
+afterAll(() => {
+  remove(repo);
+  remove(stateDir);
+});
+
+describe('a duration', () => {
+  it('past 2^31-1 ms is waited in full: wait --timeout 600h is still waiting seconds later, not WAIT_TIMEOUT', async () => {
+    // --no-watch: no supervisor is left behind; the wait steps the place itself (a --no-start place stays as it is).
+    const waiter = spawn(process.execPath, [FLUME_BIN, 'wait', 'fix/long', '--repo', repo, '--for', 'delivered', '--timeout', '600h', '--no-watch', '--json'], { env, cwd: repo });
+    let out = '';
+    waiter.stdout.on('data', (chunk) => (out += chunk));
+    waiter.stderr.on('data', (chunk) => (out += chunk));
+    const exited = new Promise<number | null>((done) => waiter.on('exit', (code) => done(code)));
+    const early = await Promise.race([exited, new Promise((done) => setTimeout(() => done('still waiting'), 3000))]);
+    expect(early, out).toBe('still waiting');
+    waiter.kill('SIGTERM');
+    expect(await exited, out).toBe(130);
+  });
+
+  it('on the command line past 100000h, or no duration, is bad usage (exit 2), and nothing is done', async () => {
+    const before = fullSnapshot(repo, stateDir);
+    const runs = [
+      ['wait', 'fix/long', '--repo', repo, '--timeout', '100001h', '--json'],
+      ['wait', 'fix/long', '--repo', repo, '--timeout', 'banana', '--json'],
+      ['wait', 'fix/long', '--repo', repo, '--timeout', '360000001', '--json'],
+      // A command that waits after acting reads its --timeout first: the place is not made.
+      ['launch', ...MAKE_ONLY, '--repo', repo, '--kind', 'fix', '--name', 'fresh', '--brief', 'b', '--wait', '--timeout', '100001h', '--json'],
+      ['watch', '--poll', '100001h'],
+    ];
+    for (const args of runs) {
+      const result = await cli(args);
+      expectRefused(result, 2, ['BAD_USAGE'], args.join(' '));
+      if (args.includes('--json')) expect(result.error?.message, args.join(' ')).toMatch(/^--timeout "(100001h|banana|360000001)" /);
+    }
+    expect(fullSnapshot(repo, stateDir)).toBe(before);
+  });
+
+  it('in a config past 100000h is refused with BAD_CONFIG naming its path, and nothing is done', async () => {
+    write(repo, 'flume.config.ts', `export default ${JSON.stringify({
+      limits: { stuckAfter: '100001h' },
+      kinds: [{ name: 'unit', stages: [{ name: 'a', prompt: 'p', deliverable: 'commit', limits: { promptTimeout: 360_000_001 } }] }],
+      ready: { setup: [{ run: 'true', timeout: '100000h' }] },
+    })};\n`);
+    try {
+      const before = fullSnapshot(repo, stateDir);
+      const result = await cli(['launch', ...MAKE_ONLY, '--json', '--repo', repo, '--kind', 'fix', '--name', 'fresh', '--brief', 'b']);
+      expectRefused(result, 1, ['BAD_CONFIG'], 'launch');
+      const problems = (result.error?.details?.problems ?? []) as Array<{ path: string; message: string }>;
+      expect(problems.map((problem) => problem.path).sort()).toEqual(['kinds[0].stages[0].limits.promptTimeout', 'limits.stuckAfter']);
+      for (const problem of problems) expect(problem.message, problem.path).toContain('longer than 100000h');
+      expect(result.error!.message).toContain('  limits.stuckAfter: ');
+      expect(fullSnapshot(repo, stateDir)).toBe(before);
+    } finally {
+      rmSync(join(repo, 'flume.config.ts'), { force: true });
+    }
+  });
+});
