@@ -185,6 +185,7 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
     };
     const timer = setTimeout(() => void onTimeout(), Number.isFinite(deadline) ? Math.max(0, deadline - Date.now()) : 2 ** 31 - 1);
     const onAbort = () => finish({ report: emptyReport() });
+    if (request.signal?.aborted) return onAbort();
     request.signal?.addEventListener('abort', onAbort, { once: true });
     void look();
   });
