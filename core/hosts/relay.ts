@@ -5,10 +5,15 @@
  * the remote's shell, and no brief, tell or note stands on either side's command line. A file a
  * command names (`--brief-file`, `--file`) is a file on this host: its text is sent, and the remote
  * hands the command a private file of its own holding it.
+ *
+ * The request is one line; this host holds ssh's standard input open after it until ssh ends. Its
+ * end on the remote says the caller is gone (this flume ended, however; its ssh killed; the
+ * connection dropped): a command there that follows or waits stops then; one that acts runs to its end.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { flumeError } from '../api/errors.js';
 import { PRIVATE_FILE_MODE } from '../state/private.js';
 import { handshake, hostTimeoutMs, onHost, unreachable } from './ssh.js';
@@ -38,7 +43,7 @@ export async function relayCall(host: NamedHost, call: { command: string; args: 
   const { env } = options;
   await handshake(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env));
   const request: RelayRequest = { relay: 1, argv: [], files: [], call };
-  const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: JSON.stringify(request), timeoutMs: options.timeoutMs });
+  const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: line(request), holdInput: true, timeoutMs: options.timeoutMs });
   const dropped = unreachable(host, result, options.timeoutMs ?? 0, 'dropped');
   if (dropped) throw dropped;
   return { code: result.exitCode ?? 1, stdout: result.stdout };
@@ -84,24 +89,84 @@ export async function relayRequest(argv: string[], cwd: string): Promise<RelayRe
  * remote's output handed on as it comes; answers with the remote's exit code. ssh failing before
  * the remote answered is HOST_UNREACHABLE (nothing runs here instead); the connection dropping
  * while the remote works is HOST_UNREACHABLE too, saying how to see where the remote stands.
+ * `signal` aborting kills ssh, which ends the remote's command; the relay then throws its reason.
  */
-export async function relay(host: NamedHost, argv: string[], options: { cwd: string; env: NodeJS.ProcessEnv; version: string; output: RelayOutput; timeoutMs?: number }): Promise<number> {
-  const { env, output } = options;
+export async function relay(host: NamedHost, argv: string[], options: { cwd: string; env: NodeJS.ProcessEnv; version: string; output: RelayOutput; timeoutMs?: number; signal?: AbortSignal }): Promise<number> {
+  const { env, output, signal } = options;
   const request = await relayRequest(argv, options.cwd);
-  await handshake(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env));
-  const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: JSON.stringify(request), timeoutMs: options.timeoutMs, onOutput: output });
+  await handshake(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env), signal);
+  const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: line(request), holdInput: true, timeoutMs: options.timeoutMs, signal, onOutput: output });
+  signal?.throwIfAborted();
   const dropped = unreachable(host, result, options.timeoutMs ?? 0, 'dropped');
   if (dropped) throw dropped;
   return result.exitCode ?? 1;
 }
 
+/** What the relay entry reads its request from and watches the end of: its standard input. */
+export interface RelayInput {
+  on(event: 'data', listener: (chunk: Buffer | string) => void): unknown;
+  on(event: 'end' | 'error', listener: () => void): unknown;
+  destroy(): unknown;
+}
+
 /**
- * The remote end: reads the request from `input`, hands each file's text to the command as a
- * private file of its own (removed after), and runs the command with `run`; answers with its exit code.
+ * The remote end: reads the request's line from `input`, hands each file's text to the command as
+ * a private file of its own (removed after), and runs the command with `run`; answers with its exit
+ * code. Should `input` end while the command runs, the caller is gone and `gone` is called. Once the
+ * command ends, `input` is let go.
  */
-export async function answerRelay(input: AsyncIterable<Buffer | string>, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>): Promise<number> {
+export async function answerRelay(input: RelayInput, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>, gone: () => void): Promise<number> {
+  const caller = readRequest(input, gone);
+  try {
+    return await answer(await caller.request, run, call);
+  } finally {
+    caller.release();
+  }
+}
+
+/** The request as its line on ssh's standard input. */
+function line(request: RelayRequest): string {
+  return `${JSON.stringify(request)}\n`;
+}
+
+/**
+ * The request on `input`, up to its newline (all of it, should it end before one). `gone` is called
+ * should `input` end after the newline, until released.
+ */
+function readRequest(input: RelayInput, gone: () => void): { request: Promise<string>; release(): void } {
+  const decoder = new StringDecoder('utf8');
   let text = '';
-  for await (const chunk of input) text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+  let read = false;
+  let held = true;
+  let answer: (text: string) => void = () => undefined;
+  const request = new Promise<string>((resolve) => (answer = resolve));
+  input.on('data', (chunk) => {
+    if (read) return;
+    text += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    const at = text.indexOf('\n');
+    if (at < 0) return;
+    read = true;
+    answer(text.slice(0, at));
+  });
+  const end = () => {
+    if (!read) answer(text + decoder.end());
+    else if (held) gone();
+    read = true;
+    held = false;
+  };
+  input.on('end', end);
+  input.on('error', end);
+  return {
+    request,
+    release: () => {
+      held = false;
+      input.destroy();
+    },
+  };
+}
+
+/** Runs the request's command. */
+async function answer(text: string, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>): Promise<number> {
   let request: RelayRequest;
   try {
     request = JSON.parse(text) as RelayRequest;

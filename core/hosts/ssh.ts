@@ -36,9 +36,14 @@ export async function sshArguments(host: NamedHost, env: NodeJS.ProcessEnv, remo
   ];
 }
 
-/** Runs one remote command on `host` to its end: `input` on its standard input, its output handed on as it comes when asked. */
-export async function onHost(host: NamedHost, env: NodeJS.ProcessEnv, remoteCommand: string, options: { input?: string; timeoutMs?: number; onOutput?: { stdout(text: string): void; stderr(text: string): void } } = {}): Promise<RunResult> {
-  return run('ssh', await sshArguments(host, env, remoteCommand), { env: { ...env }, input: options.input ?? '', timeoutMs: options.timeoutMs, killSignal: 'SIGKILL', onOutput: options.onOutput });
+/**
+ * Runs one remote command on `host` to its end: `input` on its standard input (held open after it
+ * with `holdInput`, until ssh ends), its output handed on as it comes when asked; ssh is killed
+ * past `timeoutMs` or once `signal` aborts.
+ */
+export async function onHost(host: NamedHost, env: NodeJS.ProcessEnv, remoteCommand: string, options: { input?: string; holdInput?: boolean; timeoutMs?: number; signal?: AbortSignal; onOutput?: { stdout(text: string): void; stderr(text: string): void } } = {}): Promise<RunResult> {
+  const { holdInput, timeoutMs, signal, onOutput } = options;
+  return run('ssh', await sshArguments(host, env, remoteCommand), { env: { ...env }, input: options.input ?? '', holdInput, timeoutMs, signal, killSignal: 'SIGKILL', onOutput });
 }
 
 /** ssh's own words, without its notices (a host key added to known_hosts). */
@@ -68,11 +73,13 @@ function sameMinor(a: string, b: string): boolean {
 /**
  * The handshake before any command on `host`: the remote's `flume --version --json`. A host ssh
  * cannot reach is HOST_UNREACHABLE; a remote with no flume that answers, or one of another minor
- * version, is HOST_VERSION_MISMATCH. Answers with the remote's version.
+ * version, is HOST_VERSION_MISMATCH. Answers with the remote's version; `signal` aborting kills
+ * ssh, and the handshake throws its reason.
  */
-export async function handshake(host: NamedHost, env: NodeJS.ProcessEnv, local: string, timeoutMs = hostTimeoutMs(env)): Promise<string> {
+export async function handshake(host: NamedHost, env: NodeJS.ProcessEnv, local: string, timeoutMs = hostTimeoutMs(env), signal?: AbortSignal): Promise<string> {
   const command = `${host.flume} --version --json`;
-  const result = await onHost(host, env, command, { timeoutMs });
+  const result = await onHost(host, env, command, { timeoutMs, signal });
+  signal?.throwIfAborted();
   const refused = unreachable(host, result, timeoutMs);
   if (refused) throw refused;
   let remote: unknown;

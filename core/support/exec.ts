@@ -45,11 +45,18 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   clean?: boolean;
   input?: string;
+  /**
+   * `run` only: the program's standard input stays open after `input` until it ends, so its input
+   * ends when this process does (however it ends) rather than when `input` is written.
+   */
+  holdInput?: boolean;
   timeoutMs?: number;
   /** The signal that ends a program past `timeoutMs` (default SIGTERM; SIGKILL for one that may ignore it). */
   killSignal?: NodeJS.Signals;
   /** Handed each piece of output as it comes (`run` only), besides keeping it: a relayed command's output shows as it is written. */
   onOutput?: { stdout(text: string): void; stderr(text: string): void };
+  /** `run` only: ends the program (with `killSignal`) once aborted. */
+  signal?: AbortSignal;
 }
 
 /** Runs a short program flume reads the answer of, to its end; never throws for a non-zero exit. */
@@ -87,10 +94,12 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
     const env = environment(options);
     let timer: LongTimer | undefined;
     let settled = false;
+    let stop: (() => void) | undefined;
     const finish = () => {
       if (settled) return;
       settled = true;
       timer?.clear();
+      if (stop) options.signal?.removeEventListener('abort', stop);
       resolve(done);
     };
     let child: ReturnType<typeof spawn>;
@@ -118,13 +127,20 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
     });
     child.on('close', (code) => {
       done.exitCode = code;
+      child.stdin?.destroy();
       finish();
     });
+    if (options.signal) {
+      stop = () => void child.kill(options.killSignal ?? 'SIGTERM');
+      if (options.signal.aborted) stop();
+      else options.signal.addEventListener('abort', stop, { once: true });
+    }
     // A program that exited is waited for a moment longer, not for ever: something it started in the
     // background (a daemon that kept its output open) would otherwise hold its pipes, and flume, open.
     child.on('exit', (code) => {
       const late = setTimeout(() => {
         done.exitCode = code;
+        child.stdin?.destroy();
         child.stdout?.destroy();
         child.stderr?.destroy();
         finish();
@@ -143,7 +159,8 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
     if (options.input !== undefined) {
       // A program that exits without reading all its input closes the pipe: that is its answer, not flume's error.
       child.stdin!.on('error', () => undefined);
-      child.stdin!.end(options.input);
+      if (options.holdInput) child.stdin!.write(options.input);
+      else child.stdin!.end(options.input);
     }
   });
 }

@@ -6,6 +6,7 @@
  */
 import type { CliContext, Command } from '../command.js';
 import { commandLine } from '../options.js';
+import { onStop } from '../process-io.js';
 import { placeFrom } from '../command.js';
 import { checkName, parsePlaceRef } from '../../state/place.js';
 import { flumeError } from '../../api/errors.js';
@@ -37,8 +38,7 @@ export const eventsCommand: Command = {
         stop();
         resolve();
       };
-      process.once('SIGINT', end);
-      process.once('SIGTERM', end);
+      onStop(end);
       // A reader that went away (a closed pipe) ends the stream.
       process.stdout.once('error', end);
     });

@@ -6,6 +6,7 @@ import type { CliContext, Command } from '../command.js';
 import { commandLine } from '../options.js';
 import { placeFrom } from '../command.js';
 import { printJson } from '../output.js';
+import { onStop } from '../process-io.js';
 import { duration, ensureSupervisor } from '../commands/watch.js';
 import { describePlace } from '../view/place-words.js';
 import { flumeError } from '../../api/errors.js';
@@ -71,9 +72,7 @@ export async function waitAndReport(args: Record<string, unknown>, context: CliC
     await advance(repository, record.id.replace('/', '--'), { lockTimeoutMs: 0 }).catch(() => undefined);
   };
   const controller = new AbortController();
-  const abort = () => controller.abort();
-  process.once('SIGINT', abort);
-  process.once('SIGTERM', abort);
+  const off = onStop(() => controller.abort());
   try {
     const result = await waitForPlace(context.preset, {
       root: repository.info.root,
@@ -97,8 +96,7 @@ export async function waitAndReport(args: Record<string, unknown>, context: CliC
     else context.io.stdout(`${record.id}: gone (tidied)\n`);
     return 0;
   } finally {
-    process.off('SIGINT', abort);
-    process.off('SIGTERM', abort);
+    off();
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from '../command.js';
 import { commandLine } from '../options.js';
 import { printJson, processIo } from '../output.js';
+import { onStop } from '../process-io.js';
 import { status } from '../../engine/status/status.js';
 import { describePlace } from '../view/place-words.js';
 import { findRepository } from '../../support/git.js';
@@ -14,8 +15,7 @@ export const statusCommand: Command = {
     const place = args.place === undefined ? undefined : String(args.place);
     if (args.watch) {
       const controller = new AbortController();
-      process.once('SIGINT', () => controller.abort());
-      process.once('SIGTERM', () => controller.abort());
+      onStop(() => controller.abort());
       const read = () => status(context.preset, { repo, place });
       const { interactiveTerminal, processTerminal } = await import('../view/terminal.js');
       // Interactive only on the process's own terminal (both ends); piped or captured, plain blocks.

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Command } from '../command.js';
 import { commandLine } from '../options.js';
+import { onStop } from '../process-io.js';
 import type { CliContext } from '../command.js';
 import { supervise, supervisorLock } from '../../engine/supervisor/supervisor.js';
 import { lockHolder } from '../../state/lock.js';
@@ -19,9 +20,7 @@ export const watchCommand: Command = {
     const lingerMs = duration('linger', args.linger);
     const { rerun } = context;
     const controller = new AbortController();
-    const stop = () => controller.abort();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    onStop(() => controller.abort());
     await supervise(context.preset, {
       pollMs,
       lingerMs,

@@ -15,7 +15,7 @@ import { flumeVersion } from '../command.js';
 import { COMMAND_LINES } from '../options.js';
 import { asFlumeError, printError, printJson } from '../output.js';
 import { ROUTING_VARIABLES } from '../../support/environment.js';
-import { processIo, type Io } from '../process-io.js';
+import { callerGone, onStop, processIo, type Io } from '../process-io.js';
 import { viewOnHost } from '../../hosts/ssh.js';
 import { describePlace } from '../view/place-words.js';
 import type { CliContext } from '../command.js';
@@ -46,8 +46,7 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     if (argv[0] === RELAY_ENTRY) {
       // The remote end runs the command here, whatever host its own environment names.
       for (const name of ROUTING_VARIABLES) delete env[name];
-      endWithTheConnection();
-      return await answerRelay(process.stdin, (relayed) => ((watching = relayed.includes('--watch')), again(relayed, io)), (command, args) => calledHere(command, args, { ...options, env, cwd }));
+      return await answerRelay(process.stdin, (relayed) => again(relayed, io), (command, args) => calledHere(command, args, { ...options, env, cwd }), callerGone);
     }
     if (argv[0] === ATTACH_ENTRY) return await attachHere(argv.slice(1), { ...options, env, cwd });
     const where = await route(argv, env, COMMAND_LINES);
@@ -56,7 +55,7 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     if (where.to === 'host' && io === processIo && where.argv[0] === 'status' && where.argv.includes('--watch') && Boolean(process.stdin.isTTY && process.stdout.isTTY)) {
       return await viewOnHost(where.host, env, version, where.argv);
     }
-    if (where.to === 'host') return await relay(where.host, where.argv, { cwd, env, version, output: io });
+    if (where.to === 'host') return await relayed(where.host, where.argv, { cwd, env, version, output: io });
     const watch = where.argv.includes('--watch');
     const asked = where.argv.filter((arg) => arg !== '--json' && arg !== '--watch');
     const here = where.here ? () => captured(again, [...asked, '--json']) : undefined;
@@ -97,19 +96,34 @@ export async function callOnHost(host: string, command: string, args: Record<str
   return relayCall(await namedHost(host, env), { command, args }, { env, version: await flumeVersion() });
 }
 
+/** The exit code of a relayed command this process ended: by SIGINT, by SIGTERM, or on its caller's pipe closing (as SIGPIPE would). */
+const ENDED = { SIGINT: 130, SIGTERM: 143, EPIPE: 141 } as const;
+
 /**
- * A relayed command that runs until stopped (`status --watch`) ends once its connection is gone:
- * the session that started it ends, and the process is handed to another parent. A command that
- * ends by itself runs on, as after a crash of the caller (the next command converges).
+ * A relayed command run with the process's own streams: SIGINT or SIGTERM, or a write to a caller's
+ * pipe that closed, kills its ssh (the remote's command ends with ssh's input) and answers at once
+ * with the usual exit code. A closed pipe is seen only when the next output is written to it.
  */
-function endWithTheConnection(): void {
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid !== parent && watching) process.exit(129);
-  }, 1000);
-  timer.unref();
+async function relayed(host: NamedHost, argv: string[], options: Parameters<typeof relay>[2]): Promise<number> {
+  if (options.output !== processIo) return relay(host, argv, options);
+  const controller = new AbortController();
+  const onInt = () => controller.abort(ENDED.SIGINT);
+  const onTerm = () => controller.abort(ENDED.SIGTERM);
+  const onClosed = (error: NodeJS.ErrnoException) => void (error.code === 'EPIPE' && controller.abort(ENDED.EPIPE));
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  process.stdout.on('error', onClosed);
+  try {
+    return await relay(host, argv, { ...options, signal: controller.signal });
+  } catch (error) {
+    if (controller.signal.aborted) return controller.signal.reason as number;
+    throw error;
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    process.stdout.off('error', onClosed);
+  }
 }
-let watching = false;
 
 async function captured(again: (argv: string[], io: Io) => Promise<number>, argv: string[]): Promise<{ code: number; stdout: string }> {
   let stdout = '';
@@ -128,8 +142,7 @@ const ALL_HOSTS_POLL_MS = 5000;
 async function watchAllHosts(io: Io, read: () => Promise<AllHostsReport>): Promise<number> {
   const [{ followStatus }, { render }] = await Promise.all([import('../view/status-follow.js'), import('../view/status-watch.js')]);
   const controller = new AbortController();
-  process.once('SIGINT', () => controller.abort());
-  process.once('SIGTERM', () => controller.abort());
+  onStop(() => controller.abort());
   let hosts: AllHostsReport['hosts'] = [];
   const named = async () => {
     const report = await read();
@@ -159,8 +172,7 @@ function hostLine(host: AllHostsReport['hosts'][number]): string {
 async function viewAllHosts(context: CliContext, read: () => Promise<AllHostsReport>, hosts: NamedHost[], version: string): Promise<number> {
   const [{ interactiveStatus }, { processTerminal }, { hereActions }] = await Promise.all([import('../view/status-view.js'), import('../view/terminal.js'), import('../view/view-actions.js')]);
   const controller = new AbortController();
-  process.once('SIGINT', () => controller.abort());
-  process.once('SIGTERM', () => controller.abort());
+  onStop(() => controller.abort());
   const named = async () => {
     const report = await read();
     return { ...report, places: report.places.map((p) => (p.host === THIS_HOST ? p : { ...p, id: `${p.host}:${p.id}` })) };

@@ -198,6 +198,7 @@ export async function waitForPlace(preset: () => Promise<FlumePlugin[]>, request
     // With no --timeout the wait has no timer: it ends on an outcome or when aborted.
     const timer = Number.isFinite(deadline) ? longTimeout(() => void onTimeout(), deadline - Date.now()) : undefined;
     const onAbort = () => finish({ report: emptyReport() });
+    if (request.signal?.aborted) return onAbort();
     request.signal?.addEventListener('abort', onAbort, { once: true });
     void look();
   });

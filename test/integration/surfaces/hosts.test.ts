@@ -9,12 +9,12 @@
  * (ssh reads its config from the account's home, never `$HOME`). A second port of the same sshd
  * takes passwords alone.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { killTmuxServer } from '../../../agents/panes/tmux.js';
@@ -22,8 +22,9 @@ import { agentRepo, stopSupervisor, type AgentRepo } from '../../helpers/agent-r
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { watchArgv } from '../../helpers/proc.js';
 import { validResult } from '../../helpers/result-schema.js';
-import { flume, PROJECT, remove, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
+import { flume, FLUME_BIN, remove, PROJECT, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
 import { signalQuietly, waitGone } from '../../../core/support/process.js';
+import { lastEventId } from '../../../core/state/events.js';
 
 const SSHD = existsSync('/usr/sbin/sshd') ? '/usr/sbin/sshd' : 'sshd';
 const made: string[] = [];
@@ -48,18 +49,59 @@ function startSshd(): void {
   execFileSync(SSHD, ['-f', sshdConfig, '-E', join(box, 'sshd.log')]);
 }
 
+/** The processes whose argv `match` takes (and whose parent is `parent`, when given), by pid. */
+function processes(match: (argv: string[]) => boolean, parent?: number): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
+    try {
+      if (parent !== undefined && Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) !== parent) return [];
+      return match(readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')) ? [Number(name)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The local ssh of each relay (its remote command the relay's entry). */
+const sshRelays = (parent?: number) => processes((argv) => argv[0].endsWith('ssh') && argv.some((arg) => arg.endsWith('flume __relay')), parent);
+/** The remote flume of each relay. */
+const remoteRelays = () => processes((argv) => argv.some((arg) => arg.endsWith('flume.js')) && argv.includes('__relay'));
+/** True once the process watches files (an inotify descriptor): a follow or a wait has begun. */
+const watching = (pid: number) => readdirSync(`/proc/${pid}/fd`).some((fd) => {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:inotify';
+  } catch {
+    return false;
+  }
+});
+
+/** What relayedHere started, killed after each test. */
+const started: number[] = [];
+
+/**
+ * The local flume as a process of its own, relaying `args`; answers once the remote flume of its
+ * relay follows or waits, with both ends' processes: the remote flume and the local ssh.
+ */
+async function relayedHere(args: string[]) {
+  const before = new Set(remoteRelays());
+  const child = spawn(process.execPath, [FLUME_BIN, ...args], { env: localEnv, cwd: localRepo.repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child.pid!);
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exit = new Promise<number | string>((resolve) => child.on('close', (code, signal) => resolve(code ?? String(signal))));
+  const remote = await waitFor(async () => remoteRelays().find((pid) => !before.has(pid) && watching(pid)), `the remote's ${args.join(' ')}`, 60_000);
+  const [ssh] = sshRelays(child.pid);
+  started.push(remote, ssh);
+  expect(ssh, output).toBeDefined();
+  return { child, remote, ssh, exit, output: () => output };
+}
+
 /** The sshd's listener and every session it forked (by pid: their parent is the listener). */
 async function stopSshd(): Promise<void> {
   const pidFile = join(box, 'sshd.pid');
   if (!existsSync(pidFile)) return;
   const listener = Number(readFileSync(pidFile, 'utf8').trim());
-  const children = (pid: number): number[] => readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
-    try {
-      return Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid ? [Number(name)] : [];
-    } catch {
-      return [];
-    }
-  });
+  const children = (pid: number): number[] => processes(() => true, pid);
   const sessions = children(listener).flatMap((pid) => [pid, ...children(pid)]);
   for (const pid of [listener, ...sessions]) signalQuietly(pid, 'SIGKILL');
   for (const pid of [listener, ...sessions]) await waitGone(pid, 5000);
@@ -175,6 +217,10 @@ afterAll(async () => {
 }, 60_000);
 
 describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
+  afterEach(() => {
+    for (const pid of started.splice(0)) signalQuietly(pid, 'SIGKILL');
+  });
+
   it('adds a host it reaches with the same flume, and refuses one it cannot reach, a password-only one, and another version', async () => {
     const added = await here(['hosts', 'add', 'remote', 'build-1', '--json']);
     expect(added.code, added.stdout + added.stderr).toBe(0);
@@ -367,16 +413,9 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
     // The relay's ssh, once the remote has begun the place: killed as a dropped connection would end it.
     const record = join(remoteRepo.repo, '.git', 'flume', 'places', 'fix--cut.json');
     await waitFor(async () => existsSync(record), 'the remote launch to begin', 60_000);
-    const relays = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((name) => {
-      try {
-        const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-        return argv[0].endsWith('ssh') && argv.some((arg) => arg.endsWith('flume __relay'));
-      } catch {
-        return false;
-      }
-    });
+    const relays = sshRelays();
     expect(relays.length).toBeGreaterThan(0);
-    for (const pid of relays) signalQuietly(Number(pid), 'SIGKILL');
+    for (const pid of relays) signalQuietly(pid, 'SIGKILL');
     const cut = await launch;
     expect(cut.code).toBe(1);
     expect(json(cut).error).toMatchObject({ code: 'HOST_UNREACHABLE', details: { host: 'remote' } });
@@ -392,6 +431,37 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
     expect(place).toMatchObject({ state: 'active', stage: { delivery: 'taken' } });
     expect(place.problems).toEqual([]);
     expect((await here(['drop', 'remote:fix/cut', '--repo', remoteRepo.repo, '--no-watch'])).code).toBe(0);
+  });
+
+  it('ends a relayed follow on both hosts at once when SIGTERM ends it here, with no event to wake it', async () => {
+    const launched = await here(['launch', '--host', 'remote', '--repo', remoteRepo.repo, '--kind', 'fix', '--name', 'held', '--brief', 'Held.', '--no-start', '--no-watch']);
+    expect(launched.code, launched.stdout + launched.stderr).toBe(0);
+    const events = await lastEventId(join(remoteRepo.repo, '.git'));
+    const follow = await relayedHere(['--host', 'remote', 'events', '--follow', '--repo', remoteRepo.repo]);
+    await waitFor(async () => follow.output().includes('fix/held'), 'the events so far', 30_000);
+    follow.child.kill('SIGTERM');
+    expect(await waitGone(follow.ssh, 5000), 'the local ssh').toBe(true);
+    expect(await waitGone(follow.remote, 5000), 'the remote flume').toBe(true);
+    expect(await follow.exit, follow.output()).toBe(143);
+    expect(await lastEventId(join(remoteRepo.repo, '.git'))).toBe(events);
+  });
+
+  it('ends a relayed follow on both hosts at once when its reader here has gone, at the next event written', async () => {
+    const follow = await relayedHere(['--host', 'remote', 'events', '--follow', '--repo', remoteRepo.repo]);
+    follow.child.stdout.destroy();
+    const another = await here(['launch', '--host', 'remote', '--repo', remoteRepo.repo, '--kind', 'fix', '--name', 'piped', '--brief', 'Piped.', '--no-start', '--no-watch']);
+    expect(another.code, another.stdout + another.stderr).toBe(0);
+    expect(await waitGone(follow.ssh, 10_000), 'the local ssh').toBe(true);
+    expect(await waitGone(follow.remote, 5000), 'the remote flume').toBe(true);
+    expect(await follow.exit).toBe(141);
+  });
+
+  it('ends the remote\'s relayed wait when its ssh is killed, as a dropped connection ends it', async () => {
+    const waited = await relayedHere(['--host', 'remote', 'wait', 'fix/held', '--repo', remoteRepo.repo, '--for', 'gone', '--no-watch']);
+    signalQuietly(waited.ssh, 'SIGKILL');
+    expect(await waitGone(waited.remote, 5000), 'the remote flume').toBe(true);
+    expect(await waited.exit).toBe(1);
+    expect(waited.output()).toMatch(/^HOST_UNREACHABLE /m);
   });
 
   it('refuses a host whose sshd is gone, doing nothing here, and still reads every host within its limit', async () => {

@@ -5,7 +5,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { PassThrough, Readable } from 'node:stream';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { route } from '../../../core/hosts/route.js';
 import { answerRelay, relayRequest } from '../../../core/hosts/relay.js';
 import { COMMAND_LINES } from '../../../core/cli/options.js';
@@ -55,10 +56,40 @@ describe('the relay request', () => {
     const seen: string[][] = [];
     const texts: string[] = [];
     const { readFileSync } = await import('node:fs');
-    const code = await answerRelay([JSON.stringify(request)], async (argv) => (seen.push(argv), texts.push(readFileSync(argv[2], 'utf8'), readFileSync(argv[6], 'utf8')), 0), async () => 9);
+    const code = await answerRelay(Readable.from([JSON.stringify(request)]), async (argv) => (seen.push(argv), texts.push(readFileSync(argv[2], 'utf8'), readFileSync(argv[6], 'utf8')), 0), async () => 9, () => undefined);
     expect(code).toBe(0);
     expect(seen[0].filter((_, i) => i !== 2 && i !== 6)).toEqual(['launch', '--brief-file', '--kind', 'fix', '--file']);
     expect(texts).toEqual(['-rf "$(x)"\n', '-rf "$(x)"\n']);
-    await expect(answerRelay(['not json'], async () => 0, async () => 0)).rejects.toMatchObject({ code: 'BAD_USAGE' });
+    await expect(answerRelay(Readable.from(['not json']), async () => 0, async () => 0, () => undefined)).rejects.toMatchObject({ code: 'BAD_USAGE' });
+  });
+
+  it('reads the request to its newline; the input ending after it, while the command runs, says the caller is gone', async () => {
+    const input = new PassThrough();
+    let gone = 0;
+    let ended: (code: number) => void = () => undefined;
+    const seen: string[][] = [];
+    const answered = answerRelay(input, (argv) => (seen.push(argv), new Promise<number>((resolve) => (ended = resolve))), async () => 9, () => gone++);
+    const request = JSON.stringify({ relay: 1, argv: ['events', '--follow', 'a\nb'], files: [] });
+    input.write(request.slice(0, 10));
+    input.write(`${request.slice(10)}\n`);
+    await vi.waitFor(() => expect(seen).toEqual([['events', '--follow', 'a\nb']]));
+    expect(gone).toBe(0);
+    input.end();
+    await vi.waitFor(() => expect(gone).toBe(1));
+    ended(130);
+    expect(await answered).toBe(130);
+    expect(input.destroyed).toBe(true);
+
+    // Once the command has ended, the input is let go: its end says nothing.
+    const after = new PassThrough();
+    after.write(`${request}\n`);
+    let late = 0;
+    expect(await answerRelay(after, async () => 0, async () => 9, () => late++)).toBe(0);
+    after.end();
+    // A request with no newline is all of the input: its end is the request's, not a caller gone.
+    let none = 0;
+    expect(await answerRelay(Readable.from([request]), async () => 3, async () => 9, () => none++)).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect([late, none]).toEqual([0, 0]);
   });
 });
