@@ -46,7 +46,7 @@ export interface Watched {
  * its last branch went and a new one came, a tmux socket's folder), and skips a path that is gone
  * (the caller's slow poll covers it). Every watcher calls `poke`.
  */
-export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke: () => void): void {
+export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke: (event?: string, filename?: string | null) => void): void {
   for (const [path, watched] of watchers) {
     if (!paths.has(path) || identityOf(path) !== watched.identity) {
       watched.watcher.close();
@@ -57,11 +57,19 @@ export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke
     const identity = identityOf(path);
     if (watchers.has(path) || !identity) continue;
     try {
-      const watcher = watch(path, { persistent: false }, poke);
-      // A watcher whose file went away reports an error: it is dropped, and the next pass watches afresh.
-      watcher.on('error', () => {
+      // A watcher whose file went away (removed, renamed; or an error) is dropped at once, and the
+      // pass its end wakes watches afresh whatever stands at the path then: a folder made again may
+      // even have the old one's inode.
+      const drop = () => {
         watcher.close();
         if (watchers.get(path)?.watcher === watcher) watchers.delete(path);
+      };
+      const watcher = watch(path, { persistent: false }, (event, name) => {
+        if (event === 'rename' && identityOf(path) !== identity) drop();
+        poke(event, name);
+      });
+      watcher.on('error', () => {
+        drop();
         poke();
       });
       watchers.set(path, { watcher, identity });
@@ -75,7 +83,7 @@ export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke
 function identityOf(path: string): string | undefined {
   try {
     const info = statSync(path);
-    return `${info.dev}:${info.ino}`;
+    return `${info.dev}:${info.ino}:${info.birthtimeMs}`;
   } catch {
     return undefined;
   }
