@@ -144,6 +144,9 @@ describe('flume tell to the real Claude Code', () => {
     const place = await t.launch('fix', 'ask', 'Pick a fruit with me.');
     const { pane, transcriptPath } = place.stage.agent;
     await waitFor(async () => (await agentState(t, 'fix/ask')) === 'asking', 'the real question dialog', 20_000);
+    // Claude Code records the question before it draws it: the screen is read once the dialog is drawn and settled.
+    await waitFor(async () => /Enter to select/.test((await t.host.capture(pane)) ?? ''), 'the question dialog drawn', 20_000);
+    await new Promise((done) => setTimeout(done, 1500));
     const before = prompts(transcriptPath);
 
     const refused = await t.flume(['tell', 'fix/ask', 'Later: bananas', '--json']);
@@ -178,6 +181,9 @@ describe('flume tell to the real Claude Code', () => {
     const place = await t.launch('fix', 'perm', 'Create a file.');
     const { pane, transcriptPath } = place.stage.agent;
     await waitFor(async () => (await agentState(t, 'fix/perm')) === 'asking', 'the real permission prompt', 20_000);
+    // Claude Code records the prompt before it draws it: the screen is read once the prompt is drawn and settled.
+    await waitFor(async () => /Do you want to proceed\?/.test((await t.host.capture(pane)) ?? ''), 'the permission prompt drawn', 20_000);
+    await new Promise((done) => setTimeout(done, 1500));
     const before = prompts(transcriptPath);
 
     const refused = await t.flume(['tell', 'fix/perm', 'go ahead', '--json']);
