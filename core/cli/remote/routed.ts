@@ -6,7 +6,7 @@
  * another host runs here: a host that cannot be reached is refused, never stood in for.
  */
 import type { FlumePlugin } from '../../api/plugin.js';
-import { flumeError } from '../../api/errors.js';
+import { flumeError, type FlumeError } from '../../api/errors.js';
 import { answerRelay, relay, relayCall, RELAY_ENTRY } from '../../hosts/relay.js';
 import { namedHost, THIS_HOST } from '../../hosts/list.js';
 import { route } from '../../hosts/route.js';
@@ -46,7 +46,8 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     if (argv[0] === RELAY_ENTRY) {
       // The remote end runs the command here, whatever host its own environment names.
       for (const name of ROUTING_VARIABLES) delete env[name];
-      return await answerRelay(process.stdin, (relayed) => again(relayed, io), (command, args) => calledHere(command, args, { ...options, env, cwd }), callerGone);
+      const refuse = (failure: FlumeError, asJson: boolean) => (printError(io, failure, asJson), failure.exitCode);
+      return await answerRelay(process.stdin, (relayed) => again(relayed, io), (command, args) => calledHere(command, args, { ...options, env, cwd }), callerGone, { version: await flumeVersion(), refuse });
     }
     if (argv[0] === ATTACH_ENTRY) return await attachHere(argv.slice(1), { ...options, env, cwd });
     const where = await route(argv, env, COMMAND_LINES);
