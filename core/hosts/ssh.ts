@@ -1,11 +1,10 @@
 /**
  * Another host's flume, reached over OpenSSH: one connection per host kept open and reused
- * (`ControlMaster`/`ControlPersist`, its socket in flume's private state) and its handshake run once
- * per connection (held.ts), `BatchMode=yes` so a
- * password or an unknown host key is a refusal rather than a prompt nobody sees, and only flume's
- * own fixed words on the remote's command line (the command the user named for the remote's
- * flume, then `--version --json` or the relay's entry): whatever a command carries goes on ssh's
- * standard input.
+ * (`ControlMaster`/`ControlPersist`, its socket in flume's private state) and its handshake run
+ * once per connection (held.ts), `BatchMode=yes` so a password or an unknown host key is a refusal
+ * rather than a prompt nobody sees, and only flume's own fixed words on the remote's command line
+ * (the command the user named for the remote's flume, then `--version --json` or the relay's
+ * entry): whatever a command carries goes on ssh's standard input.
  */
 import { flumeError, type FlumeError } from '../api/errors.js';
 import { run, runAttached, type RunResult } from '../support/exec.js';
