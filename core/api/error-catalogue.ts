@@ -398,6 +398,7 @@ export const ERROR_CATALOGUE = {
     fix: 'Install flume {local} on {host} (npm install -g flume@{local} there), or name the command that runs it with flume hosts add {host} {target} --flume COMMAND.',
     variants: {
       missing: { message: 'The host {host} ({target}) has no flume that answers `{command} --version --json`: {words}', fix: 'Install flume {local} on {host} (npm install -g flume@{local} there), or name the command that runs it with flume hosts add {host} {target} --flume COMMAND.' },
+      relayed: { message: 'The other host runs flume {remote}; this command came from flume {local}, another minor version, and nothing ran there.', fix: 'Install flume {local} on that host (npm install -g flume@{local} there), or the same minor version of flume on both hosts.' },
     },
   },
   IO_FAILED: {

@@ -85,7 +85,4 @@ export async function statusPlace(context: CliContext, repository: Repository, i
 }
 
 /** flume's own version, from its package.json. */
-export async function flumeVersion(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  return (JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
+export { flumeVersion } from '../support/version.js';

@@ -6,6 +6,10 @@
  * command names (`--brief-file`, `--file`) is a file on this host: its text is sent, and the remote
  * hands the command a private file of its own holding it.
  *
+ * The request carries this host's flume version; the relay entry refuses one of another minor
+ * version (the remote's flume upgraded while the connection that skipped its handshake was held),
+ * and takes a request with none, as an older flume sends.
+ *
  * The request is one line; this host holds ssh's standard input open after it until ssh ends. Its
  * end on the remote says the caller is gone (this flume ended, however; its ssh killed; the
  * connection dropped): a command there that follows or waits stops then; one that acts runs to its end.
@@ -14,9 +18,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { flumeError } from '../api/errors.js';
+import { flumeError, type FlumeError } from '../api/errors.js';
 import { PRIVATE_FILE_MODE } from '../state/private.js';
-import { handshake, hostTimeoutMs, onHost, unreachable } from './ssh.js';
+import { sameMinor } from './held.js';
+import { greeted, hostTimeoutMs, onHost, unreachable } from './ssh.js';
 import type { NamedHost } from './list.js';
 
 /** The hidden first argument of the remote's relay entry. */
@@ -28,6 +33,8 @@ const FILE_OPTIONS = ['--brief-file', '--file'];
 /** What the relay entry reads on its standard input. */
 export interface RelayRequest {
   relay: 1;
+  /** The caller's flume version (absent from an older caller's request). */
+  version?: string;
   argv: string[];
   /** The text of each file the command names, by the index in argv of the file's name. */
   files: Array<{ index: number; text: string }>;
@@ -41,8 +48,8 @@ export interface RelayRequest {
 /** A command and its arguments as values, run on `host`'s flume with `--json`; answers with what it printed and its exit code. */
 export async function relayCall(host: NamedHost, call: { command: string; args: Record<string, unknown> }, options: { env: NodeJS.ProcessEnv; version: string; timeoutMs?: number }): Promise<{ code: number; stdout: string }> {
   const { env } = options;
-  await handshake(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env));
-  const request: RelayRequest = { relay: 1, argv: [], files: [], call };
+  await greeted(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env));
+  const request: RelayRequest = { relay: 1, version: options.version, argv: [], files: [], call };
   const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: line(request), holdInput: true, timeoutMs: options.timeoutMs });
   const dropped = unreachable(host, result, options.timeoutMs ?? 0, 'dropped');
   if (dropped) throw dropped;
@@ -85,7 +92,7 @@ export async function relayRequest(argv: string[], cwd: string): Promise<RelayRe
 }
 
 /**
- * Runs `argv` on `host`'s flume: the handshake, then the request on ssh's standard input, the
+ * Runs `argv` on `host`'s flume: the handshake (once per held connection), then the request on ssh's standard input, the
  * remote's output handed on as it comes; answers with the remote's exit code. ssh failing before
  * the remote answered is HOST_UNREACHABLE (nothing runs here instead); the connection dropping
  * while the remote works is HOST_UNREACHABLE too, saying how to see where the remote stands.
@@ -93,8 +100,8 @@ export async function relayRequest(argv: string[], cwd: string): Promise<RelayRe
  */
 export async function relay(host: NamedHost, argv: string[], options: { cwd: string; env: NodeJS.ProcessEnv; version: string; output: RelayOutput; timeoutMs?: number; signal?: AbortSignal }): Promise<number> {
   const { env, output, signal } = options;
-  const request = await relayRequest(argv, options.cwd);
-  await handshake(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env), signal);
+  const request = { ...(await relayRequest(argv, options.cwd)), version: options.version };
+  await greeted(host, env, options.version, options.timeoutMs ?? hostTimeoutMs(env), signal);
   const result = await onHost(host, env, `${host.flume} ${RELAY_ENTRY}`, { input: line(request), holdInput: true, timeoutMs: options.timeoutMs, signal, onOutput: output });
   signal?.throwIfAborted();
   const dropped = unreachable(host, result, options.timeoutMs ?? 0, 'dropped');
@@ -109,19 +116,32 @@ export interface RelayInput {
   destroy(): unknown;
 }
 
+/** This flume's version, and how it answers a request it refuses (`json`: the caller asked for JSON). */
+export interface RelayOwn {
+  version: string;
+  refuse(error: FlumeError, json: boolean): number;
+}
+
 /**
  * The remote end: reads the request's line from `input`, hands each file's text to the command as
  * a private file of its own (removed after), and runs the command with `run`; answers with its exit
- * code. Should `input` end while the command runs, the caller is gone and `gone` is called. Once the
+ * code. A request from another minor version than `own`'s runs nothing: `own.refuse` answers it.
+ * Should `input` end while the command runs, the caller is gone and `gone` is called. Once the
  * command ends, `input` is let go.
  */
-export async function answerRelay(input: RelayInput, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>, gone: () => void): Promise<number> {
+export async function answerRelay(input: RelayInput, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>, gone: () => void, own?: RelayOwn): Promise<number> {
   const caller = readRequest(input, gone);
   try {
-    return await answer(await caller.request, run, call);
+    return await answer(await caller.request, run, call, own);
   } finally {
     caller.release();
   }
+}
+
+/** The refusal of a request from a flume of another minor version than `version`; none for one that names no version. */
+export function relayRefusal(request: Pick<RelayRequest, 'version'>, version: string): FlumeError | undefined {
+  if (request.version === undefined || sameMinor(request.version, version)) return undefined;
+  return flumeError('HOST_VERSION_MISMATCH', { remote: version, local: request.version }, { variant: 'relayed', details: { remote: version, local: request.version } });
 }
 
 /** The request as its line on ssh's standard input. */
@@ -166,16 +186,18 @@ function readRequest(input: RelayInput, gone: () => void): { request: Promise<st
 }
 
 /** Runs the request's command. */
-async function answer(text: string, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>): Promise<number> {
+async function answer(text: string, run: (argv: string[]) => Promise<number>, call: (command: string, args: Record<string, unknown>) => Promise<number>, own?: RelayOwn): Promise<number> {
   let request: RelayRequest;
   try {
     request = JSON.parse(text) as RelayRequest;
   } catch {
     request = undefined as never;
   }
-  const valid = request?.relay === 1 && Array.isArray(request.argv) && request.argv.every((a) => typeof a === 'string') && Array.isArray(request.files)
+  const valid = request?.relay === 1 && (request.version === undefined || typeof request.version === 'string') && Array.isArray(request.argv) && request.argv.every((a) => typeof a === 'string') && Array.isArray(request.files)
     && request.files.every((f) => Number.isInteger(f?.index) && f.index >= 0 && f.index < request.argv.length && typeof f.text === 'string');
   const called = request?.call;
+  const refused = valid && own ? relayRefusal(request, own.version) : undefined;
+  if (refused) return own!.refuse(refused, called !== undefined || request.argv.includes('--json') || request.argv.includes('--json=true'));
   if (valid && called !== undefined) {
     if (typeof called?.command !== 'string' || !called.args || typeof called.args !== 'object' || Array.isArray(called.args)) throw flumeError('BAD_USAGE', { message: `${RELAY_ENTRY}: a call names its command and its arguments as an object.` }, { variant: 'parser' });
     return call(called.command, called.args);

@@ -1,15 +1,15 @@
 /**
  * Another host's flume, reached over OpenSSH: one connection per host kept open and reused
- * (`ControlMaster`/`ControlPersist`, its socket in flume's private state), `BatchMode=yes` so a
- * password or an unknown host key is a refusal rather than a prompt nobody sees, and only flume's
- * own fixed words on the remote's command line (the command the user named for the remote's
- * flume, then `--version --json` or the relay's entry): whatever a command carries goes on ssh's
- * standard input.
+ * (`ControlMaster`/`ControlPersist`, its socket in flume's private state) and its handshake run
+ * once per connection (held.ts), `BatchMode=yes` so a password or an unknown host key is a refusal
+ * rather than a prompt nobody sees, and only flume's own fixed words on the remote's command line
+ * (the command the user named for the remote's flume, then `--version --json` or the relay's
+ * entry): whatever a command carries goes on ssh's standard input.
  */
-import { join } from 'node:path';
 import { flumeError, type FlumeError } from '../api/errors.js';
 import { run, runAttached, type RunResult } from '../support/exec.js';
-import { sshDir, type NamedHost } from './list.js';
+import { controlPath, heldVersion, readNote, sameMinor, socketIdentity, writeNote } from './held.js';
+import type { NamedHost } from './list.js';
 
 /** ssh's own exit code for its own failure (the remote's never reaches it: flume exits 0, 1 or 2). */
 const SSH_FAILED = 255;
@@ -22,7 +22,7 @@ export function hostTimeoutMs(env: NodeJS.ProcessEnv): number {
 
 /** ssh's arguments for one remote command on `host`. */
 export async function sshArguments(host: NamedHost, env: NodeJS.ProcessEnv, remoteCommand: string, terminal = false): Promise<string[]> {
-  const control = join(await sshDir(env), '%C');
+  const control = await controlPath(host, env);
   return [
     '-o', 'BatchMode=yes',
     '-o', 'ControlMaster=auto',
@@ -64,17 +64,21 @@ export function unreachable(host: NamedHost, result: RunResult, timeoutMs: numbe
     : flumeError('HOST_UNREACHABLE', { host: host.name, target: host.target, words }, { details: { ...details, ssh: words } });
 }
 
-/** The same minor version: `0.1.0` and `0.1.4` agree, `0.1.0` and `0.2.0` do not. */
-function sameMinor(a: string, b: string): boolean {
-  const minor = (version: string) => version.split('.').slice(0, 2).join('.');
-  return minor(a) === minor(b);
+/**
+ * The handshake before a command on `host`, once per held connection: the remote's version from
+ * the note of the handshake over the connection held now (held.ts), else {@link handshake}.
+ */
+export async function greeted(host: NamedHost, env: NodeJS.ProcessEnv, local: string, timeoutMs = hostTimeoutMs(env), signal?: AbortSignal): Promise<string> {
+  const socket = await controlPath(host, env);
+  const [note, identity] = await Promise.all([readNote(socket), socketIdentity(socket)]);
+  return heldVersion(note, identity, host, local) ?? handshake(host, env, local, timeoutMs, signal);
 }
 
 /**
- * The handshake before any command on `host`: the remote's `flume --version --json`. A host ssh
- * cannot reach is HOST_UNREACHABLE; a remote with no flume that answers, or one of another minor
- * version, is HOST_VERSION_MISMATCH. Answers with the remote's version; `signal` aborting kills
- * ssh, and the handshake throws its reason.
+ * The handshake itself: the remote's `flume --version --json`, noted beside the connection it went
+ * over. A host ssh cannot reach is HOST_UNREACHABLE; a remote with no flume that answers, or one of
+ * another minor version, is HOST_VERSION_MISMATCH. Answers with the remote's version; `signal`
+ * aborting kills ssh, and the handshake throws its reason.
  */
 export async function handshake(host: NamedHost, env: NodeJS.ProcessEnv, local: string, timeoutMs = hostTimeoutMs(env), signal?: AbortSignal): Promise<string> {
   const command = `${host.flume} --version --json`;
@@ -94,6 +98,8 @@ export async function handshake(host: NamedHost, env: NodeJS.ProcessEnv, local: 
     throw flumeError('HOST_VERSION_MISMATCH', { host: host.name, target: host.target, command: host.flume, words, local }, { variant: 'missing', details: { ...details, command: host.flume } });
   }
   if (!sameMinor(remote, local)) throw flumeError('HOST_VERSION_MISMATCH', { host: host.name, target: host.target, remote, local }, { details: { ...details, remote } });
+  // A note that cannot be written costs the next command a handshake, nothing more.
+  await writeNote(await controlPath(host, env), host, remote).catch(() => undefined);
   return remote;
 }
 
@@ -109,7 +115,7 @@ export function quoted(word: string): string {
  * and a repository's path, never a text; each is quoted for the remote's shell. Answers with its exit code.
  */
 export async function viewOnHost(host: NamedHost, env: NodeJS.ProcessEnv, local: string, words: string[]): Promise<number> {
-  await handshake(host, env, local);
+  await greeted(host, env, local);
   const command = [host.flume, ...words.map(quoted)].join(' ');
   return (await runAttached('ssh', await sshArguments(host, env, command, true), { env: { ...env } })) ?? 1;
 }

@@ -6,18 +6,17 @@
  * another host runs here: a host that cannot be reached is refused, never stood in for.
  */
 import type { FlumePlugin } from '../../api/plugin.js';
-import { flumeError } from '../../api/errors.js';
+import { flumeError, type FlumeError } from '../../api/errors.js';
 import { answerRelay, relay, relayCall, RELAY_ENTRY } from '../../hosts/relay.js';
 import { namedHost, THIS_HOST } from '../../hosts/list.js';
 import { route } from '../../hosts/route.js';
 import { readAllHosts, type AllHostsReport } from '../../hosts/all-status.js';
-import { flumeVersion } from '../command.js';
+import { flumeVersion } from '../../support/version.js';
 import { COMMAND_LINES } from '../options.js';
 import { asFlumeError, printError, printJson } from '../output.js';
 import { ROUTING_VARIABLES } from '../../support/environment.js';
 import { callerGone, onStop, processIo, type Io } from '../process-io.js';
 import { viewOnHost } from '../../hosts/ssh.js';
-import { describePlace } from '../view/place-words.js';
 import type { CliContext } from '../command.js';
 import { ATTACH_ENTRY, hostsActions } from './host-actions.js';
 import type { NamedHost } from '../../hosts/list.js';
@@ -46,7 +45,8 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     if (argv[0] === RELAY_ENTRY) {
       // The remote end runs the command here, whatever host its own environment names.
       for (const name of ROUTING_VARIABLES) delete env[name];
-      return await answerRelay(process.stdin, (relayed) => again(relayed, io), (command, args) => calledHere(command, args, { ...options, env, cwd }), callerGone);
+      const refuse = (failure: FlumeError, asJson: boolean) => (printError(io, failure, asJson), failure.exitCode);
+      return await answerRelay(process.stdin, (relayed) => again(relayed, io), (command, args) => calledHere(command, args, { ...options, env, cwd }), callerGone, { version: await flumeVersion(), refuse });
     }
     if (argv[0] === ATTACH_ENTRY) return await attachHere(argv.slice(1), { ...options, env, cwd });
     const where = await route(argv, env, COMMAND_LINES);
@@ -64,7 +64,7 @@ export async function routed(argv: string[], options: RoutedOptions, again: (arg
     if (watch) return await watchAllHosts(io, read);
     const report = await read();
     if (json) printJson(io, report);
-    else printAllHosts(io, report);
+    else await printAllHosts(io, report);
     return 0;
   } catch (error) {
     const failure = asFlumeError(error);
@@ -196,7 +196,8 @@ async function attachHere(argv: string[], options: RoutedOptions & { env: NodeJS
 }
 
 /** A merged reading as plain lines: each host, then its places. */
-function printAllHosts(io: Io, report: AllHostsReport): void {
+async function printAllHosts(io: Io, report: AllHostsReport): Promise<void> {
+  const { describePlace } = await import('../view/place-words.js');
   for (const host of report.hosts) {
     io.stdout(host.state === 'answered' ? `host ${host.name}${host.target ? ` (${host.target})` : ''}\n` : hostLine(host));
     for (const repository of report.repositories.filter((r) => r.host === host.name && r.error)) io.stdout(`  ${repository.root}: ${repository.error!.code} ${repository.error!.message}\n`);

@@ -25,6 +25,7 @@ import { validResult } from '../../helpers/result-schema.js';
 import { flume, FLUME_BIN, remove, PROJECT, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
 import { signalQuietly, waitGone } from '../../../core/support/process.js';
 import { lastEventId } from '../../../core/state/events.js';
+import { controlPath } from '../../../core/hosts/held.js';
 
 const SSHD = existsSync('/usr/sbin/sshd') ? '/usr/sbin/sshd' : 'sshd';
 const made: string[] = [];
@@ -205,7 +206,7 @@ Match LocalPort ${passwordPort}
 }, 240_000);
 
 afterAll(async () => {
-  if (localEnv) spawnSync('ssh', ['-O', 'exit', '-o', `ControlPath=${join(localRepo.state, 'ssh', '%C')}`, 'build-1'], { env: localEnv });
+  if (localEnv) spawnSync('ssh', ['-O', 'exit', '-o', `ControlPath=${await controlPath({ target: 'build-1' }, localEnv)}`, 'build-1'], { env: localEnv });
   if (box) await stopSshd();
   if (remoteState) {
     await stopSupervisor(remoteState);

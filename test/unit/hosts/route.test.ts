@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { route } from '../../../core/hosts/route.js';
-import { answerRelay, relayRequest } from '../../../core/hosts/relay.js';
+import { answerRelay, relayRefusal, relayRequest } from '../../../core/hosts/relay.js';
 import { COMMAND_LINES } from '../../../core/cli/options.js';
 
 const state = mkdtempSync(join(tmpdir(), 'flume-route-'));
@@ -91,5 +91,36 @@ describe('the relay request', () => {
     expect(await answerRelay(Readable.from([request]), async () => 3, async () => 9, () => none++)).toBe(3);
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect([late, none]).toEqual([0, 0]);
+  });
+});
+
+describe("the relay entry's version check", () => {
+  const request = (version?: unknown, more: object = {}) => JSON.stringify({ relay: 1, ...(version === undefined ? {} : { version }), argv: ['launch', '--kind', 'fix'], files: [], ...more });
+  /** The answer to `text` from a relay entry of flume 0.1.2: the command's exit code, or the refusal's code and whether it was JSON. */
+  const answered = async (text: string) => {
+    const ran: string[] = [];
+    const refused: Array<{ code: string; details: unknown; json: boolean }> = [];
+    const own = { version: '0.1.2', refuse: (error: { code: string; details: unknown }, json: boolean) => (refused.push({ code: error.code, details: error.details, json }), 1) };
+    const code = await answerRelay(Readable.from([`${text}\n`]), async () => (ran.push('run'), 0), async () => (ran.push('call'), 0), () => undefined, own);
+    return { code, ran, refused };
+  };
+
+  it('runs a request of its own minor version, and one that names none (an older caller)', async () => {
+    expect(await answered(request('0.1.0'))).toEqual({ code: 0, ran: ['run'], refused: [] });
+    expect(await answered(request('0.1.9'))).toEqual({ code: 0, ran: ['run'], refused: [] });
+    expect(await answered(request())).toEqual({ code: 0, ran: ['run'], refused: [] });
+    expect(await answered(request('0.1.0', { call: { command: 'status', args: {} } }))).toEqual({ code: 0, ran: ['call'], refused: [] });
+  });
+
+  it('refuses a request of another minor version with HOST_VERSION_MISMATCH, running nothing, as JSON when its caller asked for JSON', async () => {
+    expect(await answered(request('0.2.0'))).toEqual({ code: 1, ran: [], refused: [{ code: 'HOST_VERSION_MISMATCH', details: { remote: '0.1.2', local: '0.2.0' }, json: false }] });
+    expect((await answered(request('1.1.2', { argv: ['status', '--json'] }))).refused).toMatchObject([{ code: 'HOST_VERSION_MISMATCH', json: true }]);
+    expect((await answered(request('0.0.9', { call: { command: 'status', args: {} } })))).toMatchObject({ ran: [], refused: [{ code: 'HOST_VERSION_MISMATCH', json: true }] });
+    expect(relayRefusal({ version: '0.3.1' }, '0.3.0')).toBeUndefined();
+    expect(relayRefusal({}, '9.9.9')).toBeUndefined();
+  });
+
+  it('takes a version that is not text for a request that is not one', async () => {
+    await expect(answered(request(12))).rejects.toMatchObject({ code: 'BAD_USAGE' });
   });
 });
