@@ -361,7 +361,8 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.
-  const stamp = JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? processExists(handle.pid) : null]);
+  const { unpublished: _unpublished, ...recorded } = record;
+  const stamp = JSON.stringify([recorded, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? processExists(handle.pid) : null]);
   if (!full && last && last.stamp === stamp && record.stage?.delivery === 'taken') return { facts: { ...last.facts, now: Date.now() }, fresh: false };
   const facts = await gather(repository, reading, place, kind, Date.now());
   memo.set(key, { stamp, facts });
@@ -373,7 +374,8 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
  * branch's and its target's heads, its folder, and whether its agent runs. Equal stamps, equal answer.
  */
 async function tidyStamp(reading: Reading, place: PlaceReading): Promise<string> {
-  const { kept: _kept, ...record } = place.record;
+  // Less what a recorded event leaves in the record a moment (its publishing writes the record again).
+  const { kept: _kept, unpublished: _unpublished, ...record } = place.record;
   const folder = await stat(record.path).then((s) => `${s.mtimeMs}`, () => '-');
   const pid = record.stage?.agent?.pid;
   return JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, folder, pid ? processExists(pid) : null]);
