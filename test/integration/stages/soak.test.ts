@@ -22,13 +22,14 @@ const KILL_TMUX_AT = 8;
 describe('a soak of fix launches with the supervisor and tmux killed mid-run', { timeout: LONG * 2 }, () => {
   it('lands and tidies every place it can, keeps the work of the rest, and leaves no agent running', async ({ expect, onTestFinished }) => {
     const t = repoFor({ onTestFinished }, {});
-    // Several land at once: a merge that finds main's checkout busy tries again.
-    const land = t.bin('land-retry.sh', `for i in $(seq 100); do ${LAND} && exit 0; sleep 0.2; done; exit 1`);
+    // Several land at once, beside flume's own readings of main's checkout: a merge that finds its
+    // index locked tries again, for up to two minutes (on a loaded machine twenty seconds ran out).
+    const land = t.bin('land-retry.sh', `for i in $(seq 600); do ${LAND} && exit 0; sleep 0.2; done; exit 1`);
     const commit = t.bin('commit-own.sh', `cd "$(git rev-parse --show-toplevel)" && ${COMMIT.replace('"${1:-work.txt}"', '"$(git branch --show-current | tr / -).txt"')}`);
     t.script({
       onPrompt: [
         // A moment's work first: the launch returns with its agent still working, so the kills find agents running.
-        { match: 'Make the change the brief asks for', actions: [{ sleepMs: 2000 }, { run: [commit] }, { say: 'Committed.' }] },
+        { match: 'Make the change the brief asks for', actions: [{ sleepMs: 5000 }, { run: [commit] }, { say: 'Committed.' }] },
         { match: 'Submit the branch for landing', actions: [{ run: [land] }, { say: 'Merged into main.' }] },
       ],
     });
@@ -37,6 +38,7 @@ describe('a soak of fix launches with the supervisor and tmux killed mid-run', {
     const socket = join(t.state, 'tmux', 'flume.sock');
     let launched = 0;
     let afterFaults: string[] = [];
+    let tmuxKilled = false;
     const codes = new Map<string, { code: number; stdout: string; stderr: string }>();
     const launchOne = async (name: string) => {
       const result = await t.flume(['launch', '--kind', 'fix', '--name', name, '--brief', `Add ${name}.`, '--json']);
@@ -46,8 +48,14 @@ describe('a soak of fix launches with the supervisor and tmux killed mid-run', {
         const pid = Number(readFileSync(join(t.state, 'watch.lock'), 'utf8').split(' ')[0]);
         process.kill(pid, 'SIGKILL');
       }
-      if (launched === KILL_TMUX_AT) {
-        execFileSync('tmux', ['-S', socket, 'kill-server'], { stdio: 'ignore' });
+      // The tmux server exits with its last pane: where none runs at this launch's return, the next tries.
+      if (launched >= KILL_TMUX_AT && !tmuxKilled) {
+        try {
+          execFileSync('tmux', ['-S', socket, 'kill-server'], { stdio: 'ignore' });
+        } catch {
+          return;
+        }
+        tmuxKilled = true;
         // Those not yet started: launches return out of order, so none under way now counts.
         afterFaults = [...queue];
       }
