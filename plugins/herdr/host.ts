@@ -49,12 +49,12 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
     const reply = await herdr(['pane', 'process-info', '--pane', pane]);
     if (!reply.ok) return null;
     const foreground = pick(reply.result, 'process_info', 'foreground_processes');
-    // The agent started before anything it runs in its foreground: the lowest pid that is not a shell.
     const pids = (Array.isArray(foreground) ? foreground : [])
       .filter((process) => !isShell(str(process, 'name')))
       .map((process) => pick(process, 'pid'))
       .filter((pid): pid is number => typeof pid === 'number');
-    return pids.length ? { pid: Math.min(...pids) } : undefined;
+    const pid = programOf(pids, pick(reply.result, 'process_info', 'foreground_process_group_id'));
+    return pid === undefined ? undefined : { pid };
   }
 
   async function alive(pane: string): Promise<boolean> {
@@ -196,6 +196,30 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
   });
 }
 
+/**
+ * Which of a pane's foreground processes (its shell left out) is the program started there: the
+ * leader of the foreground process group, whose id is its pid (a shell with job control makes a
+ * job's first process its group's leader; a program the shell `exec`s keeps the shell's pid and
+ * group). Without a leader among them, the one started first by its start time in /proc, else the
+ * lowest pid. Never simply the lowest pid: pids wrap around (at 32768 by default), so a command the
+ * agent runs can hold a lower pid than the agent, and taking it would read the agent as gone.
+ */
+function programOf(pids: number[], group: unknown): number | undefined {
+  if (typeof group === 'number' && pids.includes(group)) return group;
+  const started = (pid: number) => Number(startTimeOf(pid) ?? Number.MAX_SAFE_INTEGER);
+  return [...pids].sort((a, b) => started(a) - started(b) || a - b)[0];
+}
+
+/** A process's start time (in clock ticks since boot) from /proc, when this machine has it. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
 /** True for a process name that is a pane's interactive shell, not a program started in it. */
 function isShell(name: string | undefined): boolean {
   return ['sh', 'bash', 'dash', 'zsh', 'fish', 'ksh', 'mksh', 'nu', 'tcsh', 'csh'].includes((name ?? '').replace(/^-/, '').split('/').pop() ?? '');
@@ -203,10 +227,6 @@ function isShell(name: string | undefined): boolean {
 
 /** A herdr pane's identity: its root pid and that process's start time, so a reused pid is not taken for it. */
 function identityOf(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return `${pid}@${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
-  } catch {
-    return String(pid);
-  }
+  const started = startTimeOf(pid);
+  return started === undefined ? String(pid) : `${pid}@${started}`;
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { herdrHost } from '../../../plugins/herdr/index.js';
@@ -10,6 +10,16 @@ import { waitFor } from '../../helpers/fake-claude/index.js';
 import { remove, tempDir } from '../../helpers/repo.js';
 
 const hasTmux = which('tmux') !== undefined;
+/** The kernel's last pid handed out, which root may set: the next process gets the next free pid after it. */
+const LAST_PID = '/proc/sys/kernel/ns_last_pid';
+const canSetLastPid = (() => {
+  try {
+    accessSync(LAST_PID, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 /** A program for a pane: dumps its env and cwd, records raw input, or dies, as the mode says. */
 const PROGRAM = `
@@ -18,6 +28,15 @@ const [mode, out] = process.argv.slice(2);
 if (mode === 'env') writeFileSync(out, JSON.stringify({ env: process.env, cwd: process.cwd(), args: process.argv.slice(4) }));
 // Dies when told (a file beside its output), not on a timer a loaded machine can outrun.
 if (mode === 'die') setInterval(() => existsSync(out + '.die') && process.exit(3), 50);
+// Runs a command in its foreground when told (as an agent runs a tool), and names its pid.
+if (mode === 'child') {
+  const timer = setInterval(async () => {
+    if (!existsSync(out + '.spawn')) return;
+    clearInterval(timer);
+    const { spawn } = await import('node:child_process');
+    writeFileSync(out + '.child', String(spawn('sleep', ['300'], { stdio: 'ignore' }).pid));
+  }, 50);
+}
 writeFileSync(out + '.in', '');
 process.stdin.setRawMode(true);
 if (mode === 'stubborn') {
@@ -51,9 +70,9 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
 
   async function start(mode: string, cwd = dir, argv: string[] = [process.execPath, program], extra: string[] = [], startEnv: Record<string, string> = env) {
     const out = join(dir, `${mode}-${Math.random().toString(36).slice(2)}`);
-    const { pane, pid } = await host.open({ title: `fix/t:${mode}`, cwd, argv: [...argv, mode, out, ...extra], env: startEnv });
+    const { pane, pid, identity } = await host.open({ title: `fix/t:${mode}`, cwd, argv: [...argv, mode, out, ...extra], env: startEnv });
     await waitFor(async () => (await host.capture(pane!))?.includes(`READY ${mode}`), `${mode} ready`);
-    return { pane: pane!, pid: pid!, out, input: () => readFileSync(`${out}.in`, 'utf8') };
+    return { pane: pane!, pid: pid!, identity, out, input: () => readFileSync(`${out}.in`, 'utf8') };
   }
 
   beforeAll(() => {
@@ -141,6 +160,32 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
     await host.close(a.pane);
     expect(exited(a.pid)).toBe(true);
     await host.close(b.pane);
+  });
+
+  it.skipIf(!canSetLastPid)('knows the program by its foreground group, not its lowest pid: a command it runs under a wrapped-around pid leaves it alive and its own', async () => {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'claude'), `#!${process.execPath}\n${PROGRAM}`, { mode: 0o755 });
+    // Both ways a program starts: exec'd by the pane's shell, and typed by herdr's `agent start` as a job of the shell.
+    for (const argv of [[process.execPath, program], [join(bin, 'claude')]]) {
+      const { pane, pid, identity, out } = await start('child', dir, argv);
+      expect(identity).toMatch(new RegExp(`^${pid}@\\d+$`));
+      // The kernel hands out pids from 1000 again, as it does once they pass pid_max.
+      writeFileSync(LAST_PID, '1000');
+      writeFileSync(`${out}.spawn`, '');
+      await waitFor(() => existsSync(`${out}.child`) && readFileSync(`${out}.child`, 'utf8') !== '', 'the command');
+      const child = Number(readFileSync(`${out}.child`, 'utf8'));
+      expect(child).toBeLessThan(pid);
+      expect(await host.alive(pane)).toBe(true);
+      expect(await host.identity(pane)).toBe(identity);
+      await host.close(pane);
+      expect(exited(pid)).toBe(true);
+      try {
+        process.kill(child, 'SIGKILL');
+      } catch {
+        // Gone with its terminal.
+      }
+    }
   });
 
   it('types literal text in bursts of 200, and presses keys by herdr name', async () => {
