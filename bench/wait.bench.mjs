@@ -7,7 +7,8 @@
 // (2) the idle cost of a `flume wait` on a place whose agent works on and delivers nothing: its CPU
 // ticks from /proc/<pid>/stat over IDLE_S (default 60) seconds, side by side in the same minute with
 // the supervisor's and an idle live view's (`flume status --watch` in a tmux pane of the bench's own),
-// as ratios.
+// as ratios. LOAD=N runs N busy loops (one per core to keep both cores busy) beside the latency runs,
+// from before the first launch to after the last wait, and prints the load average they made.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,6 +58,8 @@ async function latency() {
   const { repo, env } = setupResult;
   let watcher;
   const rows = { fix: [], unit: [] };
+  // The load the bench makes: busy loops at the same priority as everything else, for the whole run.
+  const loops = Array.from({ length: Number(process.env.LOAD ?? 0) }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
   const places = [];
   try {
     for (let i = 0; i < runs; i++) {
@@ -99,6 +102,9 @@ async function latency() {
       }
     }
   } finally {
+    const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    for (const loop of loops) loop.kill('SIGKILL');
+    if (loops.length) console.log(`${loops.length} busy loops beside the runs; load average at the end: ${load}`);
     await cleanup(setupResult, watcher);
   }
   const line = (kind, name, key) => {

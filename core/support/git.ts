@@ -1,7 +1,9 @@
 /**
- * The one module that runs git. Commands go through simple-git; the two that need standard input
- * (`cat-file --batch`, `patch-id`) go through exec.ts. A reading of a repository (`readRepository`)
- * costs a fixed number of git processes however many places it holds: that is what keeps status cheap.
+ * The one module that runs git. What changes a repository (a worktree added or removed, a branch
+ * deleted) goes through simple-git; what only reads it goes through exec.ts's `run`, since loading
+ * simple-git costs a cold `flume status` (which only reads) more than its git processes do
+ * (docs/decisions/git-reads.md). A reading of a repository (`readRepository`) costs a fixed number
+ * of git processes however many places it holds: that is what keeps status cheap.
  */
 import { keptCache } from './kept.js';
 import type { SimpleGit } from 'simple-git';
@@ -82,14 +84,50 @@ const CALLERS_OWN = {
  */
 const WORKTREE_RACE = /failed to read .*worktrees\/[^/\s]+\/(commondir|gitdir)/;
 
-async function raw(cwd: string, args: string[], retries = 5): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
+/** What reads a repository: git run directly, answered as simple-git answers (below). */
+async function read(cwd: string, args: string[], retries = 5): Promise<string> {
+  return retried(args, retries, () => readGit(cwd, args));
+}
+
+/** What changes a repository: through simple-git. */
+async function change(cwd: string, args: string[], retries = 5): Promise<string> {
+  return retried(args, retries, async () => (await git(cwd)).raw(args));
+}
+
+/** The most git reads at once, as simple-git's own limit for its commands. */
+const READS_AT_ONCE = 6;
+let reading = 0;
+const queued: Array<() => void> = [];
+
+/**
+ * One git run that only reads, answered as simple-git's `raw` answers: its standard output, or an
+ * error whose message is its output and its errors when it exits non-zero having written errors (a
+ * git that exits non-zero silently, as `config --get` of a missing key, answers its output). One that
+ * could not start, ran past its time limit or was ended by a signal is an error too.
+ */
+async function readGit(cwd: string, args: string[]): Promise<string> {
+  if (reading >= READS_AT_ONCE) await new Promise<void>((go) => queued.push(go));
+  reading += 1;
+  try {
+    const result = await run('git', args, { cwd });
+    if (result.failedToStart) throw new Error(result.failedToStart);
+    if (result.timedOut) throw new Error(`git ${args[0]} ran past its time limit`);
+    if (result.exitCode === null || (result.exitCode !== 0 && result.stderr !== '')) throw new Error(`${result.stdout}${result.stderr}`);
+    return result.stdout;
+  } finally {
+    reading -= 1;
+    queued.shift()?.();
+  }
+}
+
+async function retried(args: string[], retries: number, attempt: () => Promise<string>): Promise<string> {
+  for (let tries = 0; ; tries++) {
     try {
-      return await (await git(cwd)).raw(args);
+      return await attempt();
     } catch (error) {
       const message = error instanceof Error ? error.message.trim() : String(error);
-      if (attempt < retries && WORKTREE_RACE.test(message)) {
-        await new Promise((done) => setTimeout(done, 10 + Math.random() * 40 * (attempt + 1)));
+      if (tries < retries && WORKTREE_RACE.test(message)) {
+        await new Promise((done) => setTimeout(done, 10 + Math.random() * 40 * (tries + 1)));
         continue;
       }
       throw flumeError('GIT_FAILED', { command: args[0], message: firstLine(message) }, {
@@ -111,7 +149,7 @@ export async function findRepository(dir: string): Promise<RepositoryInfo> {
   }
   let out: string;
   try {
-    out = await (await git(folder)).raw(['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository']);
+    out = await readGit(folder, ['rev-parse', '--path-format=absolute', '--git-common-dir', '--is-bare-repository']);
   } catch {
     throw flumeError('NOT_A_REPOSITORY', { folder }, {
       details: { repo: folder },
@@ -125,7 +163,7 @@ export async function findRepository(dir: string): Promise<RepositoryInfo> {
       details: { repo: folder },
     });
   }
-  const worktrees = parseWorktrees(await raw(folder, ['worktree', 'list', '--porcelain']));
+  const worktrees = parseWorktrees(await read(folder, ['worktree', 'list', '--porcelain']));
   const main = worktrees[0];
   const root = main?.path ?? dirname(commonDir);
   const hasCommit = Boolean(main?.head && !/^0+$/.test(main.head));
@@ -252,10 +290,10 @@ function copyReading(reading: RepositoryReading): RepositoryReading {
 /** The one reading of a repository: two git processes, whatever the number of places. */
 export async function readRepository(root: string): Promise<RepositoryReading> {
   const [worktreeText, refText] = await Promise.all([
-    raw(root, ['worktree', 'list', '--porcelain']),
+    read(root, ['worktree', 'list', '--porcelain']),
     // The full ref name, never `%(refname:short)`: git shortens a branch beside a tag of its name to
     // `heads/<name>`, and the branch would read as gone.
-    raw(root, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(committerdate:iso-strict)', 'refs/heads/']),
+    read(root, ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(committerdate:iso-strict)', 'refs/heads/']),
   ]);
   const branches = new Map<string, Branch>();
   for (const line of refText.split('\n')) {
@@ -360,8 +398,8 @@ async function judgeByPatch(root: string, pairs: Array<{ branch: string; target:
   const tips = [...new Set(pairs.flatMap((pair) => [pair.branch, pair.target]))].map((name) => `refs/heads/${name}`);
   const bases = (await run('git', ['merge-base', '--octopus', ...tips], { cwd: root })).stdout.trim();
   const range = bases ? [...tips, '--not', bases] : tips;
-  const logText = await raw(root, ['log', '--format=%H %P', ...range, '--']);
-  const patchText = await raw(root, ['log', '--no-merges', ...CHERRY_DIFF, '--format=commit %H', ...range, '--']);
+  const logText = await read(root, ['log', '--format=%H %P', ...range, '--']);
+  const patchText = await read(root, ['log', '--no-merges', ...CHERRY_DIFF, '--format=commit %H', ...range, '--']);
   const patchIds = (await run('git', ['patch-id', '--stable'], { cwd: root, input: patchText })).stdout;
   const ids = new Map<string, string>();
   for (const line of patchIds.split('\n')) {
@@ -385,7 +423,7 @@ async function judgeByPatch(root: string, pairs: Array<{ branch: string; target:
 
 /** `git cherry <target> <branch>`: the commits of the branch, each `+` (patch missing) or `-`. */
 export async function cherry(root: string, target: string, branch: string): Promise<Array<{ sign: '+' | '-'; commit: string }>> {
-  const out = await raw(root, ['cherry', `refs/heads/${target}`, `refs/heads/${branch}`]);
+  const out = await read(root, ['cherry', `refs/heads/${target}`, `refs/heads/${branch}`]);
   return out
     .split('\n')
     .filter(Boolean)
@@ -438,7 +476,7 @@ export async function branchCreation(root: string, branch: string): Promise<stri
 export async function addWorktree(root: string, path: string, branch: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await raw(root, ['worktree', 'add', '--quiet', path, branch], 0);
+      await change(root, ['worktree', 'add', '--quiet', path, branch], 0);
       return;
     } catch (error) {
       if (attempt >= 5 || existsSync(path) || !WORKTREE_RACE.test(String((error as FlumeError).details?.message ?? ''))) throw error;
@@ -493,12 +531,12 @@ export async function hasBranch(root: string, branch: string): Promise<boolean> 
 
 /** Removes a clean worktree with git's own tool (never forced: git refuses a dirty or locked one). */
 export async function removeWorktree(root: string, path: string): Promise<void> {
-  await raw(root, ['worktree', 'remove', path]);
+  await change(root, ['worktree', 'remove', path]);
 }
 
 /** Deletes a branch, but only while it is still at `head`: a branch that moved since is kept. */
 export async function deleteBranch(root: string, branch: string, head: string): Promise<void> {
-  await raw(root, ['update-ref', '-d', `refs/heads/${branch}`, head]);
+  await change(root, ['update-ref', '-d', `refs/heads/${branch}`, head]);
 }
 
 /** What in a worktree is not committed. */
@@ -523,7 +561,7 @@ export interface WorktreeChanges {
  */
 export async function worktreeChanges(path: string, options: { nested?: boolean } = {}): Promise<WorktreeChanges> {
   const ignored = options.nested ? ['--ignored=traditional'] : [];
-  const out = await raw(path, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none', ...ignored]);
+  const out = await read(path, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none', ...ignored]);
   const modified: string[] = [];
   const untracked: string[] = [];
   const nested = new Set<string>();
@@ -556,7 +594,7 @@ export interface HiddenEdit {
  * The content is hashed as git would add it (through the repository's filters).
  */
 export async function hiddenEdits(path: string): Promise<HiddenEdit[]> {
-  const listed = await raw(path, ['ls-files', '-v', '-s', '-z']);
+  const listed = await read(path, ['ls-files', '-v', '-s', '-z']);
   const flagged: Array<HiddenEdit & { mode: string; oid: string }> = [];
   for (const entry of listed.split('\0')) {
     const match = /^(\S) (\d{6}) ([0-9a-f]+) \d\t(.*)$/s.exec(entry);
@@ -602,12 +640,12 @@ function blobId(content: Buffer, digits: number): string {
 
 /** What the worktree at `path` holds against `base`, committed or not, as `git diff --stat` words it. */
 export async function diffStat(path: string, base: string, width = 80): Promise<string> {
-  return raw(path, ['diff', `--stat=${Math.max(20, width)}`, base, '--'], 0);
+  return read(path, ['diff', `--stat=${Math.max(20, width)}`, base, '--'], 0);
 }
 
 /** The populated submodules of a worktree (gitlinks whose folder holds a repository): `git worktree remove` refuses these. */
 export async function populatedSubmodules(path: string): Promise<string[]> {
-  const out = await raw(path, ['ls-files', '--stage', '-z']);
+  const out = await read(path, ['ls-files', '--stage', '-z']);
   return out
     .split('\0')
     .filter((entry) => entry.startsWith('160000 '))
@@ -623,7 +661,7 @@ export async function commitsRemotesLack(path: string): Promise<number | undefin
 
 /** The repository's stash entries, newest first: `stash@{n}` and its subject (`WIP on <branch>: …`, `On <branch>: …`). */
 export async function stashEntries(root: string): Promise<Array<{ ref: string; subject: string }>> {
-  const out = await raw(root, ['stash', 'list', '--format=%gd%x00%gs']);
+  const out = await read(root, ['stash', 'list', '--format=%gd%x00%gs']);
   return out
     .split('\n')
     .filter(Boolean)
@@ -725,7 +763,7 @@ function nestedRepository(root: string, file: string): string | undefined {
 
 /** Each ref's commit and that commit's tree. */
 async function readHeads(root: string, refs: string[]): Promise<Map<string, { commit: string; tree: string }>> {
-  const out = await raw(root, ['for-each-ref', '--format=%(refname) %(objectname) %(tree)', ...refs]);
+  const out = await read(root, ['for-each-ref', '--format=%(refname) %(objectname) %(tree)', ...refs]);
   return new Map(out.split('\n').filter(Boolean).map((line) => {
     const [ref, commit, tree] = line.split(' ');
     return [ref, { commit, tree }];

@@ -4,7 +4,7 @@
  * own. Every git run is logged with the pid of the process that ran it, by a wrapper first on PATH
  * for the supervisor and the commands alike (the same environment, so the supervisor answers).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
@@ -72,6 +72,17 @@ describe('read commands answered by the supervisor', { timeout: LONG }, () => {
       expect(gitBy(warm.pid), `${args.join(' ')} answered warm`).toEqual([]);
       expect({ code: warm.code, stdout: steady(warm.stdout), stderr: warm.stderr }, args.join(' ')).toEqual({ code: alone.code, stdout: steady(alone.stdout), stderr: alone.stderr });
     }
+    // Run alone, status only reads the repository: it never loads simple-git (docs/decisions/git-reads.md).
+    const hook = join(t.configDir, 'loads.mjs');
+    const loaded = join(t.configDir, 'loaded.txt');
+    const recorder = `import { appendFileSync } from 'node:fs'; export async function load(url, context, next) { appendFileSync(${JSON.stringify(loaded)}, url + '\\n'); return next(url, context); }`;
+    writeFileSync(hook, `import { register } from 'node:module';\nregister('data:text/javascript,' + encodeURIComponent(${JSON.stringify(recorder)}));\n`);
+    const traced = spawnSync(process.execPath, ['--import', hook, FLUME_BIN, 'status', '--json'], { env: cold, cwd: t.repo, encoding: 'utf8' });
+    expect(traced.status, traced.stderr).toBe(0);
+    const modules = readFileSync(loaded, 'utf8').split('\n').filter(Boolean);
+    expect(modules.some((url) => url.includes('/dist/core/support/git.js'))).toBe(true);
+    expect(modules.filter((url) => url.includes('/node_modules/simple-git/'))).toEqual([]);
+
     // Asked again after a change (another place, made by a command of its own), the answer is the change.
     const before = await run(['status', '--json'], { env, cwd: t.repo });
     const made = await run(['launch', '--kind', 'hold', '--name', 'two', '--brief', 'the next thing', '--no-start', '--no-watch', '--json'], { env, cwd: t.repo });
