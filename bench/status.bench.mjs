@@ -6,7 +6,8 @@
 // N places and over 1, `status PLACE`, `kinds` (all answered by the supervisor, checked first), the
 // same status run cold (an environment variable set, so the supervisor is passed over), and status
 // on a host with no places. The processes a cold status spawns are counted in a separate, untimed
-// pass: no wrapper is on PATH while anything is timed.
+// pass: no wrapper is on PATH while anything is timed. AGAINST names another build's bin, whose
+// cold status is timed in the same rounds.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -167,6 +168,8 @@ try {
       'status --json, 1 place': status(one.env, '--json'),
       [`status --json, ${manyCount} places, cold`]: status(cold, '--json'),
       'status --json, no places': status(idle.env, '--json'),
+      // AGAINST=<another build's dist/bin/flume.js>: the same cold status by that build, side by side.
+      ...(process.env.AGAINST ? { [`status --json, ${manyCount} places, cold, AGAINST`]: [process.execPath, [process.env.AGAINST, 'status', '--json'], cold] } : {}),
     },
     rounds,
   );
@@ -179,6 +182,7 @@ try {
   console.log(`  kinds / node -e 0                    ${ratio('kinds')}x  (limit 2x)`);
   console.log(`  ${manyCount} places / 1 place                ${(medians[`status --json, ${manyCount} places`] / medians['status --json, 1 place']).toFixed(2)}x  (limit 1.5x)`);
   console.log(`  no places / node -e 0                ${ratio('status --json, no places')}x  (limit 3x)`);
+  if (process.env.AGAINST) console.log(`  cold / cold by ${process.env.AGAINST}  ${(medians[`status --json, ${manyCount} places, cold`] / medians[`status --json, ${manyCount} places, cold, AGAINST`]).toFixed(2)}x`);
 } finally {
   // KEEP=1 leaves the agents running, for profiling (the state dirs are printed).
   if (process.env.KEEP) console.log(`kept: ${benches.map((b) => `FLUME_STATE_DIR=${b.state}`).join(' ')}`);

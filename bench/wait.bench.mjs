@@ -91,8 +91,12 @@ async function latency() {
       const { code, at } = await exited;
       if (code !== 0 || JSON.parse(out).reached !== 'delivered') throw new Error(`the wait on ${id} ended ${code}: ${out}`);
       const mark = Number(readFileSync(join(marks, key), 'utf8'));
-      const delivered = streamOf(repo).find((e) => e.place === id && e.event === 'delivered');
-      if (!delivered) throw new Error(`${id}: the wait returned, and the stream has no delivery`);
+      // The wait reads a delivery as status shows it, the moment the branch moves: the supervisor's
+      // event can come after it (under load, it did), so the stream is read until it holds it.
+      let delivered;
+      for (const until = Date.now() + 60_000; !(delivered = streamOf(repo).find((e) => e.place === id && e.event === 'delivered')); await sleep(50)) {
+        if (Date.now() > until) throw new Error(`${id}: the wait returned, and the stream has no delivery a minute later`);
+      }
       rows[kind].push({ returned: at - mark, delivered: Date.parse(delivered.at) - mark, woke: at - Date.parse(delivered.at) });
       // The next run starts once this place is at rest (fix: its next stage's prompt taken; the
       // caller's kind: waiting for its caller), so no run is measured while another's work goes on.

@@ -12,6 +12,7 @@
  *   holding a newline or other control character is sent as one bracketed paste flume frames itself
  *   (`ESC[200~ … ESC[201~`), as the agents flume drives turn bracketed paste on.
  * - `alive` reads `pane process-info`: a program other than the pane's shell holds its foreground.
+ * - `look` answers identity, alive and the screen from one `process-info` and one `pane read`.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -156,6 +157,14 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
     async capture(pane) {
       const reply = await herdr(['pane', 'read', pane, '--source', 'visible']);
       return reply.ok ? reply.text : undefined;
+    },
+    async look(pane) {
+      // One `process-info` answers both identity and alive; the screen is read only while the program runs.
+      const found = await program(pane);
+      if (found === null) return undefined;
+      if (found === undefined) return { alive: false };
+      const reply = await herdr(['pane', 'read', pane, '--source', 'visible']);
+      return { identity: identityOf(found.pid), alive: true, ...(reply.ok ? { screen: reply.text } : {}) };
     },
     async type(pane, text) {
       if (text === '') return;

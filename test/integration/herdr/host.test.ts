@@ -212,10 +212,16 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
   });
 
   it('captures the screen, and once the program exits the pane is not alive, reads as nothing and refuses text', async () => {
-    const { pane, out } = await start('die');
+    const { pane, out, identity } = await start('die');
     expect(await host.capture(pane)).toContain('READY die');
+    // One look answers identity, alive and the screen, in two herdr commands.
+    herdr.clearLog();
+    expect(await host.look!(pane)).toEqual({ identity, alive: true, screen: expect.stringContaining('READY die') });
+    expect(herdr.calls().map((call) => call.argv.slice(0, 2))).toEqual([['pane', 'process-info'], ['pane', 'read']]);
     writeFileSync(`${out}.die`, '');
     await waitFor(async () => !(await host.alive(pane)), 'death');
+    // The pane went with its program (its shell exec'd it): no pane to look at.
+    expect(await host.look!(pane)).toBeUndefined();
     expect(await host.capture(pane)).toBeUndefined();
     await expect(host.type(pane, 'hello')).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_NOT_UP'));
     await expect(host.keys(pane, ['Enter'])).rejects.toSatisfy((error) => isFlumeError(error, 'AGENT_NOT_UP'));
