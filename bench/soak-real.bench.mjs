@@ -278,6 +278,8 @@ try {
   console.log(`  times: launches ${s(launchesDone - began)}; then settled in ${places ? s(settled - launchesDone) : `no (gave up after ${s(settled - launchesDone)})`}; whole ${s(settled - began)}`);
   console.log(`  the scripted API: ${api.requests.length} turns; unscripted or unknown: ${api.unexpected().length}`);
   if (process.env.VERBOSE) for (const r of rows) console.log(`    ${r.name} ${r.outcome} ${r.place ? `${r.place.stage?.state} ${r.place.stage?.needs ?? ''}` : ''} launch ${r.launch?.code} ${s(r.launch?.ms ?? 0)}`);
+  // What a launch that did not exit 0 said: its error, as a caller reads it.
+  for (const r of rows.filter((row) => row.launch && row.launch.code !== 0)) console.log(`    ${r.name}'s launch exited ${r.launch.code}: ${(r.launch.stderr || r.launch.stdout).trim().split('\n').slice(0, 3).join(' | ').slice(0, 400)}`);
   const reasons = [
     !places && `the places did not settle within ${s(TIMEOUT_MS)}`,
     notConverged.length > 0 && 'places launched after the faults did not land and get tidied',
