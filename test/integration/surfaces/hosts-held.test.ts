@@ -6,16 +6,15 @@
  * the connection was held, the same build with another minor version in its package.json. The local
  * flume runs in-process with an `ssh` first on PATH that adds `-F` with the test's client config.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { controlPath } from '../../../core/hosts/held.js';
 import { signalQuietly, waitGone } from '../../../core/support/process.js';
 import { flume, flumeEnv, git, makeRepo, PROJECT, remove, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
+import { startTestSshd } from '../../helpers/sshd.js';
 
-const SSHD = existsSync('/usr/sbin/sshd') ? '/usr/sbin/sshd' : 'sshd';
 const VERSION = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version as string;
 const made: string[] = [];
 let box: string;
@@ -23,15 +22,6 @@ let remoteBin: string;
 let log: string;
 let socket: string;
 let localEnv: Record<string, string>;
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The remote's flume: `root`'s build. */
 function remoteFlume(root: string): void {
@@ -67,39 +57,7 @@ cd "$HOME"
 exec bash -c "$SSH_ORIGINAL_COMMAND"
 `);
   chmodSync(force, 0o755);
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(box, 'host_key')]);
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(box, 'user_key')]);
-  writeFileSync(join(box, 'authorized_keys'), readFileSync(join(box, 'user_key.pub')));
-  const port = await freePort();
-  writeFileSync(join(box, 'sshd_config'), `Port ${port}
-ListenAddress 127.0.0.1
-HostKey ${join(box, 'host_key')}
-AuthorizedKeysFile ${join(box, 'authorized_keys')}
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin yes
-StrictModes no
-UsePAM no
-PidFile ${join(box, 'sshd.pid')}
-ForceCommand ${force}
-`);
-  const user = execFileSync('id', ['-un'], { encoding: 'utf8' }).trim();
-  const client = join(box, 'ssh_config');
-  writeFileSync(client, `Host build-1
-  HostName 127.0.0.1
-  Port ${port}
-  User ${user}
-  IdentityFile ${join(box, 'user_key')}
-  IdentitiesOnly yes
-  UserKnownHostsFile ${join(box, 'known_hosts')}
-  StrictHostKeyChecking accept-new
-`);
-  const localBin = join(box, 'local-bin');
-  mkdirSync(localBin);
-  writeFileSync(join(localBin, 'ssh'), `#!/bin/sh\nexec /usr/bin/ssh -F '${client}' "$@"\n`);
-  chmodSync(join(localBin, 'ssh'), 0o755);
-  mkdirSync('/run/sshd', { recursive: true });
-  execFileSync(SSHD, ['-f', join(box, 'sshd_config'), '-E', join(box, 'sshd.log')]);
+  const { localBin } = await startTestSshd(box, force);
 
   const localState = tempDir('flume-held-state-');
   made.push(localState);

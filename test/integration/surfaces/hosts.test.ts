@@ -11,7 +11,6 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -22,33 +21,18 @@ import { agentRepo, stopSupervisor, type AgentRepo } from '../../helpers/agent-r
 import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { watchArgv } from '../../helpers/proc.js';
 import { validResult } from '../../helpers/result-schema.js';
+import { startTestSshd } from '../../helpers/sshd.js';
 import { flume, FLUME_BIN, remove, PROJECT, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
 import { signalQuietly, waitGone } from '../../../core/support/process.js';
 import { lastEventId } from '../../../core/state/events.js';
 import { controlPath } from '../../../core/hosts/held.js';
 
-const SSHD = existsSync('/usr/sbin/sshd') ? '/usr/sbin/sshd' : 'sshd';
 const made: string[] = [];
 let box: string;
-let sshdConfig: string;
 let remoteRepo: AgentRepo;
 let localRepo: AgentRepo;
 let remoteState: string;
 let localEnv: Record<string, string>;
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-function startSshd(): void {
-  mkdirSync('/run/sshd', { recursive: true });
-  execFileSync(SSHD, ['-f', sshdConfig, '-E', join(box, 'sshd.log')]);
-}
 
 /** The processes whose argv `match` takes (and whose parent is `parent`, when given), by pid. */
 function processes(match: (argv: string[]) => boolean, parent?: number): number[] {
@@ -159,44 +143,7 @@ exec bash -c "$SSH_ORIGINAL_COMMAND"
   chmodSync(force, 0o755);
 
   // The sshd: a host key and a user key of the test's own; a second port that takes passwords only.
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(box, 'host_key')]);
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(box, 'user_key')]);
-  writeFileSync(join(box, 'authorized_keys'), readFileSync(join(box, 'user_key.pub')));
-  const [port, passwordPort] = [await freePort(), await freePort()];
-  sshdConfig = join(box, 'sshd_config');
-  writeFileSync(sshdConfig, `Port ${port}
-Port ${passwordPort}
-ListenAddress 127.0.0.1
-HostKey ${join(box, 'host_key')}
-AuthorizedKeysFile ${join(box, 'authorized_keys')}
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin yes
-StrictModes no
-UsePAM no
-PidFile ${join(box, 'sshd.pid')}
-ForceCommand ${force}
-Match LocalPort ${passwordPort}
-  PubkeyAuthentication no
-  PasswordAuthentication yes
-`);
-  const user = execFileSync('id', ['-un'], { encoding: 'utf8' }).trim();
-  const client = join(box, 'ssh_config');
-  const entry = (alias: string, at: number) => `Host ${alias}
-  HostName 127.0.0.1
-  Port ${at}
-  User ${user}
-  IdentityFile ${join(box, 'user_key')}
-  IdentitiesOnly yes
-  UserKnownHostsFile ${join(box, 'known_hosts')}
-  StrictHostKeyChecking accept-new
-`;
-  writeFileSync(client, entry('build-1', port) + entry('password-only', passwordPort));
-  const localBin = join(box, 'local-bin');
-  mkdirSync(localBin);
-  writeFileSync(join(localBin, 'ssh'), `#!/bin/sh\nexec /usr/bin/ssh -F '${client}' "$@"\n`);
-  chmodSync(join(localBin, 'ssh'), 0o755);
-  startSshd();
+  const { localBin } = await startTestSshd(box, force, { passwordOnly: true });
 
   localRepo = agentRepo({ onPrompt: [{ actions: [{ say: 'ok' }] }] });
   localEnv = localRepo.env;
