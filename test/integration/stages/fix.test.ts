@@ -1,6 +1,7 @@
 import { describe, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { git } from '../../helpers/repo.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
 import { isAncestor, LONG, promptsOf, repoFor, running, tip } from './helpers.js';
 
 describe('a fix, driven by the supervisor', { timeout: LONG }, () => {
@@ -54,6 +55,8 @@ describe('a fix, driven by the supervisor', { timeout: LONG }, () => {
     expect(tip(t.repo, 'fix/one')).toBeUndefined();
     expect(t.livePanes()).toEqual([]);
     expect(t.record('fix--one')).toBeUndefined();
+    // The supervisor says what it tidied once the tidy is over, just after the record is gone.
+    await waitFor(() => watch.output().includes('fix/one: tidy removed'), 'the supervisor to say the place was tidied');
     const log = watch.output();
     const order = ['fix/one: mark-delivered', 'fix/one: stop-agent (submission delivered landed on main)', 'fix/one: finish', 'fix/one: tidy removed'].map((line) => log.indexOf(line));
     expect(order.every((at) => at >= 0), log).toBe(true);
