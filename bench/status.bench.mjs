@@ -7,10 +7,12 @@
 // same status run cold (an environment variable set, so the supervisor is passed over), and status
 // on a host with no places. The processes a cold status spawns are counted in a separate, untimed
 // pass: no wrapper is on PATH while anything is timed. AGAINST names another build's bin, whose
-// cold status is timed in the same rounds.
+// cold status is timed in the same rounds. The floor of a cold status is timed beside it: the modules
+// it loads (listed in an untimed pass by a resolve hook), imported by one file, with nothing run.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { FLUME, GIT_ENV, PROJECT, fmt, git, makeRepo, median, processCounter, sideBySide, temp } from './lib.mjs';
 
 const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
@@ -106,6 +108,25 @@ async function repoWithAgents(count) {
   return bench;
 }
 
+/**
+ * The modules a cold `status --json` loads (a resolve hook records each file: URL it resolves, the bin
+ * itself left out) and a file that imports them all and runs nothing else.
+ */
+function coldModules(env) {
+  const dir = temp('flume-bench-modules-');
+  const log = join(dir, 'resolved.txt');
+  const hooks = join(dir, 'hooks.mjs');
+  writeFileSync(hooks, `import { appendFileSync } from 'node:fs';\nexport async function resolve(specifier, context, next) {\n  const result = await next(specifier, context);\n  if (result.url.startsWith('file:')) appendFileSync(${JSON.stringify(log)}, result.url + '\\n');\n  return result;\n}\n`);
+  const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(pathToFileURL(hooks).href)})`;
+  const result = spawnSync(process.execPath, ['--import', register, FLUME, 'status', '--json'], { env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`flume status (listing modules): ${result.stderr}`);
+  const self = pathToFileURL(FLUME).href;
+  const urls = [...new Set(readFileSync(log, 'utf8').split('\n').filter((url) => url && url !== self))];
+  const file = join(dir, 'modules.mjs');
+  writeFileSync(file, urls.map((url) => `import ${JSON.stringify(url)};`).join('\n') + '\n');
+  return { file, length: urls.length };
+}
+
 function flumeStatus(env) {
   const result = spawnSync(process.execPath, [FLUME, 'status', '--json'], { env, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`flume status: ${result.stderr}`);
@@ -146,6 +167,11 @@ try {
     console.log(`  processes one status run cold spawns (a wrapper on PATH changes the environment, so the supervisor is passed over), ${name}: ${Object.entries(counter.counts()).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
 
+  // Untimed: the modules one cold status loads, as a resolve hook sees them; one file importing them
+  // all (nothing run) is the floor of module loading a cold status stands on.
+  const modules = coldModules({ ...many.env, FLUME_BENCH_COLD: '1' });
+  console.log(`  modules one status run cold loads: ${modules.length}`);
+
   // Every read below is answered by each host's supervisor (launch started it; core/cli/warm.ts):
   // checked first, so no figure is taken from a command that ran cold by mistake.
   const { askWarm } = await import(join(PROJECT, 'dist/core/cli/warm.js'));
@@ -168,6 +194,7 @@ try {
       'status --json, 1 place': status(one.env, '--json'),
       [`status --json, ${manyCount} places, cold`]: status(cold, '--json'),
       'status --json, no places': status(idle.env, '--json'),
+      [`the modules of a cold status, nothing run`]: [process.execPath, [modules.file], idle.env],
       // AGAINST=<another build's dist/bin/flume.js>: the same cold status by that build, side by side.
       ...(process.env.AGAINST ? { [`status --json, ${manyCount} places, cold, AGAINST`]: [process.execPath, [process.env.AGAINST, 'status', '--json'], cold] } : {}),
     },
@@ -182,6 +209,7 @@ try {
   console.log(`  kinds / node -e 0                    ${ratio('kinds')}x  (limit 2x)`);
   console.log(`  ${manyCount} places / 1 place                ${(medians[`status --json, ${manyCount} places`] / medians['status --json, 1 place']).toFixed(2)}x  (limit 1.5x)`);
   console.log(`  no places / node -e 0                ${ratio('status --json, no places')}x  (limit 3x)`);
+  console.log(`  modules alone / node -e 0            ${ratio('the modules of a cold status, nothing run')}x  (what a cold status cannot go below on this node)`);
   if (process.env.AGAINST) console.log(`  cold / cold by ${process.env.AGAINST}  ${(medians[`status --json, ${manyCount} places, cold`] / medians[`status --json, ${manyCount} places, cold, AGAINST`]).toFixed(2)}x`);
 } finally {
   // KEEP=1 leaves the agents running, for profiling (the state dirs are printed).
