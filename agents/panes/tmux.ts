@@ -86,10 +86,22 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
     if (dead === '1' ? !status : !processRunning(Number(pid))) signalQuietly(Number(server), 'SIGCHLD');
   }
 
-  /** One client for what identity, alive and capture ask: a pane waited on is looked at often. */
+  /**
+   * One client for what identity, alive and capture ask: a pane waited on is looked at often. No pane
+   * there (or no server) is undefined; a server that could not be asked is an error, never "no pane".
+   */
   async function lookAt(pane: string): Promise<PaneLook | undefined> {
     const result = await tmux([['display-message', '-p', '-t', pane, `${INFO_FORMAT}\t#{${PANE_MARK}}`], ['capture-pane', '-p', '-J', '-t', pane]]);
-    return result.exitCode === 0 ? lookFrom(result.stdout) : undefined;
+    if (result.exitCode === 0) return lookFrom(result.stdout);
+    if (noPane(result.stderr)) return undefined;
+    throw unanswered(result, `look at pane ${pane}`);
+  }
+
+  function unanswered(result: RunResult, what: string) {
+    return flumeError('IO_FAILED', { what, message: firstLine(result) }, {
+      variant: 'tmux',
+      details: { socket: options.socket, stderr: result.stderr.trim() },
+    });
   }
 
   async function capture(pane: string, captureOptions: { history?: boolean } = {}): Promise<string | undefined> {
@@ -229,11 +241,8 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       const result = await tmux([['list-panes', '-a', '-F', format]]);
       const found = new Map<string, PaneState>();
       if (result.exitCode !== 0) {
-        if (/no server running|error connecting/i.test(result.stderr)) return found;
-        throw flumeError('IO_FAILED', { message: firstLine(result) }, {
-          variant: 'tmuxList',
-          details: { socket: options.socket, stderr: result.stderr.trim() },
-        });
+        if (noServer(result.stderr)) return found;
+        throw unanswered(result, 'list its panes');
       }
       for (const line of result.stdout.split('\n')) {
         const [pane, dead, pid, server, status, ...mark] = line.split(' ');
@@ -385,3 +394,17 @@ async function reap(server: number, pid: number): Promise<void> {
   }
 }
 
+
+/**
+ * tmux's words for a server that is not there: none listening on the socket, or no socket at all.
+ * Any other failure to connect (a server that does not answer in time, a socket it cannot take more
+ * on) is a server there that could not be asked.
+ */
+function noServer(stderr: string): boolean {
+  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)/i.test(stderr);
+}
+
+/** tmux's words for a pane that is not there (or no server to hold it). */
+function noPane(stderr: string): boolean {
+  return noServer(stderr) || /can't find (pane|window|session)/i.test(stderr);
+}

@@ -408,7 +408,6 @@ export const ERROR_CATALOGUE = {
     variants: {
       unexpected: { message: '{message}', fix: 'This is unexpected; run again, and report it with the command that failed if it persists.' },
       sluiceSchema: { message: "sluice-record.schema.json could not be read or written: it is not in the schemas folder beside flume's package.json.", fix: 'Reinstall flume: the schema ships with the package.' },
-      tmuxList: { message: 'tmux could not list its panes: {message}', fix: 'Check that tmux runs here (`tmux -V`).' },
       herdr: { message: 'herdr could not {what}: {message}', fix: 'Check that herdr runs here (`herdr status server`).' },
       tmux: { message: 'tmux could not {what}: {message}', fix: 'Check that tmux runs here (`tmux -V`) and that the socket folder is writable.' },
     },

@@ -3,7 +3,7 @@
  * how flume opens one, types into it, looks at it and closes it; and the checks every host shares.
  */
 import { flumeError } from './errors.js';
-import { processExists } from '../support/process.js';
+import { processExists, processRunning } from '../support/process.js';
 import type { AgentHandle } from './agent.js';
 
 /** What a pane host opens: one program in one folder with one environment. */
@@ -66,7 +66,8 @@ export interface PaneHost {
   /**
    * Optional: the pane's identity, whether its program runs, and (while it runs) its screen, in one
    * look: the same answers as `identity`, `alive` and `capture`, at the cost of one call where the
-   * host can (tmux: one client process instead of three). Undefined when no pane is there.
+   * host can (tmux: one client process instead of three). Undefined when no pane is there; rejects
+   * when the host could not be asked (its program failed or did not answer), which is never "no pane".
    */
   look?(pane: string): Promise<PaneLook | undefined>;
   /**
@@ -139,11 +140,28 @@ export function ownsPaneIn(panes: Map<string, PaneState>, handle: AgentHandle): 
  */
 export async function lookAtPane(host: PaneHost, handle: AgentHandle): Promise<PaneSeen> {
   if (!handle.pane) return { own: false, alive: false };
-  if (host.look) return seenIn(handle, await host.look(handle.pane).catch(() => undefined));
-  const own = await ownsPane(host, handle);
-  const alive = own && (await host.alive(handle.pane));
-  const screen = alive ? await host.capture(handle.pane) : undefined;
-  return { own, alive, ...(screen !== undefined ? { screen } : {}) };
+  const pane = handle.pane;
+  try {
+    if (host.look) return seenIn(handle, await host.look(pane));
+    const own = handle.paneIdentity !== undefined ? (await host.identity(pane)) === handle.paneIdentity : await ownsPane(host, handle);
+    const alive = own && (await host.alive(pane));
+    const screen = alive ? await host.capture(pane) : undefined;
+    return { own, alive, ...(screen !== undefined ? { screen } : {}) };
+  } catch {
+    return unanswered(handle);
+  }
+}
+
+/**
+ * What a pane reads as when its host could not be asked (its program failed or timed out, as a tmux
+ * client can on a starved host): the process table answers instead. The agent's own process still
+ * running reads as its own and alive, with no screen, so a host that failed to answer never reads a
+ * running agent as gone (status would show it exited, tidy would take its place from under it); a
+ * handle without a pid, or whose process is gone, reads as gone.
+ */
+function unanswered(handle: AgentHandle): PaneSeen {
+  const alive = handle.pid !== undefined && processRunning(handle.pid);
+  return { own: alive, alive };
 }
 
 /** A handle's pane as one look found it: its own or not, its program running, its screen while it runs. */
@@ -155,8 +173,8 @@ export interface PaneSeen {
 
 /**
  * `lookAtPane` for many handles of one host, in as few calls as the host allows: `lookMany` (one),
- * else `panes` then `captureMany` (two), else pane by pane. A handle whose pane could not be looked
- * at reads as not its own.
+ * else `panes` then `captureMany` (two), else pane by pane. When a call for all of them fails, each
+ * pane is looked at alone, and one whose host still cannot be asked reads as `lookAtPane` says.
  */
 export async function lookAtPanes(host: PaneHost, handles: AgentHandle[]): Promise<Map<AgentHandle, PaneSeen>> {
   const seen = new Map<AgentHandle, PaneSeen>();
@@ -170,7 +188,7 @@ export async function lookAtPanes(host: PaneHost, handles: AgentHandle[]): Promi
   }
   const listed = host.panes ? await host.panes().catch(() => undefined) : undefined;
   if (!listed) {
-    await Promise.all(withPane.map(async (handle) => seen.set(handle, await lookAtPane(host, handle).catch(() => ({ own: false, alive: false })))));
+    await Promise.all(withPane.map(async (handle) => seen.set(handle, await lookAtPane(host, handle))));
     return seen;
   }
   const live = withPane.filter((handle) => ownsPaneIn(listed, handle) && listed.get(handle.pane!)?.alive === true);

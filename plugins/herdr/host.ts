@@ -40,14 +40,24 @@ export const HERDR_BURST_GAP_MS = 100;
 /** The pause between two named keys, so each reaches the program in a read of its own. */
 export const HERDR_KEY_GAP_MS = 40;
 
+/** herdr's error codes for a pane that is not there: the pane, or the server that held it. */
+const PANE_GONE = ['pane_not_found', 'server_not_running'];
+
 /** A pane host on the running herdr server; key `herdr`. */
 export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
   const binary = options.binary ?? herdrBinary();
   const herdr: Herdr = herdrCli(binary);
 
-  /** The pane's program: the first process of its foreground that is not its shell; null when the pane is gone. */
-  async function program(pane: string): Promise<{ pid: number } | undefined | null> {
+  /**
+   * The pane's program: the first process of its foreground that is not its shell; null when the pane
+   * is gone. `strict`: herdr failing for any other reason (not answering, an error of its own) is an
+   * error, not a pane gone: a look must never read a running agent as gone because herdr did not answer.
+   */
+  async function program(pane: string, strict = false): Promise<{ pid: number } | undefined | null> {
     const reply = await herdr(['pane', 'process-info', '--pane', pane]);
+    if (!reply.ok && strict && !PANE_GONE.includes(reply.code ?? '')) {
+      throw flumeError('IO_FAILED', { what: `look at pane ${pane}`, message: reply.message ?? reply.code ?? 'no answer' }, { variant: 'herdr', details: { pane, code: reply.code ?? null } });
+    }
     if (!reply.ok) return null;
     const foreground = pick(reply.result, 'process_info', 'foreground_processes');
     const pids = (Array.isArray(foreground) ? foreground : [])
@@ -160,7 +170,7 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
     },
     async look(pane) {
       // One `process-info` answers both identity and alive; the screen is read only while the program runs.
-      const found = await program(pane);
+      const found = await program(pane, true);
       if (found === null) return undefined;
       if (found === undefined) return { alive: false };
       const reply = await herdr(['pane', 'read', pane, '--source', 'visible']);

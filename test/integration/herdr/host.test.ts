@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { herdrHost } from '../../../plugins/herdr/index.js';
-import { splitBursts } from '../../../core/index.js';
+import { lookAtPane, splitBursts, type AgentHandle } from '../../../core/index.js';
 import { isFlumeError } from '../../../core/api/errors.js';
 import { which } from '../../../core/support/exec.js';
 import { fakeHerdr, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
@@ -237,6 +237,25 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
       expect(await host.alive(pane)).toBe(false);
       expect(herdr.callsOf('pane', 'close').some((call) => call.argv[2] === pane)).toBe(true);
     }
+  });
+
+  it('takes herdr failing to answer a look as an error, never as the pane gone, so the agent reads by its process instead', async () => {
+    const { pane, pid, identity } = await start('raw');
+    /** A herdr whose `pane process-info` fails with `code`, and which answers all else as the fake does. */
+    const failing = (code: string) => {
+      const file = join(dir, `herdr-${code}`);
+      writeFileSync(file, `#!/bin/sh\nif [ "$1 $2" = "pane process-info" ]; then echo '{"id":"cli:pane:process-info","error":{"code":"${code}","message":"${code}"}}' >&2; exit 1; fi\nexec ${which('herdr')} "$@"\n`, { mode: 0o755 });
+      return herdrHost({ binary: file, stateDir: join(dir, 'state') });
+    };
+    const handle = { sessionId: 's', driver: 'claude-code', host: 'herdr', cwd: dir, pane, pid, paneIdentity: identity } as AgentHandle;
+    const unanswering = failing('request_timeout');
+    await expect(unanswering.look!(pane)).rejects.toSatisfy((error) => isFlumeError(error, 'IO_FAILED'));
+    expect(await lookAtPane(unanswering, handle)).toEqual({ own: true, alive: true });
+    // Once the program is gone, the same failure reads as gone: the process table says so.
+    await host.close(pane);
+    expect(await lookAtPane(unanswering, handle)).toEqual({ own: false, alive: false });
+    // herdr saying the pane is not there is an answer: no pane.
+    expect(await failing('pane_not_found').look!(pane)).toBeUndefined();
   });
 
   it('refuses a bad program or env before asking herdr for anything', async () => {

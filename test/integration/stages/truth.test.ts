@@ -1,10 +1,10 @@
 import { describe, it } from 'vitest';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { flume, git } from '../../helpers/repo.js';
+import { flume, git, tempDir } from '../../helpers/repo.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { LONG, repoFor, running } from './helpers.js';
 import { launchedRecord } from '../../helpers/result-schema.js';
@@ -213,5 +213,29 @@ describe.concurrent('a place landed while its agent runs', { timeout: LONG }, ()
     expect(watch.output()).not.toContain('tidy kept');
     // The supervisor prints its line once the removal is done: a moment after the record is gone.
     await waitFor(() => watch.output().includes('fix/land: tidy removed'), 'the supervisor to say the place was tidied');
+  });
+});
+
+describe.concurrent('a pane host that cannot be asked', { timeout: LONG }, () => {
+  it('never reads a running agent as gone: status shows it at work, tidy keeps its place, and the agent runs on', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, WORKING);
+    const place = await t.launch('fix', 'unasked', 'Work.');
+    await t.until('fix/unasked', (p) => p?.stage?.agent?.state === 'working', 'the agent to work');
+    expect((await t.flume(['drop', 'fix/unasked'])).code).toBe(0);
+    // A tmux that answers nothing, as one that fails on a starved host, first on PATH for these runs.
+    const bin = tempDir('flume-unanswering-tmux-');
+    writeFileSync(join(bin, 'tmux'), '#!/bin/sh\necho "error connecting to the server (Resource temporarily unavailable)" >&2\nexit 1\n');
+    chmodSync(join(bin, 'tmux'), 0o755);
+    const env = { ...t.env, PATH: `${bin}:${t.env.PATH ?? process.env.PATH}` };
+    const read = await flume(['status', 'fix/unasked', '--json'], { env, cwd: t.repo, process: true });
+    expect(read.code, read.stderr).toBe(0);
+    expect(JSON.parse(read.stdout).places[0].stage.agent.state).toBe('working');
+    const tidied = await flume(['tidy', '--json'], { env, cwd: t.repo, process: true });
+    expect(tidied.code, tidied.stderr).toBe(0);
+    expect(JSON.parse(tidied.stdout).outcomes).toEqual([expect.objectContaining({ id: 'fix/unasked', action: 'kept', reason: expect.stringContaining('agent') })]);
+    expect(existsSync(place.path)).toBe(true);
+    expect(running(place.stage.agent.pid)).toBe(true);
+    // With tmux answering again, the same agent reads at work.
+    expect((await t.view('fix/unasked')).stage.agent.state).toBe('working');
   });
 });
