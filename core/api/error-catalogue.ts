@@ -35,6 +35,7 @@ export const ERROR_CATALOGUE = {
       briefTwice: { message: 'Give the brief once: --brief or --brief-file, not both.', fix: 'Drop one of the two.' },
       paneProgram: { message: "A pane's program must be named first and hold no '=': {argv}.", fix: 'Pass the program as argv[0], preferably as an absolute path.' },
       environmentNames: { message: "Environment names cannot be empty, hold '=' or start with '-': {names}.", fix: 'Rename or drop those variables.' },
+      environmentLimit: { message: '{name} is {value}: not a time limit (a number of milliseconds above 0, or a duration such as 90s, at most {limit}).', fix: 'Set {name} to a number of milliseconds, or unset it for the default of {fallback} ms.' },
       tellTwice: { message: 'Give the text to tell, or --file, once.', fix: 'flume tell fix/x "the answer", or flume tell fix/x --file answer.md' },
       unreadableFile: { message: 'The file {file} cannot be read.', fix: 'Pass --file a readable text file.' },
       eventId: { message: '--{flag} {value} is not an event id.', fix: 'Give --since the id of an event (a whole number), as `flume events --json` prints it.' },

@@ -41,6 +41,12 @@ export async function runEntry(argv: string[], options: EntryOptions): Promise<n
   const { io, self } = options;
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
+  // A time limit of flume's environment set to no time limit refuses every command before anything
+  // runs or is asked (the CLI says why); only a run that sets one of them loads the check.
+  if (Object.keys(env).some((name) => name.startsWith('FLUME_') && name.endsWith('_MS'))) {
+    const { environmentLimitProblem } = await import('../support/duration.js');
+    if (environmentLimitProblem(env)) return (await import('./index.js')).runCli(argv, options.preset, { io, self, cwd, env });
+  }
   if (namesAHost(argv, env)) {
     const { routed } = await import('./remote/routed.js');
     const where = await routed(argv, { io, cwd, env, preset: options.preset, self }, (again, io) => runEntry(again, { ...options, io }));

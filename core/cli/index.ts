@@ -10,6 +10,7 @@ import type { Logger } from '../api/plugin.js';
 import { plainArgs } from './plain-args.js';
 import { flumeVersion, type CliContext, type Command } from './command.js';
 import { yargsBuilder } from './options.js';
+import { environmentLimitProblem } from '../support/duration.js';
 
 /** Runs flume with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]>, options: { io?: Io; self?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
@@ -26,6 +27,11 @@ export async function runCli(argv: string[], preset: () => Promise<FlumePlugin[]
     const version = await flumeVersion();
     io.stdout(json ? JSON.stringify({ flume: version, node: process.versions.node }, null, 2) + '\n' : `${version}\n`);
     return 0;
+  }
+  const limit = environmentLimitProblem(env);
+  if (limit) {
+    printError(io, limit, json);
+    return limit.exitCode;
   }
   // The plain forms of the commands run most and of those callers poll (plain-args.ts) run without the
   // argument parser, which costs more than starting node; anything else (another flag, a typo) goes

@@ -11,6 +11,7 @@ import type { PlaceStatus, RepositoryStatus, StatusReport } from '../engine/stat
 import type { SupervisorStatus } from '../engine/supervisor/supervisor-state.js';
 import { lastGoodReading, noteGoodReading, THIS_HOST, type NamedHost } from './list.js';
 import { relay } from './relay.js';
+import { environmentMs } from '../support/duration.js';
 
 /** A host as a merged reading lists it. */
 export interface HostReading {
@@ -34,8 +35,7 @@ export interface AllHostsReport extends Omit<StatusReport, 'places' | 'repositor
 
 /** How long a merged reading waits for each host, ms (`FLUME_HOST_READ_MS`, default 10 s). */
 export function hostReadMs(env: NodeJS.ProcessEnv): number {
-  const value = Number(env.FLUME_HOST_READ_MS);
-  return Number.isFinite(value) && value > 0 ? value : 10_000;
+  return environmentMs(env, 'FLUME_HOST_READ_MS');
 }
 
 /**

@@ -10,14 +10,14 @@ import { flumeError, type FlumeError } from '../api/errors.js';
 import { run, runAttached, type RunResult } from '../support/exec.js';
 import { controlPath, heldVersion, readNote, sameMinor, socketIdentity, writeNote } from './held.js';
 import type { NamedHost } from './list.js';
+import { environmentMs } from '../support/duration.js';
 
 /** ssh's own exit code for its own failure (the remote's never reaches it: flume exits 0, 1 or 2). */
 const SSH_FAILED = 255;
 
 /** How long the handshake waits for a host, ms (`FLUME_HOST_TIMEOUT_MS`, default 30 s). */
 export function hostTimeoutMs(env: NodeJS.ProcessEnv): number {
-  const value = Number(env.FLUME_HOST_TIMEOUT_MS);
-  return Number.isFinite(value) && value > 0 ? value : 30_000;
+  return environmentMs(env, 'FLUME_HOST_TIMEOUT_MS');
 }
 
 /** ssh's arguments for one remote command on `host`. */

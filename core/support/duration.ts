@@ -2,7 +2,7 @@
  * Durations, in config and on the command line: a number of seconds, or a string such as "90s",
  * "20m", "2h", "500ms"; at most MAX_DURATION_MS. Anything else is refused, never read as a default.
  */
-import { flumeError } from '../api/errors.js';
+import { flumeError, type FlumeError } from '../api/errors.js';
 
 /** The longest duration flume takes: 100000 hours (about 11 years), in milliseconds. */
 export const MAX_DURATION_MS = 100_000 * 3_600_000;
@@ -48,6 +48,50 @@ export function toMs(value: number | string | undefined, fallbackMs: number, pat
     variant: ms === 'too-long' ? 'durationTooLong' : 'duration',
     details: { path, value },
   });
+}
+
+/** The time limits flume reads from its environment, each with its default, ms. */
+export const ENVIRONMENT_LIMITS = {
+  /** How long a config may take to load. */
+  FLUME_CONFIG_TIMEOUT_MS: 10_000,
+  /** How long status waits for a config's probe before it reports the repository as loading. */
+  FLUME_STATUS_CONFIG_WAIT_MS: 1000,
+  /** How long the handshake with another host waits. */
+  FLUME_HOST_TIMEOUT_MS: 30_000,
+  /** How long a merged reading of every host waits for each. */
+  FLUME_HOST_READ_MS: 10_000,
+} as const;
+
+/** The name of one of flume's time-limit variables. */
+export type EnvironmentLimit = keyof typeof ENVIRONMENT_LIMITS;
+
+/**
+ * The time limit a variable of flume's environment sets, ms: a number of milliseconds, or a duration
+ * with its unit ("90s"); its default when unset or empty. Anything else (zero, a negative, "5 s",
+ * past 100000h) is BAD_USAGE, never read as the default: a limit the user set and flume ignored would
+ * wait where they asked it not to.
+ */
+export function environmentMs(env: NodeJS.ProcessEnv, name: EnvironmentLimit): number {
+  const raw = env[name]?.trim();
+  if (!raw) return ENVIRONMENT_LIMITS[name];
+  const ms = /^[0-9]+(\.[0-9]+)?$/.test(raw) ? Number(raw) : durationMs(raw);
+  if (typeof ms === 'number' && ms > 0 && ms <= MAX_DURATION_MS) return ms;
+  throw flumeError('BAD_USAGE', { name, value: JSON.stringify(env[name]), fallback: ENVIRONMENT_LIMITS[name], limit: MAX_DURATION }, {
+    variant: 'environmentLimit',
+    details: { name, value: env[name] },
+  });
+}
+
+/** The refusal for the first of flume's time-limit variables set to no time limit; undefined when each is right. */
+export function environmentLimitProblem(env: NodeJS.ProcessEnv): FlumeError | undefined {
+  for (const name of Object.keys(ENVIRONMENT_LIMITS) as EnvironmentLimit[]) {
+    try {
+      environmentMs(env, name);
+    } catch (error) {
+      return error as FlumeError;
+    }
+  }
+  return undefined;
 }
 
 /** A timer that can be cleared: what `longTimeout` returns. */

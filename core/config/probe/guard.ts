@@ -15,11 +15,11 @@ import { readJsonFile, updateJsonFile } from '../../state/json-file.js';
 import { sha256, type FoundConfig } from '../find.js';
 import { isDataConfig, readDataConfig } from '../data.js';
 import { PROBE_MARK, type ProbeAnswer } from './probe-answer.js';
+import { environmentMs } from '../../support/duration.js';
 
 /** How long a config may take to load, ms: `FLUME_CONFIG_TIMEOUT_MS`, default 10 s. */
 export function configTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.FLUME_CONFIG_TIMEOUT_MS);
-  return Number.isFinite(value) && value > 0 ? value : 10_000;
+  return environmentMs(env, 'FLUME_CONFIG_TIMEOUT_MS');
 }
 
 /** What one probe of a config found. */

@@ -20,6 +20,7 @@ import { landingOf, type Landing } from '../tidy/over.js';
 import { waitsForCaller } from '../stage/decide.js';
 import type { KindDef } from '../../api/config.js';
 import type { Flume } from '../../api/plugin.js';
+import { environmentMs } from '../../support/duration.js';
 
 /** One place as status reports it. The shape is published as status.schema.json. */
 export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 'repo' | 'path' | 'branch' | 'target' | 'base' | 'brief' | 'createdAt'> {
@@ -81,8 +82,7 @@ export interface StatusReport {
  * background, so status answers in a second or two whatever one config does.
  */
 function configWaitMs(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.FLUME_STATUS_CONFIG_WAIT_MS);
-  return Number.isFinite(value) && value > 0 ? value : 1000;
+  return environmentMs(env, 'FLUME_STATUS_CONFIG_WAIT_MS');
 }
 
 /** Builds the status report: one repository's places (`repo`), or every place on the host. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { FLUME_BIN, makeRepo, remove, write } from '../../helpers/repo.js';
 import { expectRefused, fullSnapshot, MAKE_ONLY, testFlume } from './helpers.js';
 
-const { stateDir, env, cli } = testFlume();
+const { stateDir, env, cli, spawned } = testFlume();
 let repo: string;
 
 beforeAll(async () => {
@@ -53,6 +53,33 @@ describe('a duration', () => {
       if (args.includes('--json')) expect(result.error?.message, args.join(' ')).toMatch(/^--timeout "(100001h|banana|360000001)" /);
     }
     expect(fullSnapshot(repo, stateDir)).toBe(before);
+  });
+
+  it("in flume's environment (FLUME_*_MS) set to no time limit refuses every command before it runs or asks anything, as a process too; one with its unit is taken", async () => {
+    const before = fullSnapshot(repo, stateDir);
+    const bad: Array<[string, string]> = [
+      ['FLUME_HOST_TIMEOUT_MS', '5 s'],
+      ['FLUME_CONFIG_TIMEOUT_MS', '0'],
+      ['FLUME_HOST_READ_MS', '-1'],
+      ['FLUME_STATUS_CONFIG_WAIT_MS', 'soon'],
+      ['FLUME_CONFIG_TIMEOUT_MS', '100001h'],
+    ];
+    for (const [name, value] of bad) {
+      const what = `${name}=${value}`;
+      const launched = await cli(['launch', ...MAKE_ONLY, '--repo', repo, '--kind', 'fix', '--name', 'fresh', '--brief', 'b', '--json'], { env: { [name]: value } });
+      expectRefused(launched, 2, ['BAD_USAGE'], `launch with ${what}`);
+      expect(launched.error?.message, what).toBe(`${name} is ${JSON.stringify(value)}: not a time limit (a number of milliseconds above 0, or a duration such as 90s, at most 100000h).`);
+      expect(launched.error?.fix, what).toContain(`unset it for the default`);
+      // As a process, and before the supervisor or another host is asked: status and a routed command alike.
+      expectRefused(await spawned(['status', '--json'], { env: { [name]: value } }), 2, ['BAD_USAGE'], `status with ${what}`);
+      expectRefused(await spawned(['--host', 'nowhere', 'status', '--json'], { env: { [name]: value } }), 2, ['BAD_USAGE'], `status --host with ${what}`);
+    }
+    expect(fullSnapshot(repo, stateDir)).toBe(before);
+    // A number of milliseconds, or a duration with its unit, is a time limit.
+    for (const value of ['90s', '45000']) {
+      const read = await cli(['status', '--repo', repo, '--json'], { env: { FLUME_HOST_TIMEOUT_MS: value } });
+      expect(read.code, `${value}: ${read.stdout}${read.stderr}`).toBe(0);
+    }
   });
 
   it('in a config past 100000h is refused with BAD_CONFIG naming its path, and nothing is done', async () => {
