@@ -396,12 +396,13 @@ async function reap(server: number, pid: number): Promise<void> {
 
 
 /**
- * tmux's words for a server that is not there: none listening on the socket, or no socket at all.
+ * tmux's words for a server that is not there: none listening on the socket, no socket at all, or
+ * one that died while it answered.
  * Any other failure to connect (a server that does not answer in time, a socket it cannot take more
  * on) is a server there that could not be asked.
  */
 function noServer(stderr: string): boolean {
-  return /no server running|error connecting to .*\((No such file or directory|Connection refused)\)/i.test(stderr);
+  return /no server running|server exited unexpectedly|lost server|error connecting to .*\((No such file or directory|Connection refused)\)/i.test(stderr);
 }
 
 /** tmux's words for a pane that is not there (or no server to hold it). */

@@ -42,8 +42,9 @@ export async function runEntry(argv: string[], options: EntryOptions): Promise<n
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   // A time limit of flume's environment set to no time limit refuses every command before anything
-  // runs or is asked (the CLI says why); only a run that sets one of them loads the check.
-  if (Object.keys(env).some((name) => name.startsWith('FLUME_') && name.endsWith('_MS'))) {
+  // runs or is asked (the CLI says why); only a run that sets one of them loads the check. The relay
+  // entry is checked as the command it reads is run, so a refusal answers as that command asked (JSON).
+  if (argv[0] !== '__relay' && Object.keys(env).some((name) => name.startsWith('FLUME_') && name.endsWith('_MS'))) {
     const { environmentLimitProblem } = await import('../support/duration.js');
     if (environmentLimitProblem(env)) return (await import('./index.js')).runCli(argv, options.preset, { io, self, cwd, env });
   }

@@ -4,13 +4,25 @@
  * line and in a config, changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { FLUME_BIN, makeRepo, remove, write } from '../../helpers/repo.js';
+import { constants as osConstants } from 'node:os';
+import { waitFor } from '../../helpers/fake-claude/index.js';
+import { FLUME_BIN, PROJECT, makeRepo, remove, write } from '../../helpers/repo.js';
 import { expectRefused, fullSnapshot, MAKE_ONLY, testFlume } from './helpers.js';
 
 const { stateDir, env, cli, spawned } = testFlume();
+
+/** True when the process has a handler of its own for the signal (its `SigCgt` mask in /proc). */
+function catches(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return mask !== undefined && ((BigInt(`0x${mask}`) >> BigInt(osConstants.signals[signal] - 1)) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
 let repo: string;
 
 beforeAll(async () => {
@@ -31,6 +43,10 @@ describe('a duration', () => {
     waiter.stdout.on('data', (chunk) => (out += chunk));
     waiter.stderr.on('data', (chunk) => (out += chunk));
     const exited = new Promise<number | null>((done) => waiter.on('exit', (code) => done(code)));
+    // Seconds are counted from when the wait has begun (it then catches SIGTERM): on a loaded machine
+    // node can take seconds to load flume, and a SIGTERM before that ends it by the signal.
+    const begun = await Promise.race([exited.then(() => false), waitFor(() => catches(waiter.pid!, 'SIGTERM'), 'the wait to begin', 60_000).then(() => true)]);
+    expect(begun, out).toBe(true);
     const early = await Promise.race([exited, new Promise((done) => setTimeout(() => done('still waiting'), 3000))]);
     expect(early, out).toBe('still waiting');
     waiter.kill('SIGTERM');
@@ -74,6 +90,16 @@ describe('a duration', () => {
       expectRefused(await spawned(['status', '--json'], { env: { [name]: value } }), 2, ['BAD_USAGE'], `status with ${what}`);
       expectRefused(await spawned(['--host', 'nowhere', 'status', '--json'], { env: { [name]: value } }), 2, ['BAD_USAGE'], `status --host with ${what}`);
     }
+    // On the other end of a relay (what another host runs for this one), the command it reads refuses
+    // as that command asked: JSON on its standard output.
+    const version = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')).version;
+    const relayed = spawnSync(process.execPath, [FLUME_BIN, '__relay'], {
+      env: { ...env, FLUME_HOST_READ_MS: 'soon' },
+      input: `${JSON.stringify({ relay: 1, version, argv: ['status', '--repo', repo, '--json'], files: [] })}\n`,
+      encoding: 'utf8',
+    });
+    expect(relayed.status, relayed.stdout + relayed.stderr).toBe(2);
+    expect(JSON.parse(relayed.stdout).error).toMatchObject({ code: 'BAD_USAGE', message: expect.stringMatching(/^FLUME_HOST_READ_MS is "soon"/) });
     expect(fullSnapshot(repo, stateDir)).toBe(before);
     // A number of milliseconds, or a duration with its unit, is a time limit.
     for (const value of ['90s', '45000']) {
