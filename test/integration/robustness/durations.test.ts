@@ -5,20 +5,24 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { constants as osConstants } from 'node:os';
 import { waitFor } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, PROJECT, makeRepo, remove, write } from '../../helpers/repo.js';
 import { expectRefused, fullSnapshot, MAKE_ONLY, testFlume } from './helpers.js';
 
 const { stateDir, env, cli, spawned } = testFlume();
 
-/** True when the process has a handler of its own for the signal (its `SigCgt` mask in /proc). */
-function catches(pid: number, signal: NodeJS.Signals): boolean {
+/** True once the process watches files (an inotify of its own): a wait does once it has begun. */
+function watching(pid: number): boolean {
   try {
-    const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return mask !== undefined && ((BigInt(`0x${mask}`) >> BigInt(osConstants.signals[signal] - 1)) & 1n) === 1n;
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:inotify';
+      } catch {
+        return false;
+      }
+    });
   } catch {
     return false;
   }
@@ -43,9 +47,9 @@ describe('a duration', () => {
     waiter.stdout.on('data', (chunk) => (out += chunk));
     waiter.stderr.on('data', (chunk) => (out += chunk));
     const exited = new Promise<number | null>((done) => waiter.on('exit', (code) => done(code)));
-    // Seconds are counted from when the wait has begun (it then catches SIGTERM): on a loaded machine
-    // node can take seconds to load flume, and a SIGTERM before that ends it by the signal.
-    const begun = await Promise.race([exited.then(() => false), waitFor(() => catches(waiter.pid!, 'SIGTERM'), 'the wait to begin', 60_000).then(() => true)]);
+    // Seconds are counted from when the wait has begun (it then watches the branch): on a loaded
+    // machine node can take seconds to load flume, and a SIGTERM before the command runs ends it by the signal.
+    const begun = await Promise.race([exited.then(() => false), waitFor(() => watching(waiter.pid!), 'the wait to begin', 60_000).then(() => true)]);
     expect(begun, out).toBe(true);
     const early = await Promise.race([exited, new Promise((done) => setTimeout(() => done('still waiting'), 3000))]);
     expect(early, out).toBe('still waiting');
