@@ -63,7 +63,8 @@ describe('a prompt flume sends to the real Claude Code', () => {
     const user = transcript(path).filter((l) => l.type === 'user' && !l.isMeta);
     expect(user).toHaveLength(1);
     expect(user[0]).toMatchObject({ promptSource: 'typed', message: { content: brief } });
-    expect(lastUserText(t.api.requests[0]!.body)).toBe(brief);
+    // The program writes the prompt's line before it sends the request: on a loaded machine the request comes after.
+    expect(lastUserText((await t.api.waitForRequest(1)).body)).toBe(brief);
 
     // The scripted reply ends the turn; status reads the real agent idle.
     const view = await t.until('fix/short', (p) => p?.stage.agent.state === 'idle' && p, 'the turn to end');
@@ -99,7 +100,7 @@ describe('a prompt flume sends to the real Claude Code', () => {
     expect(taken).toContain(`${brief}\n\nMake the change the brief asks for`);
     expect(taken).toContain(place.path);
     // What reached the model is the whole prompt, every line in order.
-    const sent = lastUserText(t.api.requests[0]!.body);
+    const sent = lastUserText((await t.api.waitForRequest(1)).body);
     for (const line of brief.split('\n')) expect(sent).toContain(line);
     expect(sent.indexOf('Line 39:')).toBeLessThan(sent.indexOf('Line 40:'));
   });
@@ -127,6 +128,7 @@ describe('a prompt flume sends to the real Claude Code', () => {
       // Blocked lines come before the taken one; the prompt reached the model once.
       expect(prompts(place.stage.agent.transcriptPath)).toEqual([brief]);
       expect(lines.findIndex((l) => l === blocked)).toBeLessThan(lines.findIndex((l) => l.type === 'user'));
+      await t.api.waitForRequest(1);
       expect(t.api.requests).toHaveLength(1);
       const view = await t.place('fix/drop');
       expect(view.stage).toMatchObject({ delivery: 'taken' });
