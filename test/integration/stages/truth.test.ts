@@ -176,11 +176,15 @@ describe.concurrent('a dropped place tidying keeps', { timeout: LONG }, () => {
     const kept = t.record('fix--busy').kept;
     expect(kept.reason).toContain('agent');
     // Passes go on, and none writes: one kept event, one kept stamp. Judging takes the place's lock (a
-    // file event that wakes one more pass), so judged at the slow poll alone it is judged in at most
-    // every other pass; judged every pass, in each of them.
+    // file event that wakes one more pass), so were it judged every pass it would be judged in each;
+    // judged only at the slow poll, it is judged at most once in each 10 s the passes took, and once
+    // more (the last judgement came at some moment before they began). Measured so, a loaded machine
+    // whose passes take seconds each does not count as judging too often.
     const judged = t.judged();
+    const from = Date.now();
     await t.afterPasses(4);
-    expect(t.judged() - judged).toBeLessThanOrEqual(2);
+    const slowPolls = Math.floor((Date.now() - from) / 10_000);
+    expect(t.judged() - judged).toBeLessThanOrEqual(slowPolls + 1);
     expect(t.events('fix--busy').filter((e) => e.event === 'kept')).toHaveLength(1);
     expect(t.record('fix--busy').kept).toEqual(kept);
     expect(watch.output().match(/tidy kept/g)).toHaveLength(1);
