@@ -255,10 +255,11 @@ export async function spawnDetached(file: string, args: string[], options: { cwd
  * config probe), on node's own child_process: a command that must answer at once does not pay for
  * loading execa. Its output goes nowhere; nothing waits for it.
  */
-export function startDetached(file: string, args: string[], options: { cwd?: string } = {}): void {
+export function startDetached(file: string, args: string[], options: { cwd?: string } = {}): number | undefined {
   const child = spawn(file, args, { cwd: options.cwd, env: environment({}), detached: true, stdio: 'ignore' });
   child.on('error', () => undefined);
   child.unref();
+  return child.pid;
 }
 
 /**

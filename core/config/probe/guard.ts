@@ -102,7 +102,18 @@ function loading(root: string, found: FoundConfig): never {
 async function probeInBackground(root: string, found: FoundConfig, cached: ProbeRecord | undefined, waitMs: number): Promise<ProbeRecord | undefined> {
   if (!(cached && cached.outcome === 'loading' && stillHolds(cached, found))) {
     const { startDetached } = await import('../../support/exec.js');
-    startDetached(process.execPath, [backgroundScript(), root, found.file, found.digest], { cwd: root });
+    const pid = startDetached(process.execPath, [backgroundScript(), root, found.file, found.digest], { cwd: root });
+    // The probe is on record as loading from now, in its own pid: a command that comes before the
+    // probe's node has started (seconds, on a loaded machine) starts no second one. The probe's own
+    // record, or its outcome, already there is left as it is.
+    if (pid) {
+      const marker: ProbeRecord = { file: found.file, digest: found.digest, files: {}, outcome: 'loading', pid, timeoutMs: configTimeoutMs(), at: new Date().toISOString() };
+      await updateJsonFile<ProbeFile>(probeFile(), EMPTY, (value) => {
+        const now = value.repositories?.[root];
+        if (now && stillHolds(now, found)) return undefined;
+        return { version: 1, repositories: { ...value.repositories, [root]: marker } };
+      });
+    }
   }
   const until = Date.now() + waitMs;
   for (;;) {

@@ -168,7 +168,7 @@ function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Ac
     if (stage.waiting) return { type: 'wait', reason: 'waiting on the operator' };
     return { type: 'mark-waiting', needs: exitedNeeds(agent) };
   }
-  if (agent.state === 'asking' || (agent.state === 'idle' && agent.turnEnded)) {
+  if (stoppedShort(agent)) {
     const needs = agent.needs ?? (agent.dialog === 'permission' ? 'a permission prompt is open' : 'it stopped and says nothing more');
     if (stage.waiting?.needs === needs) return { type: 'wait', reason: 'waiting on the operator' };
     return { type: 'mark-waiting', needs };
@@ -182,6 +182,14 @@ function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Ac
   if (stage.stuck) return { type: 'clear-waiting' };
   if (stage.overBudget) return { type: 'wait', reason: 'over its token budget: waiting on the operator' };
   return { type: 'wait', reason: 'the agent is working' };
+}
+
+/**
+ * True when the agent reads as no longer working on its own: gone, asking, or at rest after its turn.
+ * Without its deliverable, such a stage waits on the operator.
+ */
+export function stoppedShort(agent: AgentReading): boolean {
+  return agent.state === 'exited' || agent.state === 'not-up' || agent.state === 'asking' || (agent.state === 'idle' && Boolean(agent.turnEnded));
 }
 
 /**

@@ -11,8 +11,8 @@ import { reachDriver } from '../../drivers/reach.js';
 import type { AgentHandle, AgentReading } from '../../api/agent.js';
 import type { DeliveryState, StageState } from '../../api/record.js';
 import type { KindDef } from '../../api/config.js';
-import { deliverableRequest, type PlaceReading, type Reading } from '../status/reading.js';
-import { exitedNeeds, fingerprint } from './decide.js';
+import { deliverableRequest, readPlaces, type PlaceReading, type Reading } from '../status/reading.js';
+import { exitedNeeds, fingerprint, stoppedShort } from './decide.js';
 import type { UsageView } from './usage.js';
 
 /** A stage as status reports it. */
@@ -103,8 +103,9 @@ export async function stageView(
   const hook = flume.hooks.readDeliverable.get(options.type);
   // What the reader says the stage needs (a landing refused): the stage stops short on it, as the next step records.
   let needs: string | undefined;
-  const request = stage && hook?.isUsed() ? deliverableRequest(reading, place, stage, options) : undefined;
-  if (request && hook) {
+  const readDelivery = async (at: Reading, of: PlaceReading): Promise<void> => {
+    const request = stage && hook?.isUsed() ? deliverableRequest(at, of, stage, options) : undefined;
+    if (!request || !hook) return;
     // A reader that fails (throws, or returns what is not a reading) is named in status, not hidden:
     // the stage is then not seen delivered, and the line says why.
     let failure: string | undefined;
@@ -113,6 +114,8 @@ export async function stageView(
       return undefined;
     });
     if (result?.progress) view.progress = result.progress;
+    delete view.deliverableProblem;
+    needs = undefined;
     if (!record.delivered && failure) view.deliverableProblem = failure;
     if (!record.delivered && result && !result.present && result.problem) view.deliverableProblem = result.problem;
     if (!record.delivered && record.delivery === 'taken' && result && !result.present && result.needs) needs = result.needs;
@@ -120,15 +123,25 @@ export async function stageView(
     // end are seen in the same reading, with or without a supervisor.
     if (!record.delivered && result?.present && fingerprint(result) !== record.presentAtStart) {
       view.state = 'delivered';
-      view.delivered = { at: reading.generatedAt, what: result.what ?? 'delivered' };
+      view.delivered = { at: at.generatedAt, what: result.what ?? 'delivered' };
+      // What a step recorded of the run before (a wait, a stall) is over: the delivery ends it.
+      delete view.needs;
+      delete view.stuckSince;
     }
-  }
+  };
+  await readDelivery(reading, place);
   const handle = record.agent;
   if (handle) {
     const readings = await agents;
     const paneless = !canType(flume.hosts.get(handle.host));
     const driver = reachDriver(flume, handle.driver);
     const agent = readings?.has(handle) ? readings.get(handle) : driver ? await driver.read(handle).catch(() => undefined) : undefined;
+    // The deliverable was read before the agent: one that committed and then stopped between the two
+    // would read stopped short of what it made. A stopped agent's deliverable is read once more, after it.
+    if (agent && !record.delivered && view.state !== 'delivered' && stoppedShort(agent)) {
+      const fresh = await readPlaces(reading.root, [place.record], { commonDir: reading.commonDir }).catch(() => undefined);
+      if (fresh?.places[0]) await readDelivery(fresh, fresh.places[0]);
+    }
     view.agent = {
       driver: handle.driver,
       host: handle.host,

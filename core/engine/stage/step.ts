@@ -16,7 +16,7 @@ import type { AgentHandle } from '../../api/agent.js';
 import type { KindDef, StageDef } from '../../api/config.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Flume } from '../../api/plugin.js';
-import { decide, fingerprint, onward, type Action, type DecideLimits, type Facts } from './decide.js';
+import { decide, fingerprint, onward, stoppedShort, type Action, type DecideLimits, type Facts } from './decide.js';
 import { readPlaces, deliverableRequest, type PlaceReading, type Reading } from '../status/reading.js';
 import { readyPlace } from '../launch/ready.js';
 import { stageStart } from './stage-start.js';
@@ -119,6 +119,19 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
   const driver = handle ? reachDriver(flume, handle.driver) : undefined;
   if (handle && driver) {
     facts.agent = await driver.read(handle);
+    // The deliverable was read before the agent: one that committed and then stopped between the two
+    // readings would read stopped short of a deliverable it made. So a stopped agent's deliverable is
+    // read once more, after it: a stop is never recorded over a delivery made before it.
+    if (def && !stage.delivered && stoppedShort(facts.agent)) {
+      const fresh = await readPlaces(reading.root, [record], { commonDir: reading.commonDir });
+      const again = fresh.places[0]!;
+      facts.head = again.branch?.head;
+      facts.deliverable = await readStageDeliverable(repository, fresh, again, def);
+      if (facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) {
+        delete facts.agent;
+        return facts;
+      }
+    }
     // The stage's tokens, read (from where the last reading stopped) only where a budget applies.
     if (stage.delivery === 'taken' && budgetOf(flume.config, kind, def).tokens !== undefined) {
       const usage = await agentUsage(flume, repository.info.commonDir, handle);

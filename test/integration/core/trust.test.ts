@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { commit, flume, flumeEnv, git, makeRepo, remove, snapshot, tempDir, write } from '../../helpers/repo.js';
 import { parseStatus } from '../../helpers/status-schema.js';
@@ -173,6 +173,31 @@ describe('trust', () => {
     expect(snapshot(repo)).toBe(before);
   });
 
+  it('a status that does not wait for its probe leaves it on record as loading, so no command after it starts a second', async () => {
+    const { state, env: base } = fresh();
+    // The background probe's node starts slowly (three seconds, as on a loaded machine), and status
+    // waits a millisecond: the second status comes before the probe could have said a word.
+    const slow = join(state, 'slow-probe.cjs');
+    writeFileSync(slow, "if ((process.argv[1] || '').endsWith('probe-background.js')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);\n");
+    const env = { ...base, FLUME_CONFIG_TIMEOUT_MS: '15000', FLUME_STATUS_CONFIG_WAIT_MS: '1', NODE_OPTIONS: `--require=${slow}` };
+    const repo = repoWith(markingConfig('loading-once').config);
+    expect((await flume(launchArgs(repo, 'l1'), { env: base })).code).toBe(0);
+    commit(repo, 'flume.config.ts', 'while (true) {}\nexport default {};\n');
+    const first = await flume(['status', '--repo', repo, '--json'], { env });
+    expect(JSON.parse(first.stdout).repositories[0].error.code).toBe('CONFIG_LOADING');
+    const record = JSON.parse(readFileSync(join(state, 'config-probes.json'), 'utf8')).repositories[repo];
+    expect(record).toMatchObject({ outcome: 'loading', pid: expect.any(Number) });
+    try {
+      // The pid on record is the background probe's own.
+      expect(backgroundProbes(repo)).toEqual([record.pid]);
+      const second = await flume(['status', '--repo', repo, '--json'], { env });
+      expect(JSON.parse(second.stdout).repositories[0].error.code).toBe('CONFIG_LOADING');
+      expect(backgroundProbes(repo)).toEqual([record.pid]);
+    } finally {
+      for (const pid of backgroundProbes(repo)) process.kill(-pid, 'SIGKILL');
+    }
+  });
+
   it('a config that throws is named with its own words, by status and by launch', async () => {
     const { env } = fresh();
     const repo = repoWith(markingConfig('throws', "throw new Error('config exploded');").config);
@@ -202,6 +227,21 @@ async function waitFor(done: () => boolean, ms: number): Promise<void> {
 }
 
 /** Processes whose command line runs flume's config probe on `repo`. */
+/** The pids of the background probes (`probe-background.js`) of `repo` that run. */
+function backgroundProbes(repo: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(join('/proc', pid, 'cmdline'), 'utf8').split('\0');
+        return argv.some((a) => a.endsWith('probe-background.js')) && argv.includes(repo);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 function probesRunning(repo: string): string[] {
   const found: string[] = [];
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {

@@ -112,7 +112,13 @@ describe.concurrent('a supervisor killed', { timeout: LONG }, () => {
     const launched = await t.flume(['launch', '--kind', 'fix', '--name', 'db', '--brief', 'Store the cache.', '--json']);
     expect(launched.code, launched.stderr).toBe(0);
     await t.until('fix/db', (p) => p?.stage?.state === 'waiting', 'the stage to wait on the operator');
-    const first = supervisorPid(t.state);
+    // The launch's own step can bring the stage there before the supervisor it started in the
+    // background has taken its lock (a node start, seconds on a loaded machine).
+    let first = supervisorPid(t.state);
+    for (let i = 0; i < 600 && !running(first); i++) {
+      await sleep(100);
+      first = supervisorPid(t.state);
+    }
     expect(running(first)).toBe(true);
     expect((await t.view('fix/db')) && JSON.parse((await t.flume(['status', '--json'])).stdout).supervisor).toMatchObject({ running: true, pid: first });
 
