@@ -348,6 +348,20 @@ export const ERROR_CATALOGUE = {
       driverHost: { message: 'The agent "{agent}" runs only on the pane host "{host}", which no plugin provides.', fix: 'Add the plugin that provides the host "{host}", or name another agent.' },
     },
   },
+  CONTAINER_UNUSABLE: {
+    exit: 1,
+    message: 'The container engine {engine} cannot run this place\'s agent: {said}',
+    fix: 'Put the engine right (`flume doctor` checks it), or launch without a container.',
+    variants: {
+      remote: { message: '{variable} is set ({value}): {engine} would run the container on another machine, where the place\'s folders are not.', fix: 'Unset {variable} so {engine} runs containers on this machine, or launch on that machine with --host.' },
+      missing: { message: 'The container engine {engine} is not installed here (not on PATH).', fix: 'Install {engine} (Debian: apt-get install {engine}), or name the engine that is installed in agent.container.engine.' },
+      silent: { message: 'The container engine {engine} does not answer: {said}', fix: 'Run `{engine} version` and put right what it says, then launch again.' },
+      noImage: { message: 'The image {image} is not on this machine ({engine} has no image of that name).', fix: 'Make or pull the image first (`{engine} pull {image}`, or `{engine} build`), then launch again; flume never pulls one itself.' },
+      gitFolder: { message: 'In a container of {image}, git does not find the repository at its git folder {folder}: {said}', fix: 'Use an image that has git and mounts nothing over that path; the worktree\'s .git names that folder, so commits made inside would be lost.' },
+      home: { message: 'A file written in {folder} inside a container of {image} is not seen on this machine.', fix: 'Use an engine whose mounts write through to this machine (not a remote one or a virtual machine without that folder shared).' },
+      notMade: { message: 'The container for this place could not be made from {image}: {said}', fix: 'Run the image by hand with {engine} to see why, put it right, then retry.' },
+    },
+  },
   NO_TARGET: {
     exit: 1,
     message: 'The main checkout of {repo} is on no branch, and nothing in the repository names the branch work lands on.',

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checkEngine, checkMounts, containerName, containerState, endInside, execArgv, listContainers, makeContainer, removeContainer, type ContainerSpec } from '../../../core/engine/container/engine.js';
+import { isFlumeError } from '../../../core/api/errors.js';
+import { git, makeRepo, tempDir } from '../../helpers/repo.js';
+import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
+
+// Real podman (runc, cgroupfs, the tests' own containers.conf), an image made here, the host's own
+// programs mounted read-only into it. Each test makes its own repository, worktree and container.
+
+let spec: ContainerSpec;
+const made: string[] = [];
+
+beforeAll(() => {
+  const podman = podmanForTests();
+  Object.assign(process.env, podman.env);
+  spec = { engine: 'podman', image: podman.image, mounts: HOST_PROGRAMS, network: 'none' };
+});
+
+afterAll(async () => {
+  for (const name of made) await removeContainer('podman', name);
+});
+
+/** A repository with a worktree on its own branch, and a home folder: a place as launch makes one. */
+function place(name: string) {
+  const repo = makeRepo();
+  const path = join(repo, 'places', `fix--${name}`);
+  git(repo, 'worktree', 'add', '-q', '-b', `fix/${name}`, path);
+  const commonDir = join(repo, '.git');
+  return { repo, id: `fix/${name}`, path, commonDir, home: tempDir('flume-home-') };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<{ code: string; variant?: string; message: string }> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  if (!isFlumeError(error)) throw new Error(`expected a refusal, got ${String(error)}`);
+  return { code: error.code, variant: (error.details as { variant?: string } | undefined)?.variant, message: error.message };
+}
+
+describe('a container engine', () => {
+  it('is refused, with the fix, when remote, missing or without the image; answers its version otherwise', async () => {
+    expect((await checkEngine(spec)).version).toMatch(/^\d+\.\d+/);
+    const remote = await refusal(checkEngine(spec, { ...process.env, CONTAINER_HOST: 'ssh://elsewhere/run/podman.sock' }));
+    expect(remote.message).toContain('CONTAINER_HOST is set');
+    const missing = await refusal(checkEngine({ ...spec, engine: 'docker' }, { ...process.env, PATH: '/nonexistent' }));
+    expect(missing.message).toContain('not installed here');
+    const image = await refusal(checkEngine({ ...spec, image: `localhost/none-such:${randomUUID().slice(0, 8)}` }));
+    expect(image.message).toMatch(/^The image .* is not on this machine/);
+    for (const r of [remote, missing, image]) expect(r.code).toBe('CONTAINER_UNUSABLE');
+  });
+
+  it('checks that git inside finds the repository at its own git folder and that the home writes through', async () => {
+    const p = place('checks');
+    await checkMounts(spec, p);
+    // An image with no git: refused, with nothing left in the home.
+    const bare = await refusal(checkMounts({ ...spec, mounts: [] }, p));
+    expect(bare.message).toContain(`git does not find the repository at its git folder ${p.commonDir}`);
+    expect(execFileSync('ls', ['-A', p.home], { encoding: 'utf8' })).toBe('');
+  });
+
+  it("runs a program in the place's container: its commit lands in the host's repository, it writes nowhere outside its mounts, and it ends when told", async () => {
+    const p = place('work');
+    const name = await makeContainer(spec, p);
+    made.push(name);
+    expect(name).toBe(containerName(p));
+    expect(await containerState('podman', name)).toBe('running');
+    // Made again for the same place: the same container.
+    expect(await makeContainer(spec, p)).toBe(name);
+    expect((await listContainers('podman'))?.get(p.id)).toEqual({ name, state: 'running' });
+
+    const outside = join(p.repo, `escaped-${randomUUID().slice(0, 8)}`);
+    const script = [
+      'set -e',
+      `git -c user.name=A -c user.email=a@b commit -q --allow-empty -m "made inside"`,
+      `echo home > "$HOME/inside"`,
+      `(echo x > ${outside}) 2>/dev/null || true`,
+      `(echo x > /usr/escaped) 2>/dev/null || true`,
+      'echo done',
+    ].join('\n');
+    const argv = execArgv(spec, name, { cwd: p.path, env: { HOME: p.home }, argv: ['sh', '-c', script] }).filter((a) => a !== '-it');
+    const [file, ...args] = argv;
+    expect(execFileSync(file!, args, { encoding: 'utf8' }).trim()).toBe('done');
+    expect(git(p.repo, 'log', '-1', '--format=%s', `fix/work`)).toBe('made inside');
+    expect(readFileSync(join(p.home, 'inside'), 'utf8')).toBe('home\n');
+    expect(existsSync(outside)).toBe(false);
+    expect(existsSync('/usr/escaped')).toBe(false);
+
+    // A program left running in it is ended, and the container stays for the next.
+    execFileSync('podman', ['exec', '-d', name, 'sleep', '1000']);
+    expect(await endInside('podman', name)).toBe(1);
+    await sleep(200);
+    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' })).not.toContain('sleep 1000');
+    expect(await containerState('podman', name)).toBe('running');
+
+    expect(await removeContainer('podman', name)).toBe(true);
+    expect(await containerState('podman', name)).toBeUndefined();
+    expect((await listContainers('podman'))?.has(p.id)).toBe(false);
+    // Nothing of the place was removed with it.
+    expect(existsSync(join(p.path, '.git'))).toBe(true);
+    expect(readFileSync(join(p.home, 'inside'), 'utf8')).toBe('home\n');
+  });
+});
