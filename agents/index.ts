@@ -3,7 +3,7 @@
  * driver always on the printed host), the tmux host on flume's own socket, and the printed host.
  */
 import { join } from 'node:path';
-import { definePlugin, hostStateDir, type FlumePlugin } from '../core/index.js';
+import { containerHost, definePlugin, hostStateDir, type FlumePlugin } from '../core/index.js';
 import { claudeCodeDriver } from './claude-code/driver.js';
 import { codexDriver } from './codex/driver.js';
 import type { CodexOptions } from './codex/options.js';
@@ -22,6 +22,9 @@ export function flumeTmuxSocket(): string {
 }
 
 /** Registers the tmux host on flume's own socket. */
+/** The container host: the panes of agents that run in a place's container (core/engine/container/host.ts). */
+export const containerHostPlugin = () => definePlugin({ name: 'flume:host:container', apply: (flume) => flume.hosts.add(containerHost(flume)) });
+
 export const tmuxHostPlugin = () =>
   definePlugin({ name: 'flume:host:tmux', apply: (flume) => flume.hosts.add(tmuxHost({ socket: flumeTmuxSocket() })) });
 
@@ -65,5 +68,5 @@ export const codexPlugin = () =>
 
 /** Every built-in agent plugin. */
 export function agentPlugins(): FlumePlugin[] {
-  return [tmuxHostPlugin(), printedHostPlugin(), claudeCodePlugin(), codexPlugin()];
+  return [tmuxHostPlugin(), printedHostPlugin(), containerHostPlugin(), claudeCodePlugin(), codexPlugin()];
 }

@@ -191,6 +191,23 @@ export const configSchema = {
           minLength: 1,
           description: 'Where agents run: `auto`, or the key of a pane host a plugin provides (the built-ins: `herdr`, `tmux`, `printed`). `auto` picks the available host of the highest priority: herdr when it runs, else tmux, else a printed command. Default `auto`.',
         },
+        container: {
+          type: 'object',
+          description: 'Run each place\'s agents in a container of its own, made by this engine from this image (docs/containers.md). `flume launch --container IMAGE` asks it for one launch.',
+          properties: {
+            engine: { enum: ['podman', 'docker'], description: 'The engine, by its command. Default `podman` where it is installed, else `docker`.' },
+            image: { type: 'string', minLength: 1, description: 'The image, already on this machine (flume never pulls one).' },
+            mounts: {
+              type: 'array',
+              items: { type: 'string', pattern: '^/', minLength: 2 },
+              description: 'Folders of this machine mounted at the same path inside (`/path`, or `/path:ro` read-only), besides the place\'s worktree, the repository\'s git folder and the agent\'s home.',
+            },
+            env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Variables the agent is given inside (its credentials among them: nothing else of this machine\'s environment goes in but the locale and TERM).' },
+            network: { type: 'string', minLength: 1, description: 'The engine\'s `--network` for the container (`none`, `host`, a network\'s name). Default the engine\'s own.' },
+          },
+          required: ['image'],
+          additionalProperties: false,
+        },
       },
       additionalProperties: false,
     },

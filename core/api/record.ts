@@ -67,6 +67,26 @@ export interface StageRecord {
 }
 
 /** A place's live record: `<git-common-dir>/flume/places/<kind>--<name>.json`. */
+/** What a place's container is made of: `agent.container` in the config, or `launch --container`. */
+export interface ContainerSpec {
+  engine: 'podman' | 'docker';
+  image: string;
+  /** Folders of this machine mounted at the same path inside (`PATH`, or `PATH:ro` read-only). */
+  mounts?: string[];
+  /** Variables the agent is given inside. */
+  env?: Record<string, string>;
+  /** The engine's `--network`; default the engine's own. */
+  network?: string;
+}
+
+/** A place's container: what it is made of, its name, and the agent's home (mounted at the same path). */
+export interface PlaceContainer extends ContainerSpec {
+  name: string;
+  home: string;
+  /** The repository's git folder, mounted at the same path (the worktree's `.git` names it). */
+  gitDir: string;
+}
+
 export interface PlaceRecord {
   version: 1;
   /** `<kind>/<name>`. */
@@ -92,6 +112,8 @@ export interface PlaceRecord {
   phase: PlacePhase;
   ready: ReadyRecord;
   stage?: StageRecord;
+  /** Set for a place whose agents run in a container of its own. */
+  container?: PlaceContainer;
   /** Stages ended, oldest first. */
   history: Array<{ name: string; startedAt: string; endedAt: string; delivered?: string; usage?: AgentUsage }>;
   dropped?: { at: string; reason?: string };

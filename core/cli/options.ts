@@ -79,6 +79,7 @@ export const COMMAND_LINES = {
       from: { type: 'string', describe: 'Where the branch starts (default: the branch the main checkout is on).' },
       start: { type: 'boolean', default: true, describe: 'Start the first stage\'s agent (--no-start only makes and readies the place).' },
       watch: { type: 'boolean', default: true, describe: 'Start the supervisor in the background when none runs (--no-watch for scripts that step places themselves).' },
+      container: { type: 'string', describe: 'Run the place\'s agents in a container of this image, already on this machine (docs/containers.md); the engine and mounts are the config\'s agent.container.' },
       'dry-run': { type: 'boolean', describe: 'Make every check of the launch and print what it would do (place, branch, readying, the agent\'s command and its whole prompt), changing nothing.' },
       ...WAIT_OPTIONS,
     },

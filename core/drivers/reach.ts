@@ -14,6 +14,7 @@ import type { DoctorCheck, PaneHost } from '../api/pane-host.js';
 import type { Flume } from '../api/plugin.js';
 import type { AgentHandle, AgentReading, PromptState } from '../api/agent.js';
 import { agentBaseEnvironment } from '../support/environment.js';
+import { containerEnvironment } from '../engine/container/engine.js';
 
 /** A registered driver as the core reaches it: the same methods, each named and checked. */
 export interface ReachedDriver {
@@ -63,7 +64,8 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
     return judged(answer);
   };
   // The agent's environment is the core's to decide (core/support/environment.ts): the driver gets it made.
-  const withEnvironment = (request: StartRequest): StartRequest => ({ ...request, env: agentBaseEnvironment(sessionVariables) });
+  // A place in a container starts from the container's environment, not the caller's (core/engine/container/engine.ts).
+  const withEnvironment = (request: StartRequest): StartRequest => ({ ...request, env: request.place.container ? containerEnvironment(request.place.container) : agentBaseEnvironment(sessionVariables) });
   const sessionVariables = Array.isArray(driver.sessionVariables) ? driver.sessionVariables.filter((name): name is string => typeof name === 'string' && name !== '') : [];
   const own = (method: keyof AgentDriver) => {
     if (typeof driver[method] !== 'function') throw missing(plugin, key, method);

@@ -41,6 +41,7 @@ export const launchCommand: Command = {
       from: args.from === undefined ? undefined : String(args.from),
       start: args.start !== false,
       watch: args.watch !== false,
+      ...(args.container === undefined ? {} : { container: String(args.container) }),
     };
     if (args['dry-run']) {
       // A dry run asks nothing: an untrusted config is refused as it is where flume cannot ask.

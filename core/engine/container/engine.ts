@@ -11,22 +11,13 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { flumeError } from '../../api/errors.js';
 import { run, which } from '../../support/exec.js';
+import type { ContainerSpec, PlaceContainer } from '../../api/record.js';
+import { utf8LocaleFor } from '../../support/environment.js';
 
 /** The engines flume drives, by their command. */
 export const ENGINES = ['podman', 'docker'] as const;
-export type EngineName = (typeof ENGINES)[number];
-
-/** What a place's container is made of: `agent.container` in the config, or `launch --container`. */
-export interface ContainerSpec {
-  engine: EngineName;
-  image: string;
-  /** Host paths mounted at the same path inside (`PATH`, or `PATH:ro` read-only). */
-  mounts?: string[];
-  /** Variables every program in the container is given. */
-  env?: Record<string, string>;
-  /** The engine's `--network` (`none`, `host`, a network's name); default the engine's own. */
-  network?: string;
-}
+export type EngineName = ContainerSpec['engine'];
+export type { ContainerSpec };
 
 /** The place a container is made for: its id, its worktree, the repository's git folder and the agent's home. */
 export interface ContainerPlace {
@@ -200,4 +191,24 @@ function engine(spec: ContainerSpec, args: string[], timeoutMs: number) {
 
 function firstLine(text: string): string {
   return text.trim().split('\n')[0] ?? '';
+}
+
+/**
+ * The environment an agent in a container starts from, before its driver adds its own and the
+ * config's: not the caller's (its folders and sessions are this machine's), but HOME at the place's
+ * home, TERM and the locale, and what `agent.container.env` gives. PATH is this machine's, for the
+ * driver's checks here; it goes into the container only as `agent.container.env` sets it.
+ */
+export function containerEnvironment(container: PlaceContainer, caller: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = { HOME: container.home, TERM: caller.TERM || 'xterm-256color' };
+  if (caller.PATH) env.PATH = caller.PATH;
+  for (const name of ['LANG', 'LC_ALL', 'LC_CTYPE']) if (caller[name]) env[name] = caller[name]!;
+  Object.assign(env, utf8LocaleFor(env), container.env ?? {});
+  return env;
+}
+
+/** Of an agent's environment, what is handed into its container: all but this machine's PATH, unless the container's env sets one. */
+export function insideEnvironment(container: ContainerSpec, env: Record<string, string>): Record<string, string> {
+  const { PATH: _path, ...rest } = env;
+  return container.env?.PATH ? { ...rest, PATH: container.env.PATH } : rest;
 }

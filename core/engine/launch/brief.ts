@@ -19,6 +19,8 @@ export interface LaunchRequest {
   start?: boolean;
   /** False for --no-watch: its caller steps it; commands on it start no supervisor. */
   watch?: boolean;
+  /** --container IMAGE: the place's agents run in a container of this image (the config's `agent.container` otherwise). */
+  container?: string;
 }
 
 /**

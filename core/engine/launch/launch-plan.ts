@@ -4,7 +4,7 @@
  * both plan here, so a dry run refuses exactly what a launch refuses, with the same error.
  */
 import { randomUUID } from 'node:crypto';
-import { lstatSync, type Stats } from 'node:fs';
+import { lstatSync, rmSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
 import { kindOf, type Repository } from '../../config/repository.js';
@@ -12,7 +12,10 @@ import { isValidBranchName, readRepository, resolveRevision, trackedUnder } from
 import { checkName, nameFromBrief, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../../state/place.js';
 import { readRecord } from '../../state/store.js';
 import type { KindDef } from '../../api/config.js';
-import type { PlaceRecord } from '../../api/record.js';
+import type { ContainerSpec, PlaceContainer, PlaceRecord } from '../../api/record.js';
+import { checkEngine, checkMounts, containerName } from '../container/engine.js';
+import { which } from '../../support/exec.js';
+import { hostStateDir } from '../../state/dir.js';
 import { launchTarget } from './target.js';
 import { readBrief, type LaunchRequest } from './brief.js';
 
@@ -30,6 +33,8 @@ export interface PlacePlan {
   base: string;
   target: string;
   brief: string;
+  /** Where the place's agents run in a container: what it is made of, checked here. */
+  container?: PlaceContainer;
 }
 
 /**
@@ -80,7 +85,39 @@ export async function planPlace(repository: Repository, request: LaunchRequest, 
       details: { branch },
     });
   }
-  return { kind, name, key: placeKey(kind.name, name), path: placePath(info.root, kind.name, name), branch, from, base, target, brief };
+  const id = placeId(kind.name, name);
+  const container = await placeContainer(repository, request, id);
+  return { kind, name, key: placeKey(kind.name, name), path: placePath(info.root, kind.name, name), branch, from, base, target, brief, ...(container ? { container } : {}) };
+}
+
+/**
+ * The container a launch asks for (`--container IMAGE`, else the config's `agent.container`), checked
+ * before anything is made: the engine is this machine's and answers, the image is here, git inside
+ * finds the repository at its git folder and a mounted folder writes through. Undefined for none.
+ */
+async function placeContainer(repository: Repository, request: LaunchRequest, id: string): Promise<PlaceContainer | undefined> {
+  const configured = repository.flume.config.agent?.container;
+  if (!request.container && !configured) return undefined;
+  const engine = configured?.engine ?? (which('podman') ? 'podman' : 'docker');
+  const spec: ContainerSpec = {
+    engine,
+    image: request.container ?? configured!.image,
+    ...(configured?.mounts ? { mounts: configured.mounts } : {}),
+    ...(configured?.env ? { env: configured.env } : {}),
+    ...(configured?.network ? { network: configured.network } : {}),
+  };
+  const { commonDir } = repository.info;
+  const name = containerName({ id, commonDir });
+  await checkEngine(spec);
+  // The check writes in a folder of its own beside the homes, removed after: a refused launch leaves nothing.
+  const homes = join(hostStateDir(), 'homes');
+  const probe = join(homes, `.check-${randomUUID()}`);
+  try {
+    await checkMounts(spec, { commonDir, home: probe });
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+  return { ...spec, name, home: join(homes, name), gitDir: commonDir };
 }
 
 /** The record a launch of the plan writes first, as `making` (the intent). */
@@ -103,6 +140,7 @@ export function placeRecord(repository: Repository, plan: PlacePlan, request: La
     ready: { state: 'none', at: now },
     history: [],
     launched: { start: request.start !== false, watch: request.watch !== false },
+    ...(plan.container ? { container: plan.container } : {}),
   };
 }
 

@@ -12,6 +12,8 @@ import type { KindDef, StageDef } from '../../api/config.js';
 import type { PlaceRecord } from '../../api/record.js';
 import { previousDelivery, renderPrompt } from './prompt.js';
 import { chooseHost } from '../supervisor/hosts.js';
+import { containerOpener } from '../container/host.js';
+import { passedOn } from '../../support/environment.js';
 
 /** A stage about to start, everything it needs chosen. */
 export interface StageStart {
@@ -38,7 +40,10 @@ export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDe
     });
   }
   const driver = requireDriver(flume, driverKey);
-  const host = driver.host ? pinnedHost(flume, driver) : await chooseHost(flume);
+  const chosen = driver.host ? pinnedHost(flume, driver) : await chooseHost(flume);
+  // A place in a container: the pane is the chosen host's, its program the agent exec'd in the container.
+  const container = record.container;
+  const host = container ? containerOpener(chosen, container, { id: record.id, path: record.path, commonDir: container.gitDir, home: container.home }, passedOn(process.env)) : chosen;
   const deliverable = deliverableOf(def);
   // The reader's own variables, computed once here: the stage's prompt and the reader agree on them.
   const reader = flume.deliverables.get(deliverable.type)?.variables?.({ place: record, stage: def, options: deliverable });

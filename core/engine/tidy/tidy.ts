@@ -6,6 +6,7 @@
  */
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { removeContainer } from '../container/engine.js';
 import { callHook } from '../../api/hooks.js';
 import { crashPoint } from '../../support/crash.js';
 import { FlumeError, flumeError } from '../../api/errors.js';
@@ -156,6 +157,10 @@ async function reasonToKeep(repository: Repository, place: PlaceReading, reading
 
 async function removePlace(repository: Repository, record: PlaceRecord, place: PlaceReading): Promise<string | undefined> {
   const { info, flume } = repository;
+  // Its container goes first (its volumes never): nothing is in it that is not in the place or its home.
+  if (record.container && !(await removeContainer(record.container.engine, record.container.name))) {
+    return `its container ${record.container.name} could not be removed (${record.container.engine} rm -f refused): remove it, then tidy again`;
+  }
   // Nothing is registered at the place's path: nothing to remove. Never `git worktree prune` here:
   // it unregisters every worktree whose folder is missing, hand-made ones on an unmounted disk too.
   if (!place.worktree) return undefined;

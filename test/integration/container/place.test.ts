@@ -1,0 +1,88 @@
+import { beforeAll, describe, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { git, PROJECT, snapshot, tempDir } from '../../helpers/repo.js';
+import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
+import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
+import { LONG, repoFor } from '../stages/helpers.js';
+
+// A place whose agent (the fake, a node program) runs in a podman container of its own, through the
+// flume command line as an operator runs it: the pane (tmux) runs `podman exec -it`, the agent's home
+// is the place's, its commit lands in the host's repository, and tidy removes the container.
+
+let podman: ReturnType<typeof podmanForTests>;
+
+beforeAll(() => {
+  podman = podmanForTests();
+  // flume, its supervisor and the pane's podman client all run with it.
+  Object.assign(process.env, podman.env);
+});
+
+const ONE = { name: 'one', stages: [{ name: 'code', prompt: 'Make the change: {brief}', deliverable: 'commit' }] };
+
+/** The config of a repository whose agents run in containers of the test image, their script in `dir`. */
+function containerConfig(dir: string, script: object) {
+  const scriptFile = join(dir, 'script.json');
+  writeFileSync(scriptFile, JSON.stringify(script));
+  return {
+    kinds: [ONE],
+    agent: { host: 'tmux', container: { engine: 'podman', image: podman.image, mounts: [...HOST_PROGRAMS, `${PROJECT}:ro`, `${dir}:ro`], network: 'none' } },
+    // No config folder of the operator's: the agent's is in the place's home.
+    agents: { 'claude-code': { binary: FAKE_CLAUDE, args: [], env: { FAKE_CLAUDE_SCRIPT: scriptFile } } },
+  };
+}
+
+function containers(): string {
+  return execFileSync('podman', ['ps', '-a', '--filter', 'label=flume.place', '--format', '{{.Names}} {{.Labels}}'], { encoding: 'utf8' });
+}
+
+describe('a place in a container', { timeout: LONG }, () => {
+  it("runs its agent inside, reads its transcript in the place's home, sees its commit, stops it there, and tidy removes the container", async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    // The agent commits once the test has seen it run inside (the file `go`, which the test writes).
+    const commit = `while [ ! -e ${dir}/go ]; do sleep 0.1; done; echo one > one.txt && git add one.txt && git commit -qm "One, made inside"`;
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ run: ['sh', '-c', commit] }, { say: 'Committed.' }] }] }));
+    const place = await t.launch('one', 'inside', 'Add one.txt.');
+    expect(place.container).toMatchObject({ engine: 'podman', image: podman.image, name: expect.stringMatching(/^flume-one--inside-[0-9a-f]{8}$/), gitDir: join(t.repo, '.git') });
+    const { name, home } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    // The pane wraps tmux's; the agent's record is in the place's home, as the driver read it.
+    expect(place.stage.agent).toMatchObject({ host: 'container', pane: expect.stringMatching(new RegExp(`^podman\\|${name}\\|tmux\\|%\\d+$`)) });
+    expect(place.stage.agent.transcriptPath.startsWith(join(home, '.claude', 'projects'))).toBe(true);
+    expect(containers()).toContain(name);
+    const inside = execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' });
+    expect(inside).toContain('fake-claude.mjs');
+
+    writeFileSync(join(dir, 'go'), '');
+    t.watch();
+    await t.until('one/inside', (p) => p?.stage?.state === 'delivered' && p.stage.agent.state === 'exited', 'the delivery, and the agent ended');
+    expect(git(t.repo, 'log', '-1', '--format=%s', 'one/inside')).toBe('One, made inside');
+    // Nothing of the agent runs in the container once it is stopped: only its first process.
+    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['sleep infinity']);
+
+    // Landed (merged into main on this machine): tidy takes the container, then the place and its branch.
+    git(t.repo, 'merge', '-q', '--no-edit', 'one/inside');
+    // (The supervisor tidies a landed place too: whichever comes first.)
+    const tidied = await t.flume(['tidy', '--json']);
+    expect(tidied.code, tidied.stdout + tidied.stderr).toBe(0);
+    await t.until('one/inside', (p) => p === undefined, 'the place tidied');
+    expect(containers()).not.toContain(name);
+    expect(existsSync(place.path)).toBe(false);
+    expect(git(t.repo, 'branch', '--list', 'one/inside')).toBe('');
+    // The home (the agent's transcripts) is kept, as Claude Code's own are.
+    expect(existsSync(place.stage.agent.transcriptPath)).toBe(true);
+  });
+
+  it('is refused before anything is made when its image is not on this machine', async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, {}));
+    const before = snapshot(t.repo);
+    const result = await t.flume(['launch', '--kind', 'one', '--name', 'none', '--brief', 'b', '--container', 'localhost/flume-none-such:1', '--no-watch', '--json']);
+    expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'CONTAINER_UNUSABLE', message: expect.stringContaining('localhost/flume-none-such:1 is not on this machine') });
+    expect(snapshot(t.repo)).toBe(before);
+    expect(containers()).not.toContain('flume-one--none-');
+    mkdirSync(join(t.state, 'homes'), { recursive: true });
+    expect(execFileSync('ls', ['-A', join(t.state, 'homes')], { encoding: 'utf8' })).toBe('');
+  });
+});
