@@ -22,6 +22,7 @@ export function describePlace(p: PlaceStatus): string {
   } else {
     lines.push(`  stages: ${p.stages.join(' → ') || '(unknown kind)'}; none started${p.awaitsStart ? ' (launched with --no-start: flume stage or flume retry starts one)' : p.awaits ? ' (its caller starts each one)' : ''}`);
   }
+  if (p.container) lines.push(`  container: ${p.container.name} (${p.container.engine}, ${p.container.image}): ${p.container.state}`);
   if (p.awaiting) lines.push(`  ${awaitingWords(p)}`);
   if (p.finished) lines.push(`  finished ${p.finished.at}: every stage delivered or the work landed (flume stage or retry runs a stage again)`);
   if (p.usage && (p.usage.stages.length > 1 || !p.stage)) lines.push(`  place cost: ${describeUsage(p.usage)} over ${p.usage.stages.length} stage ${p.usage.stages.length === 1 ? 'run' : 'runs'}${p.usage.complete ? '' : ' (some unknown)'}`);

@@ -146,8 +146,8 @@ export async function containerState(engineName: EngineName, name: string): Prom
   return result.exitCode === 0 ? result.stdout.trim() || undefined : undefined;
 }
 
-/** Every flume container on this host, by place id, in one look (`ps --filter label=flume.place`); undefined when the engine did not answer. */
-export async function listContainers(engineName: EngineName): Promise<Map<string, { name: string; state: string }> | undefined> {
+/** Every flume container on this host, by its name, in one look (`ps --filter label=flume.place`); undefined when the engine did not answer. */
+export async function listContainers(engineName: EngineName): Promise<Map<string, { place: string; state: string }> | undefined> {
   const result = await run(engineName, ['ps', '-a', '--filter', `label=${PLACE_LABEL}`, '--format', 'json'], { timeoutMs: 30_000 });
   if (result.exitCode !== 0) return undefined;
   // podman prints one array; docker one object a line, its labels as "k=v,k=v".
@@ -158,12 +158,12 @@ export async function listContainers(engineName: EngineName): Promise<Map<string
   } catch {
     return undefined;
   }
-  const found = new Map<string, { name: string; state: string }>();
+  const found = new Map<string, { place: string; state: string }>();
   for (const row of rows) {
     const name = Array.isArray(row.Names) ? row.Names[0] : row.Names;
     const labels = typeof row.Labels === 'string' ? Object.fromEntries(row.Labels.split(',').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])) : (row.Labels ?? {});
     const place = labels[PLACE_LABEL];
-    if (name && place) found.set(place, { name, state: (row.State ?? '').toLowerCase() });
+    if (name && place) found.set(name, { place, state: (row.State ?? '').toLowerCase() });
   }
   return found;
 }

@@ -153,6 +153,18 @@ export const placeSchema = {
       additionalProperties: false,
     },
     awaitsStart: { const: true, description: 'Launched with --no-start: no stage starts until flume stage or flume retry.' },
+    container: {
+      type: 'object',
+      description: 'The place\'s container, where its agents run in one (docs/containers.md): as its engine lists it now.',
+      required: ['engine', 'image', 'name', 'state'],
+      additionalProperties: false,
+      properties: {
+        engine: { type: 'string', description: 'The engine\'s command: podman or docker.' },
+        image: { type: 'string' },
+        name: { type: 'string', description: 'The container\'s name (flume-<kind>--<name>-<8 hex of the repository\'s git folder>), labelled flume.place=<id>.' },
+        state: { type: 'string', description: 'As the engine says it (running, exited, …); `gone` when there is none of its name, `unknown` when the engine did not answer.' },
+      },
+    },
     awaits: { const: 'caller', description: 'The place waits for its caller: its kind\'s caller starts its stages (`advance: \'caller\'`), or a stage\'s gate holds it. Present in the same reading as the delivery it follows.' },
     awaiting: {
       type: 'object',

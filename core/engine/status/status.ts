@@ -11,7 +11,7 @@ import { lockHolder } from '../../state/lock.js';
 import { keyOf, placeLockFile, readRecord, readRecords, type BrokenRecord } from '../../state/store.js';
 import type { AgentUsage } from '../../api/agent.js';
 import type { FlumeConfig } from '../../api/plugin.js';
-import type { PlaceRecord } from '../../api/record.js';
+import type { PlaceContainer, PlaceRecord } from '../../api/record.js';
 import { readPlaces, type PlaceReading, type Reading } from './reading.js';
 import { readAgents, stageView, type AgentReadings, type StageView } from '../stage/stage-view.js';
 import { supervisorState, type SupervisorStatus } from '../supervisor/supervisor-state.js';
@@ -37,6 +37,8 @@ export interface PlaceStatus extends Pick<PlaceRecord, 'id' | 'kind' | 'name' | 
   finished?: PlaceRecord['finished'];
   /** Launched with --no-start: no stage starts until `flume stage` or `flume retry`. */
   awaitsStart?: boolean;
+  /** The place's container, where its agents run in one: as its engine lists it now (`gone`: none of its name; `unknown`: the engine did not answer). */
+  container?: { engine: string; image: string; name: string; state: string };
   /**
    * The place waits for its caller: its kind's caller starts its stages, or a stage's gate holds it.
    * `awaiting` says since when, after which stage and what it delivered (none before the first), and
@@ -93,7 +95,8 @@ export async function status(preset: () => Promise<FlumePlugin[]>, options: { re
   // One place asked for: only its record is read further (its git reading, its agent); the others
   // still count, as the supervisor is reported whenever the host has any place.
   const wanted = options.place === undefined ? undefined : (r: PlaceRecord) => r.id === options.place || `${r.kind}--${r.name}` === options.place || r.path === options.place;
-  const parts = await Promise.all(roots.map((known) => statusOfRepository(preset, known, wanted)));
+  const looks = containerLooks();
+  const parts = await Promise.all(roots.map((known) => statusOfRepository(preset, known, wanted, looks)));
   let all = 0;
   for (const part of parts) {
     if (!part) continue;
@@ -113,7 +116,7 @@ export async function status(preset: () => Promise<FlumePlugin[]>, options: { re
   return report;
 }
 
-async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: { root: string; commonDir?: string }, wanted?: (record: PlaceRecord) => boolean) {
+async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: { root: string; commonDir?: string }, wanted: ((record: PlaceRecord) => boolean) | undefined, looks: ContainerLooks) {
   const named = !known.commonDir;
   // A repository the host list names is read from its state first: no places, no git process.
   const early = known.commonDir ? await readRecords(known.commonDir) : undefined;
@@ -148,11 +151,11 @@ async function statusOfRepository(preset: () => Promise<FlumePlugin[]>, known: {
   const handles = chosen.flatMap((record) => (flume.kinds.get(record.kind) && record.stage?.agent ? [record.stage.agent] : []));
   const agents = readAgents(flume, handles);
   const read = await reading;
-  const places = await Promise.all(read.places.map((place) => placeStatus(repository!, read, place, agents, repositoryStatus.error?.code)));
+  const places = await Promise.all(read.places.map((place) => placeStatus(repository!, read, place, agents, repositoryStatus.error?.code, looks)));
   return { repository: repositoryStatus, places, all: records.length };
 }
 
-async function placeStatus(repository: Repository, reading: Reading, place: PlaceReading, agents: Promise<AgentReadings>, configError?: string): Promise<PlaceStatus> {
+async function placeStatus(repository: Repository, reading: Reading, place: PlaceReading, agents: Promise<AgentReadings>, configError: string | undefined, looks: ContainerLooks): Promise<PlaceStatus> {
   const { record, worktree, branch } = place;
   const kind = repository.flume.kinds.get(record.kind);
   const problems: string[] = [];
@@ -175,6 +178,7 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
   const usage = placeUsage(record, current, flume.config.pricing);
   const stage = kind ? await stageView(repository.flume, reading, place, kind, agents, { usage: stageUsage, budget }) : null;
   const awaiting = kind && record.phase === 'made' && !record.dropped ? awaitingOf(flume, record, kind, stage) : undefined;
+  const container = record.container ? await containerOf(record.container, looks) : undefined;
   return {
     id: record.id,
     kind: record.kind,
@@ -198,8 +202,26 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
     ...(!record.stage && record.launched?.start === false ? { awaitsStart: true } : {}),
     ...(awaiting ? { awaits: 'caller' as const, awaiting } : {}),
     ...(usage ? { usage } : {}),
+    ...(container ? { container } : {}),
     problems,
   };
+}
+
+/** Every container of each engine a reading asks of, looked at once for all the places of all repositories. */
+type ContainerLooks = (engine: PlaceContainer['engine']) => Promise<Map<string, { place: string; state: string }> | undefined>;
+
+function containerLooks(): ContainerLooks {
+  const asked = new Map<string, ReturnType<ContainerLooks>>();
+  return (engine) => {
+    if (!asked.has(engine)) asked.set(engine, import('../container/engine.js').then(({ listContainers }) => listContainers(engine)).catch(() => undefined));
+    return asked.get(engine)!;
+  };
+}
+
+async function containerOf(container: PlaceContainer, looks: ContainerLooks): Promise<NonNullable<PlaceStatus['container']>> {
+  const all = await looks(container.engine);
+  const state = all ? (all.get(container.name)?.state ?? 'gone') : 'unknown';
+  return { engine: container.engine, image: container.image, name: container.name, state };
 }
 
 /**

@@ -69,7 +69,7 @@ describe('a container engine', () => {
     expect(await containerState('podman', name)).toBe('running');
     // Made again for the same place: the same container.
     expect(await makeContainer(spec, p)).toBe(name);
-    expect((await listContainers('podman'))?.get(p.id)).toEqual({ name, state: 'running' });
+    expect((await listContainers('podman'))?.get(name)).toEqual({ place: p.id, state: 'running' });
 
     const outside = join(p.repo, `escaped-${randomUUID().slice(0, 8)}`);
     const script = [
@@ -97,7 +97,7 @@ describe('a container engine', () => {
 
     expect(await removeContainer('podman', name)).toBe(true);
     expect(await containerState('podman', name)).toBeUndefined();
-    expect((await listContainers('podman'))?.has(p.id)).toBe(false);
+    expect((await listContainers('podman'))?.has(name)).toBe(false);
     // Nothing of the place was removed with it.
     expect(existsSync(join(p.path, '.git'))).toBe(true);
     expect(readFileSync(join(p.home, 'inside'), 'utf8')).toBe('home\n');

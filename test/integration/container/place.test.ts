@@ -51,6 +51,9 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(place.stage.agent).toMatchObject({ host: 'container', pane: expect.stringMatching(new RegExp(`^podman\\|${name}\\|tmux\\|%\\d+$`)) });
     expect(place.stage.agent.transcriptPath.startsWith(join(home, '.claude', 'projects'))).toBe(true);
     expect(containers()).toContain(name);
+    // Status lists it, from one look at every container of the engine.
+    expect((await t.view('one/inside')).container).toEqual({ engine: 'podman', image: podman.image, name, state: 'running' });
+    expect((await t.flume(['status', 'one/inside'])).stdout).toContain(`container: ${name} (podman, ${podman.image}): running`);
     const inside = execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' });
     expect(inside).toContain('fake-claude.mjs');
 
