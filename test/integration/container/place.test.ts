@@ -77,6 +77,32 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(existsSync(place.stage.agent.transcriptPath)).toBe(true);
   });
 
+  it('is stopped and retried as any place: stop ends its program inside, retry starts a fresh agent in the same container', async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ say: 'Working on it.' }, { hang: true }] }, { match: 'more', actions: [{ say: 'Noted.' }] }] }));
+    const place = await t.launch('one', 'held', 'Work for ever.');
+    const { name } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    await t.until('one/held', (p) => p?.stage?.agent?.state === 'working', 'the agent at work inside');
+    const running = () => execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim());
+    expect(running().filter((line) => line.includes('fake-claude.mjs'))).toHaveLength(1);
+
+    // A working agent is not stopped without --force; with it, nothing of it runs inside after.
+    expect((await t.flume(['stop', 'one/held', '--json'])).stdout).toContain('AGENT_WORKING');
+    const stopped = await t.flume(['stop', 'one/held', '--force', '--json']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+    expect(running()).toEqual(['sleep infinity']);
+    expect((await t.view('one/held')).stage.agent.state).toBe('exited');
+
+    // Retry: a fresh agent, in the same container, takes its prompt; a tell reaches it as a prompt.
+    const retried = await t.flume(['retry', 'one/held', '--json']);
+    expect(retried.code, retried.stdout + retried.stderr).toBe(0);
+    const again = await t.until('one/held', (p) => p?.stage?.attempt === 2 && p.stage.agent.state === 'working' && p, 'the retried agent at work');
+    expect(again.container).toMatchObject({ name, state: 'running' });
+    expect(again.stage.agent.pane.startsWith(`podman|${name}|tmux|`)).toBe(true);
+    expect(running().filter((line) => line.includes('fake-claude.mjs'))).toHaveLength(1);
+  });
+
   it('is refused before anything is made when its image is not on this machine', async ({ expect, onTestFinished }) => {
     const dir = tempDir('flume-container-script-');
     const t = repoFor({ onTestFinished }, {}, containerConfig(dir, {}));
