@@ -16,6 +16,10 @@ import { trustState } from '../../config/trust.js';
 import { lockHolder } from '../../state/lock.js';
 import { supervisorLock } from '../supervisor/supervisor-state.js';
 import { FlumeError } from '../../api/errors.js';
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { hostStateDir } from '../../state/dir.js';
 
 /** What doctor found. */
 export interface DoctorReport {
@@ -78,6 +82,7 @@ export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { re
     // A host the config does not insist on is a choice among others: missing, it is not needed.
     add(host.key, (await host.checks()).map((check) => ({ ...check, needed: check.needed && wanted === host.key })));
   }
+  add('flume', await containerChecks(flume.config.agent?.container, root));
   for (const key of driversUsed(flume)) {
     const driver = reachDriver(flume, key);
     const checks = driver ? await driver.checks() : undefined;
@@ -88,6 +93,47 @@ export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { re
   add('flume', [await namespaceCheck()]);
   return report();
 }
+
+/**
+ * The container engines found here, and, where the config runs agents in containers, whether its
+ * engine answers and a container of its image starts (git inside finding the repository, its mounts
+ * writing through): what a launch checks first. Without `agent.container`, none is needed.
+ */
+async function containerChecks(configured: ContainerConfig | undefined, root: string | undefined): Promise<DoctorCheck[]> {
+  const { checkEngine, checkMounts, ENGINES } = await import('../container/engine.js');
+  const found: DoctorCheck[] = [];
+  for (const engine of ENGINES) {
+    if (!which(engine) || (configured && (configured.engine ?? (which('podman') ? 'podman' : 'docker')) === engine)) continue;
+    const out = await run(engine, ['version', '--format', '{{.Client.Version}}'], { timeoutMs: 30_000 });
+    found.push({ name: `container engine ${engine}`, ok: out.exitCode === 0, needed: false, detail: out.exitCode === 0 ? out.stdout.trim() : `does not answer: ${(out.stderr || out.stdout).trim().split('\n')[0]}`, ...(out.exitCode === 0 ? { version: out.stdout.trim() } : {}) });
+  }
+  if (!configured) return found;
+  const spec = { ...configured, engine: configured.engine ?? (which('podman') ? 'podman' : 'docker') } as const;
+  const name = `container engine ${spec.engine}`;
+  try {
+    const { version } = await checkEngine(spec);
+    found.push({ name, ok: true, needed: true, detail: `${version}, image ${spec.image} here`, version });
+  } catch (error) {
+    const refusal = error as FlumeError;
+    found.push({ name, ok: false, needed: true, detail: refusal.message, ...(refusal.fix ? { fix: refusal.fix } : {}) });
+    return found;
+  }
+  if (!root) return found;
+  const { commonDir } = await findRepository(root);
+  const home = join(hostStateDir(), 'homes', `.check-${randomUUID()}`);
+  try {
+    await checkMounts(spec, { commonDir, home });
+    found.push({ name: 'a container starts', ok: true, needed: true, detail: `${spec.image}: git inside finds ${commonDir}; its mounts write through` });
+  } catch (error) {
+    const refusal = error as FlumeError;
+    found.push({ name: 'a container starts', ok: false, needed: true, detail: refusal.message, ...(refusal.fix ? { fix: refusal.fix } : {}) });
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+  return found;
+}
+
+type ContainerConfig = NonNullable<NonNullable<Flume['config']['agent']>['container']>;
 
 /** The agent drivers the repository's kinds run (a stage naming none runs the config's or the preset's default). */
 function driversUsed(flume: Flume): string[] {

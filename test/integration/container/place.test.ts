@@ -103,6 +103,23 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(running().filter((line) => line.includes('fake-claude.mjs'))).toHaveLength(1);
   });
 
+  it('is checked by doctor: the engine found, and whether a container of the image starts', async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, {}));
+    const good = await t.flume(['doctor', '--json']);
+    const checks = JSON.parse(good.stdout).checks as Array<{ name: string; ok: boolean; detail: string }>;
+    expect(checks).toEqual(expect.arrayContaining([
+      expect.objectContaining({ name: 'container engine podman', ok: true, detail: expect.stringContaining(`image ${podman.image} here`) }),
+      expect.objectContaining({ name: 'a container starts', ok: true }),
+    ]));
+    // An image that git cannot run in: doctor says so, and a launch is refused the same way.
+    const bare = repoFor({ onTestFinished }, {}, { ...containerConfig(dir, {}), agent: { host: 'tmux', container: { engine: 'podman', image: podman.image, network: 'none' } } });
+    const bad = await bare.flume(['doctor', '--json']);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout).checks).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'a container starts', ok: false, detail: expect.stringContaining('git does not find the repository') })]));
+    expect(execFileSync('ls', ['-A', join(bare.state, 'homes')], { encoding: 'utf8' })).toBe('');
+  });
+
   it('is refused before anything is made when its image is not on this machine', async ({ expect, onTestFinished }) => {
     const dir = tempDir('flume-container-script-');
     const t = repoFor({ onTestFinished }, {}, containerConfig(dir, {}));
