@@ -48,7 +48,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     const env = agentEnvironment(options, request.env);
     // A pane whose program cannot start dies at once, and the dead pane keeps its host alive: find
     // the program first (the printed host's command runs in the operator's own shell).
-    if (canType(host)) await requireProgram(options.binary ?? 'claude', env);
+    if (canType(host)) await requireProgram(options.binary ?? 'claude', env, host);
     const configDir = options.configDir ?? env.CLAUDE_CONFIG_DIR ?? defaultConfigDir(env);
     return { env, binary: options.binary ?? 'claude', configDir };
   };
@@ -77,7 +77,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const trusted = await isRepositoryTrusted(request.place.repo);
       // The version picks the patterns every later reading of this agent uses; asked once per program.
       const [version] = await Promise.all([
-        programVersion(binary, env),
+        programVersion(binary, env, host),
         preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], root: request.place.repo, apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR) }),
       ]);
       const argv = argvFor(request, host, binary, version);
@@ -103,7 +103,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       // What start does but its writes (the config folder's pre-seed) and the pane: the same checks,
       // the same argv, so what a dry run shows cannot drift from what a launch runs.
       const { env, binary } = await prepare(request, host);
-      const version = await programVersion(binary, env);
+      const version = await programVersion(binary, env, host);
       const argv = argvFor(request, host, binary, version);
       return { command: printedCommand(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
     },

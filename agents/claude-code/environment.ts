@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { homedir } from 'node:os';
-import { agentBaseEnvironment, flumeError } from '../../core/index.js';
+import { agentBaseEnvironment, flumeError, type PaneHost } from '../../core/index.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
 export interface ClaudeCodeOptions {
@@ -61,7 +61,14 @@ export const CLAUDE_SESSION_VARIABLES: readonly string[] = [
  * Throws AGENT_START_FAILED, naming the program and why, unless `program` is an executable file: a
  * path as given, or a bare name found on the agent's PATH.
  */
-export async function requireProgram(program: string, env: Record<string, string>): Promise<string> {
+export async function requireProgram(program: string, env: Record<string, string>, where?: PaneHost): Promise<string> {
+  // Where the pane runs its program elsewhere (a container), the program is looked for there.
+  if (where?.run) {
+    const found = await where.run(['sh', '-c', 'command -v "$1"', 'sh', program], env).catch(() => undefined);
+    const path = found?.exitCode === 0 ? found.stdout.trim().split('\n')[0] : undefined;
+    if (path) return path;
+    throw flumeError('AGENT_START_FAILED', { program, where: where.key }, { variant: 'claudeNotThere', details: { program, host: where.key } });
+  }
   const { access, stat } = await import('node:fs/promises');
   const { constants } = await import('node:fs');
   const { delimiter, resolve } = await import('node:path');

@@ -78,6 +78,12 @@ export interface PaneHost {
   /** Closes the pane, ending whatever runs in it. */
   close(pane: string): Promise<void>;
   /**
+   * Optional: runs a short program to its end where this host's panes run theirs, when that is not
+   * this machine's own (the container host: in the place's container). A driver asks its program's
+   * presence and version through it, so what it checks is what the pane will run.
+   */
+  run?(argv: string[], env: Record<string, string>): Promise<{ exitCode: number | null; stdout: string; stderr: string }>;
+  /**
    * Optional: every pane the host has now, by id, in one look (what `identity` and `alive` would say
    * of each). Status reads many agents at once with it: a fixed number of processes however many
    * places there are. A host without it is asked pane by pane.

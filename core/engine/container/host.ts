@@ -10,6 +10,7 @@
 import { flumeError } from '../../api/errors.js';
 import type { Flume } from '../../api/plugin.js';
 import type { PaneHost, PaneLook, PaneSpec } from '../../api/pane-host.js';
+import { run } from '../../support/exec.js';
 import { endInside, execArgv, insideEnvironment, makeContainer, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
 
 /** The key of the container host. */
@@ -133,6 +134,11 @@ export function containerHost(flume: Pick<Flume, 'hosts'>): PaneHost {
 export function containerOpener(host: PaneHost, spec: ContainerSpec, place: ContainerPlace, clientEnv: Record<string, string>): PaneHost {
   return {
     ...containerHostLike(host),
+    async run(argv, env) {
+      const name = await makeContainer(spec, place);
+      const [file, ...args] = execArgv(spec, name, { cwd: place.path, env: insideEnvironment(spec, env), argv }).filter((arg) => arg !== '-it');
+      return run(file!, args, { env: clientEnv, clean: true, timeoutMs: 60_000 });
+    },
     async open(pane: PaneSpec) {
       const name = await makeContainer(spec, place);
       const opened = await host.open({ title: pane.title, cwd: pane.cwd, argv: execArgv(spec, name, { cwd: pane.cwd, env: insideEnvironment(spec, pane.env), argv: pane.argv }), env: clientEnv });

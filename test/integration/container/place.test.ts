@@ -1,6 +1,6 @@
 import { beforeAll, describe, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { git, PROJECT, snapshot, tempDir } from '../../helpers/repo.js';
 import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
@@ -118,6 +118,18 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout).checks).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'a container starts', ok: false, detail: expect.stringContaining('git does not find the repository') })]));
     expect(execFileSync('ls', ['-A', join(bare.state, 'homes')], { encoding: 'utf8' })).toBe('');
+  });
+
+  it("looks for its agent's program inside, not on this machine", async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    // The fake is on this machine, but the project it lies in is not mounted: inside, there is none.
+    const config = containerConfig(dir, {});
+    const t = repoFor({ onTestFinished }, {}, { ...config, agent: { host: 'tmux', container: { ...config.agent.container, mounts: [...HOST_PROGRAMS, `${dir}:ro`] } } });
+    const launched = await t.flume(['launch', '--kind', 'one', '--name', 'missing', '--brief', 'b', '--no-watch', '--json']);
+    const record = JSON.parse(readFileSync(join(t.repo, '.git', 'flume', 'places', 'one--missing.json'), 'utf8'));
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', record.container.name], { stdio: 'ignore' }));
+    expect(launched.code).toBe(1);
+    expect(JSON.parse(launched.stdout).error).toMatchObject({ code: 'AGENT_START_FAILED', message: expect.stringContaining('is not found where its pane runs it (container: `command -v') });
   });
 
   it('is refused before anything is made when its image is not on this machine', async ({ expect, onTestFinished }) => {
