@@ -23,18 +23,20 @@ export interface PreseedOptions {
   apiKey?: string;
   /** True when CLAUDE_CONFIG_DIR is set: the file is `<configDir>/.claude.json`, else `~/.claude.json`. */
   explicit: boolean;
+  /** The agent's HOME, whose `.claude.json` it reads without CLAUDE_CONFIG_DIR (a place in a container has its own); default this process's. */
+  home?: string;
   /** The repository whose trust `trust` follows: each folder's key flume sets is recorded for it, for `flume trust --revoke`. */
   root?: string;
 }
 
 /** The config file Claude Code reads for these keys. */
-export function claudeJsonPath(configDir: string, explicit: boolean): string {
-  return explicit ? join(configDir, '.claude.json') : join(homedir(), '.claude.json');
+export function claudeJsonPath(configDir: string, explicit: boolean, home: string = homedir()): string {
+  return explicit ? join(configDir, '.claude.json') : join(home, '.claude.json');
 }
 
 /** Merges the keys in; leaves the file untouched when they are all there already. */
 export async function preseed(configDir: string, options: PreseedOptions): Promise<void> {
-  const file = claudeJsonPath(configDir, options.explicit);
+  const file = claudeJsonPath(configDir, options.explicit, options.home || undefined);
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   // Launches at once each merge their keys: one at a time, or one's write loses another's.
   await withLock(programFileLock(file), () => merge(file, options), { what: `Claude Code's config ${file}` });
