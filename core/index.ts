@@ -44,7 +44,7 @@ export { waitingOn, waitingPlaces, waitingTracker, type Waiting } from './engine
 export { paneEnvScript, shellQuote, SHELL_NAME, splitBursts, withoutPasteMarkers } from './drivers/pane-env.js';
 export { privateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './state/private.js';
 export { forgetKept, Kept, keptCache, keptCaches, type KeptOptions } from './support/kept.js';
-export { checkEngine, checkMounts, containerName, containerState, endInside, execArgv, listContainers, makeContainer, removeContainer, ENGINES, PLACE_LABEL } from './engine/container/engine.js';
+export { checkEngine, checkMounts, containerName, containerState, endInside, execCommand, listContainers, makeContainer, removeContainer, ENGINES, PLACE_LABEL } from './engine/container/engine.js';
 export type { ContainerPlace, ContainerSpec, EngineName } from './engine/container/engine.js';
 export type { PlaceContainer } from './api/record.js';
 export { containerHost, CONTAINER_HOST } from './engine/container/host.js';

@@ -14,7 +14,7 @@ import type { DoctorCheck, PaneHost } from '../api/pane-host.js';
 import type { Flume } from '../api/plugin.js';
 import type { AgentHandle, AgentReading, PromptState } from '../api/agent.js';
 import { agentBaseEnvironment } from '../support/environment.js';
-import { containerEnvironment } from '../engine/container/engine.js';
+import { containerEnvironment } from './container-env.js';
 
 /** A registered driver as the core reaches it: the same methods, each named and checked. */
 export interface ReachedDriver {

@@ -5,10 +5,10 @@
  * loopback-only network namespace), and stops it so that nothing of it runs in the container after.
  */
 import { execFileSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, it } from 'vitest';
-import { CLAUDE_VERSION, makeClaudeEnv } from '../helpers/claude-env.js';
+import { CLAUDE_VERSION, makeClaudeEnv, TEST_API_KEY } from '../helpers/claude-env.js';
 import { lastUserText, startMessagesApi } from '../helpers/messages-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { HOST_PROGRAMS, podmanForTests } from '../helpers/podman.js';
@@ -49,6 +49,11 @@ describe('the real Claude Code in a container', { timeout: 240_000 }, () => {
     expect(lastUserText((await api.waitForRequest(1)).body)).toBe('Look at the repository: say what you see.');
     const inside = () => execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim());
     expect(inside().some((line) => line.includes('claude'))).toBe(true);
+    // The pane's program is the engine's client; its argv names the API key's variable, never its value.
+    const argv = readFileSync(`/proc/${place.stage.agent.pid}/cmdline`, 'utf8').split('\0');
+    expect(argv.slice(0, 2)).toEqual(['podman', 'exec']);
+    expect(argv).toContain('ANTHROPIC_API_KEY');
+    expect(argv.join(' ')).not.toContain(TEST_API_KEY);
 
     // Its reply ends the turn with no commit: the stage waits on the operator, in the agent's words.
     const waiting = await t.until('one/real', (p) => p?.stage?.state === 'waiting' && p, 'the turn to end', { timeoutMs: 60_000 });

@@ -11,8 +11,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { flumeError } from '../../api/errors.js';
 import { run, which } from '../../support/exec.js';
-import type { ContainerSpec, PlaceContainer } from '../../api/record.js';
-import { utf8LocaleFor } from '../../support/environment.js';
+import type { ContainerSpec } from '../../api/record.js';
 
 /** The engines flume drives, by their command. */
 export const ENGINES = ['podman', 'docker'] as const;
@@ -97,7 +96,7 @@ export async function makeContainer(spec: ContainerSpec, place: ContainerPlace):
   mkdirSync(place.home, { recursive: true });
   const made = await engine(
     spec,
-    ['run', '-d', '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, ...envArgs(spec.env ?? {}), '--entrypoint', 'sleep', spec.image, 'infinity'],
+    ['run', '-d', '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, '--entrypoint', 'sleep', spec.image, 'infinity'],
     120_000,
   );
   if (made.exitCode !== 0) {
@@ -107,9 +106,21 @@ export async function makeContainer(spec: ContainerSpec, place: ContainerPlace):
   return name;
 }
 
-/** The command a pane runs to start `argv` in the container, in `cwd`, with exactly `env`. */
-export function execArgv(spec: ContainerSpec, name: string, program: { cwd: string; env: Record<string, string>; argv: string[] }): string[] {
-  return [spec.engine, 'exec', '-it', '-w', program.cwd, ...envArgs({ ...(spec.env ?? {}), ...program.env }), name, ...program.argv];
+/** Variables whose values say nothing secret: handed in on the command line. */
+const PLAIN = (name: string) => name === 'HOME' || name === 'TERM' || name === 'PATH' || name === 'LANG' || name.startsWith('LC_');
+
+/**
+ * The command a pane runs to start `argv` in the container, in `cwd`, with exactly `env` (besides
+ * `agent.container.env`). No secret stands in its argv (which `ps` shows to every user, and tmux
+ * keeps): a variable other than HOME, TERM, PATH and the locale is named alone (`-e NAME`), and the
+ * engine's client takes its value from its own environment, `env` here, which the pane host hands it
+ * as it hands any program its environment.
+ */
+export function execCommand(spec: ContainerSpec, name: string, program: { cwd: string; env: Record<string, string>; argv: string[] }): { argv: string[]; env: Record<string, string> } {
+  const all = { ...(spec.env ?? {}), ...program.env };
+  const named = Object.entries(all).flatMap(([key, value]) => ['-e', PLAIN(key) ? `${key}=${value}` : key]);
+  const env = Object.fromEntries(Object.entries(all).filter(([key]) => !PLAIN(key)));
+  return { argv: [spec.engine, 'exec', '-it', '-w', program.cwd, ...named, name, ...program.argv], env };
 }
 
 /**
@@ -181,10 +192,6 @@ function networkArgs(spec: ContainerSpec): string[] {
   return spec.network ? ['--network', spec.network] : [];
 }
 
-function envArgs(env: Record<string, string>): string[] {
-  return Object.entries(env).flatMap(([name, value]) => ['-e', `${name}=${value}`]);
-}
-
 function engine(spec: ContainerSpec, args: string[], timeoutMs: number) {
   return run(spec.engine, args, { timeoutMs });
 }
@@ -193,22 +200,3 @@ function firstLine(text: string): string {
   return text.trim().split('\n')[0] ?? '';
 }
 
-/**
- * The environment an agent in a container starts from, before its driver adds its own and the
- * config's: not the caller's (its folders and sessions are this machine's), but HOME at the place's
- * home, TERM and the locale, and what `agent.container.env` gives. PATH is this machine's, for the
- * driver's checks here; it goes into the container only as `agent.container.env` sets it.
- */
-export function containerEnvironment(container: PlaceContainer, caller: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = { HOME: container.home, TERM: caller.TERM || 'xterm-256color' };
-  if (caller.PATH) env.PATH = caller.PATH;
-  for (const name of ['LANG', 'LC_ALL', 'LC_CTYPE']) if (caller[name]) env[name] = caller[name]!;
-  Object.assign(env, utf8LocaleFor(env), container.env ?? {});
-  return env;
-}
-
-/** Of an agent's environment, what is handed into its container: all but this machine's PATH, unless the container's env sets one. */
-export function insideEnvironment(container: ContainerSpec, env: Record<string, string>): Record<string, string> {
-  const { PATH: _path, ...rest } = env;
-  return container.env?.PATH ? { ...rest, PATH: container.env.PATH } : rest;
-}

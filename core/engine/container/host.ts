@@ -11,7 +11,8 @@ import { flumeError } from '../../api/errors.js';
 import type { Flume } from '../../api/plugin.js';
 import type { PaneHost, PaneLook, PaneSpec } from '../../api/pane-host.js';
 import { run } from '../../support/exec.js';
-import { endInside, execArgv, insideEnvironment, makeContainer, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
+import { endInside, execCommand, makeContainer, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
+import { insideEnvironment } from '../../drivers/container-env.js';
 
 /** The key of the container host. */
 export const CONTAINER_HOST = 'container';
@@ -136,12 +137,14 @@ export function containerOpener(host: PaneHost, spec: ContainerSpec, place: Cont
     ...containerHostLike(host),
     async run(argv, env) {
       const name = await makeContainer(spec, place);
-      const [file, ...args] = execArgv(spec, name, { cwd: place.path, env: insideEnvironment(spec, env), argv }).filter((arg) => arg !== '-it');
-      return run(file!, args, { env: clientEnv, clean: true, timeoutMs: 60_000 });
+      const command = execCommand(spec, name, { cwd: place.path, env: insideEnvironment(spec, env), argv });
+      const [file, ...args] = command.argv.filter((arg) => arg !== '-it');
+      return run(file!, args, { env: { ...clientEnv, ...command.env }, clean: true, timeoutMs: 60_000 });
     },
     async open(pane: PaneSpec) {
       const name = await makeContainer(spec, place);
-      const opened = await host.open({ title: pane.title, cwd: pane.cwd, argv: execArgv(spec, name, { cwd: pane.cwd, env: insideEnvironment(spec, pane.env), argv: pane.argv }), env: clientEnv });
+      const command = execCommand(spec, name, { cwd: pane.cwd, env: insideEnvironment(spec, pane.env), argv: pane.argv });
+      const opened = await host.open({ title: pane.title, cwd: pane.cwd, argv: command.argv, env: { ...clientEnv, ...command.env } });
       return { ...opened, ...(opened.pane ? { pane: containerPaneId(spec.engine, name, host.key, opened.pane) } : {}) };
     },
   };

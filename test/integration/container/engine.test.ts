@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkEngine, checkMounts, containerName, containerState, endInside, execArgv, listContainers, makeContainer, removeContainer, type ContainerSpec } from '../../../core/engine/container/engine.js';
+import { checkEngine, checkMounts, containerName, containerState, endInside, execCommand, listContainers, makeContainer, removeContainer, type ContainerSpec } from '../../../core/engine/container/engine.js';
 import { isFlumeError } from '../../../core/api/errors.js';
 import { git, makeRepo, tempDir } from '../../helpers/repo.js';
 import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
@@ -80,9 +80,12 @@ describe('a container engine', () => {
       `(echo x > /usr/escaped) 2>/dev/null || true`,
       'echo done',
     ].join('\n');
-    const argv = execArgv(spec, name, { cwd: p.path, env: { HOME: p.home }, argv: ['sh', '-c', script] }).filter((a) => a !== '-it');
-    const [file, ...args] = argv;
-    expect(execFileSync(file!, args, { encoding: 'utf8' }).trim()).toBe('done');
+    // A secret is named on the command line, its value handed in the client's environment only.
+    const command = execCommand(spec, name, { cwd: p.path, env: { HOME: p.home, SECRET: 'hush' }, argv: ['sh', '-c', `${script}\necho "$SECRET"`] });
+    expect(command.argv.join(' ')).not.toContain('hush');
+    expect(command.env).toEqual({ SECRET: 'hush' });
+    const [file, ...args] = command.argv.filter((a) => a !== '-it');
+    expect(execFileSync(file!, args, { encoding: 'utf8', env: { ...process.env, ...command.env } }).trim().split('\n')).toEqual(['done', 'hush']);
     expect(git(p.repo, 'log', '-1', '--format=%s', `fix/work`)).toBe('made inside');
     expect(readFileSync(join(p.home, 'inside'), 'utf8')).toBe('home\n');
     expect(existsSync(outside)).toBe(false);
