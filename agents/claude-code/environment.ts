@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { agentBaseEnvironment, flumeError, type PaneHost } from '../../core/index.js';
+import { rememberVersion } from './version.js';
 
 /** How a repository (or a test) points flume at its Claude Code. */
 export interface ClaudeCodeOptions {
@@ -64,9 +65,13 @@ export const CLAUDE_SESSION_VARIABLES: readonly string[] = [
 export async function requireProgram(program: string, env: Record<string, string>, where?: PaneHost): Promise<string> {
   // Where the pane runs its program elsewhere (a container), the program is looked for there.
   if (where?.run) {
-    const found = await where.run(['sh', '-c', 'command -v "$1"', 'sh', program], env).catch(() => undefined);
-    const path = found?.exitCode === 0 ? found.stdout.trim().split('\n')[0] : undefined;
-    if (path) return path;
+    // One program there answers both: where the program is, and its version (kept for programVersion).
+    const found = await where.run(['sh', '-c', 'command -v "$1" && { "$1" --version || true; }', 'sh', program], env).catch(() => undefined);
+    const [path, ...version] = found?.exitCode === 0 ? found.stdout.trim().split('\n') : [];
+    if (path) {
+      rememberVersion(where, program, version.join('\n'));
+      return path;
+    }
     throw flumeError('AGENT_START_FAILED', { program, where: where.key }, { variant: 'claudeNotThere', details: { program, host: where.key } });
   }
   const { access, stat } = await import('node:fs/promises');

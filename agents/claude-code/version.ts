@@ -15,8 +15,13 @@ const asked = keptCache<string, Promise<string | undefined>>('claude-code versio
  * not Claude Code, too slow): then the newest patterns are used and status shows no version.
  */
 export function programVersion(binary: string, env: Record<string, string>, where?: PaneHost): Promise<string | undefined> {
-  // Asked where the pane runs its program when that is elsewhere (a container): asked each time there.
-  if (where?.run) return where.run([binary, '--version'], env).then((result) => (result.exitCode === 0 ? versionIn(result.stdout) : undefined), () => undefined);
+  // Asked where the pane runs its program when that is elsewhere (a container): what requireProgram
+  // read there with it, else asked there now.
+  if (where?.run) {
+    const told = toldBy.get(where)?.get(binary);
+    if (told !== undefined) return Promise.resolve(versionIn(told));
+    return where.run([binary, '--version'], env).then((result) => (result.exitCode === 0 ? versionIn(result.stdout) : undefined), () => undefined);
+  }
   const key = `${binary}\0${env.PATH ?? ''}`;
   let answer = asked.get(key);
   if (!answer) {
@@ -27,6 +32,16 @@ export function programVersion(binary: string, env: Record<string, string>, wher
     asked.set(key, answer);
   }
   return answer;
+}
+
+/** What a host that runs programs elsewhere said of a program's version, by host (one per stage start) and program. */
+const toldBy = new WeakMap<PaneHost, Map<string, string>>();
+
+/** Keeps what `where` said `binary --version` prints, for programVersion to read without asking again. */
+export function rememberVersion(where: PaneHost, binary: string, output: string): void {
+  const told = toldBy.get(where) ?? new Map<string, string>();
+  told.set(binary, output);
+  toldBy.set(where, told);
 }
 
 /** The `major.minor.patch[-pre]` at the start of `--version`'s output, if any. */

@@ -42,17 +42,24 @@ export function containerName(place: { id: string; commonDir: string }): string 
  * Refuses an engine flume cannot use here, with the fix: one whose commands would run on another
  * machine, one not installed, one that does not answer, an image not on this machine.
  */
-export async function checkEngine(spec: ContainerSpec, env: NodeJS.ProcessEnv = process.env): Promise<{ version: string }> {
+export async function checkEngine(spec: ContainerSpec, env: NodeJS.ProcessEnv = process.env): Promise<{ imageId: string }> {
   const remote = REMOTE_VARIABLES.find((name) => env[name]);
   if (remote) throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, variable: remote, value: env[remote]! }, { variant: 'remote', details: { engine: spec.engine, variable: remote } });
   if (!which(spec.engine, env.PATH ?? '')) throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine }, { variant: 'missing', details: { engine: spec.engine } });
+  // One question answers both when all is well: the engine answers, and has the image.
+  const image = await engine(spec, ['image', 'inspect', '--format', '{{.Id}}', spec.image], 30_000);
+  if (image.exitCode === 0) return { imageId: image.stdout.trim() };
   const version = await engine(spec, ['version', '--format', '{{.Client.Version}}'], 30_000);
   if (version.exitCode !== 0) {
     throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, said: firstLine(version.stderr || version.stdout) }, { variant: 'silent', details: { engine: spec.engine } });
   }
-  const image = await engine(spec, ['image', 'inspect', '--format', '{{.Id}}', spec.image], 30_000);
-  if (image.exitCode !== 0) throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, image: spec.image }, { variant: 'noImage', details: { engine: spec.engine, image: spec.image } });
-  return { version: version.stdout.trim() };
+  throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, image: spec.image }, { variant: 'noImage', details: { engine: spec.engine, image: spec.image } });
+}
+
+/** The engine's version as its client says it; undefined when it does not answer. */
+export async function engineVersion(engineName: EngineName): Promise<string | undefined> {
+  const out = await run(engineName, ['version', '--format', '{{.Client.Version}}'], { timeoutMs: 30_000 });
+  return out.exitCode === 0 ? out.stdout.trim() || undefined : undefined;
 }
 
 /**
@@ -66,7 +73,7 @@ export async function checkMounts(spec: ContainerSpec, place: Pick<ContainerPlac
   const mark = join(place.home, `.flume-mount-${token}`);
   try {
     const script = `git --git-dir "$1" rev-parse --path-format=absolute --git-common-dir && printf %s "$2" > "$3"`;
-    const result = await engine(spec, ['run', '--rm', ...networkArgs(spec), ...mountArgs(spec, place), '--entrypoint', 'sh', spec.image, '-c', script, 'check', place.commonDir, token, mark], 60_000);
+    const result = await engine(spec, ['run', '--rm', '--pull=never', ...networkArgs(spec), ...mountArgs(spec, place), '--entrypoint', 'sh', spec.image, '-c', script, 'check', place.commonDir, token, mark], 60_000);
     const seen = result.stdout.trim().split('\n').at(-1);
     if (result.exitCode !== 0 || seen !== place.commonDir) {
       throw flumeError('CONTAINER_UNUSABLE', { image: spec.image, folder: place.commonDir, said: firstLine(result.stderr || result.stdout) || 'nothing' }, { variant: 'gitFolder', details: { engine: spec.engine, image: spec.image } });
@@ -86,24 +93,22 @@ export async function checkMounts(spec: ContainerSpec, place: Pick<ContainerPlac
  */
 export async function makeContainer(spec: ContainerSpec, place: ContainerPlace): Promise<string> {
   const name = containerName(place);
+  mkdirSync(place.home, { recursive: true });
+  const args = ['run', '-d', '--pull=never', '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, '--entrypoint', 'sleep', spec.image, 'infinity'];
+  // Made at once where there is none (the common case: one question, not two); else the one there.
+  let made = await engine(spec, args, 120_000);
+  if (made.exitCode === 0) return name;
   const state = await containerState(spec.engine, name);
   if (state === 'running') return name;
   if (state !== undefined) {
     const started = await engine(spec, ['start', name], 60_000);
     if (started.exitCode === 0) return name;
     await removeContainer(spec.engine, name);
+    made = await engine(spec, args, 120_000);
+    if (made.exitCode === 0) return name;
   }
-  mkdirSync(place.home, { recursive: true });
-  const made = await engine(
-    spec,
-    ['run', '-d', '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, '--entrypoint', 'sleep', spec.image, 'infinity'],
-    120_000,
-  );
-  if (made.exitCode !== 0) {
-    await removeContainer(spec.engine, name);
-    throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, image: spec.image, said: firstLine(made.stderr || made.stdout) || `exit ${made.exitCode}` }, { variant: 'notMade', details: { engine: spec.engine, image: spec.image, name } });
-  }
-  return name;
+  await removeContainer(spec.engine, name);
+  throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, image: spec.image, said: firstLine(made.stderr || made.stdout) || `exit ${made.exitCode}` }, { variant: 'notMade', details: { engine: spec.engine, image: spec.image, name } });
 }
 
 /** Variables whose values say nothing secret: handed in on the command line. */
@@ -121,6 +126,19 @@ export function execCommand(spec: ContainerSpec, name: string, program: { cwd: s
   const named = Object.entries(all).flatMap(([key, value]) => ['-e', PLAIN(key) ? `${key}=${value}` : key]);
   const env = Object.fromEntries(Object.entries(all).filter(([key]) => !PLAIN(key)));
   return { argv: [spec.engine, 'exec', '-it', '-w', program.cwd, ...named, name, ...program.argv], env };
+}
+
+/**
+ * The command that runs `argv` to its end in a container of the image made for it alone and removed
+ * after (`run --rm`): what a dry run asks of the image, where the place and its container are not
+ * made. Only the repository's git folder and the config's mounts are mounted; secrets as execCommand.
+ */
+export function throwawayCommand(spec: ContainerSpec, place: Pick<ContainerPlace, 'commonDir'>, program: { env: Record<string, string>; argv: string[] }): { argv: string[]; env: Record<string, string> } {
+  const all = { ...(spec.env ?? {}), ...program.env };
+  const named = Object.entries(all).flatMap(([key, value]) => ['-e', PLAIN(key) ? `${key}=${value}` : key]);
+  const env = Object.fromEntries(Object.entries(all).filter(([key]) => !PLAIN(key)));
+  const [file, ...rest] = program.argv;
+  return { argv: [spec.engine, 'run', '--rm', '--pull=never', ...networkArgs(spec), ...mountArgs(spec, place), ...named, '--entrypoint', file!, spec.image, ...rest], env };
 }
 
 /**

@@ -11,7 +11,7 @@ import { flumeError } from '../../api/errors.js';
 import type { Flume } from '../../api/plugin.js';
 import type { PaneHost, PaneLook, PaneSpec } from '../../api/pane-host.js';
 import { run } from '../../support/exec.js';
-import { endInside, execCommand, makeContainer, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
+import { endInside, execCommand, makeContainer, throwawayCommand, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
 import { insideEnvironment } from '../../drivers/container-env.js';
 
 /** The key of the container host. */
@@ -132,17 +132,36 @@ export function containerHost(flume: Pick<Flume, 'hosts'>): PaneHost {
  * container and opens a pane of `host` whose program is the agent's, exec'd in the container with
  * the agent's environment; the pane's own program (the engine's client) gets `clientEnv`.
  */
-export function containerOpener(host: PaneHost, spec: ContainerSpec, place: ContainerPlace, clientEnv: Record<string, string>): PaneHost {
+export function containerOpener(host: PaneHost, spec: ContainerSpec, place: ContainerPlace, clientEnv: Record<string, string>, options: { plan?: boolean } = {}): PaneHost {
+  if (options.plan) {
+    // A dry run makes nothing: what the driver asks of the image runs in a container removed after.
+    return {
+      ...containerHostLike(host),
+      async run(argv, env) {
+        const command = throwawayCommand(spec, { commonDir: place.commonDir }, { env: insideEnvironment(spec, env), argv });
+        const [file, ...args] = command.argv;
+        return run(file!, args, { env: { ...clientEnv, ...command.env }, clean: true, timeoutMs: 60_000 });
+      },
+      async open() {
+        throw flumeError('NO_PANE_HOST', { host: CONTAINER_HOST }, { details: { host: CONTAINER_HOST } });
+      },
+    };
+  }
+  // Made (or found) once for the start, from now on, while the driver prepares: its checks and the
+  // pane then ask nothing more of it.
+  const made = makeContainer(spec, place);
+  made.catch(() => undefined);
+  const makeContainerOnce = (_spec: ContainerSpec, _place: ContainerPlace) => made;
   return {
     ...containerHostLike(host),
     async run(argv, env) {
-      const name = await makeContainer(spec, place);
+      const name = await makeContainerOnce(spec, place);
       const command = execCommand(spec, name, { cwd: place.path, env: insideEnvironment(spec, env), argv });
       const [file, ...args] = command.argv.filter((arg) => arg !== '-it');
       return run(file!, args, { env: { ...clientEnv, ...command.env }, clean: true, timeoutMs: 60_000 });
     },
     async open(pane: PaneSpec) {
-      const name = await makeContainer(spec, place);
+      const name = await makeContainerOnce(spec, place);
       const command = execCommand(spec, name, { cwd: pane.cwd, env: insideEnvironment(spec, pane.env), argv: pane.argv });
       const opened = await host.open({ title: pane.title, cwd: pane.cwd, argv: command.argv, env: { ...clientEnv, ...command.env } });
       return { ...opened, ...(opened.pane ? { pane: containerPaneId(spec.engine, name, host.key, opened.pane) } : {}) };

@@ -100,7 +100,7 @@ export async function doctor(preset: () => Promise<FlumePlugin[]>, options: { re
  * writing through): what a launch checks first. Without `agent.container`, none is needed.
  */
 async function containerChecks(configured: ContainerConfig | undefined, root: string | undefined): Promise<DoctorCheck[]> {
-  const { checkEngine, checkMounts, ENGINES } = await import('../container/engine.js');
+  const { checkEngine, checkMounts, engineVersion, ENGINES } = await import('../container/engine.js');
   const found: DoctorCheck[] = [];
   for (const engine of ENGINES) {
     if (!which(engine) || (configured && (configured.engine ?? (which('podman') ? 'podman' : 'docker')) === engine)) continue;
@@ -111,7 +111,8 @@ async function containerChecks(configured: ContainerConfig | undefined, root: st
   const spec = { ...configured, engine: configured.engine ?? (which('podman') ? 'podman' : 'docker') } as const;
   const name = `container engine ${spec.engine}`;
   try {
-    const { version } = await checkEngine(spec);
+    await checkEngine(spec);
+    const version = (await engineVersion(spec.engine)) ?? 'its version unread';
     found.push({ name, ok: true, needed: true, detail: `${version}, image ${spec.image} here`, version });
   } catch (error) {
     const refusal = error as FlumeError;

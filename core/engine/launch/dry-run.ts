@@ -112,7 +112,7 @@ async function planFirstStage(repository: Repository, record: PlaceRecord, plan:
     notes.push(action.type === 'mark-not-ready' ? `no stage starts: readying fails, and ${plan.kind.name} starts no stage on a place that is not ready` : `no stage starts: ${why}`);
     return null;
   }
-  const start = await stageStart(flume, record, plan.kind, action.index);
+  const start = await stageStart(flume, record, plan.kind, action.index, { dryRun: true });
   const sessionId = randomUUID();
   const request = { place: { ...record, stage: stageRecord(record, start.def.name, action.index, start.prompt) }, stage: start.def, sessionId, prompt: start.prompt, host: start.host.key };
   const agentPlan = (await start.driver.plan(request, start.host)) ?? null;

@@ -16,6 +16,7 @@ import type { ContainerSpec, PlaceContainer, PlaceRecord } from '../../api/recor
 import { checkEngine, checkMounts, containerName } from '../container/engine.js';
 import { which } from '../../support/exec.js';
 import { hostStateDir } from '../../state/dir.js';
+import { readJsonFile, updateJsonFile } from '../../state/json-file.js';
 import { launchTarget } from './target.js';
 import { readBrief, type LaunchRequest } from './brief.js';
 
@@ -108,14 +109,22 @@ async function placeContainer(repository: Repository, request: LaunchRequest, id
   };
   const { commonDir } = repository.info;
   const name = containerName({ id, commonDir });
-  await checkEngine(spec);
-  // The check writes in a folder of its own beside the homes, removed after: a refused launch leaves nothing.
+  const { imageId } = await checkEngine(spec);
   const homes = join(hostStateDir(), 'homes');
-  const probe = join(homes, `.check-${randomUUID()}`);
-  try {
-    await checkMounts(spec, { commonDir, home: probe });
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
+  // What a container of this very image showed of this repository holds for the next: checked once
+  // per image, repository, mounts and network (a container started costs the most of a launch).
+  const key = JSON.stringify([spec.engine, imageId, commonDir, spec.mounts ?? [], spec.network ?? '']);
+  const file = join(hostStateDir(), 'container-checks.json');
+  const known = await readJsonFile<Record<string, string>>(file, {});
+  if (!known[key]) {
+    // The check writes in a folder of its own beside the homes, removed after: a refused launch leaves nothing.
+    const probe = join(homes, `.check-${randomUUID()}`);
+    try {
+      await checkMounts(spec, { commonDir, home: probe });
+    } finally {
+      rmSync(probe, { recursive: true, force: true });
+    }
+    await updateJsonFile<Record<string, string>>(file, {}, (value) => ({ ...value, [key]: new Date().toISOString() }));
   }
   return { ...spec, name, home: join(homes, name), gitDir: commonDir };
 }

@@ -31,7 +31,7 @@ export interface StageStart {
  * Chooses what stage `index` of the place starts with; throws UNKNOWN_AGENT or NO_PANE_HOST as the
  * start would. `record` is the place as the stage begins (its ended stages already in its history).
  */
-export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDef, index: number, options: { fixRound?: boolean } = {}): Promise<StageStart> {
+export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDef, index: number, options: { fixRound?: boolean; dryRun?: boolean } = {}): Promise<StageStart> {
   const def = kind.stages[index];
   const driverKey = driverOf(flume, def);
   if (driverKey === undefined) {
@@ -43,7 +43,7 @@ export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDe
   const chosen = driver.host ? pinnedHost(flume, driver) : await chooseHost(flume);
   // A place in a container: the pane is the chosen host's, its program the agent exec'd in the container.
   const container = record.container;
-  const host = container ? containerOpener(chosen, container, { id: record.id, path: record.path, commonDir: container.gitDir, home: container.home }, passedOn(process.env)) : chosen;
+  const host = container ? containerOpener(chosen, container, { id: record.id, path: record.path, commonDir: container.gitDir, home: container.home }, passedOn(process.env), { plan: options.dryRun }) : chosen;
   const deliverable = deliverableOf(def);
   // The reader's own variables, computed once here: the stage's prompt and the reader agree on them.
   const reader = flume.deliverables.get(deliverable.type)?.variables?.({ place: record, stage: def, options: deliverable });

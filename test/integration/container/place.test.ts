@@ -132,6 +132,20 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(JSON.parse(launched.stdout).error).toMatchObject({ code: 'AGENT_START_FAILED', message: expect.stringContaining('is not found where its pane runs it (container: `command -v') });
   });
 
+  it('is planned by a dry run that makes nothing: its agent program is asked of the image in a container removed after', async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, {}));
+    const before = snapshot(t.repo);
+    const listed = containers();
+    const planned = await t.flume(['launch', '--kind', 'one', '--name', 'planned', '--brief', 'b', '--dry-run', '--json']);
+    expect(planned.code, planned.stdout + planned.stderr).toBe(0);
+    expect(JSON.stringify(JSON.parse(planned.stdout))).toContain('"host":"container"');
+    expect(snapshot(t.repo)).toBe(before);
+    expect(containers()).toBe(listed);
+    mkdirSync(join(t.state, 'homes'), { recursive: true });
+    expect(execFileSync('ls', ['-A', join(t.state, 'homes')], { encoding: 'utf8' })).toBe('');
+  });
+
   it('is refused before anything is made when its image is not on this machine', async ({ expect, onTestFinished }) => {
     const dir = tempDir('flume-container-script-');
     const t = repoFor({ onTestFinished }, {}, containerConfig(dir, {}));
