@@ -70,6 +70,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
   const driver: AgentDriver = {
     key,
     sessionVariables: CLAUDE_SESSION_VARIABLES,
+    inContainers: true,
     checks: () => claudeCodeChecks(options),
     async start(request, host) {
       const { env, binary, configDir } = await prepare(request, host);

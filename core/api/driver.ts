@@ -35,6 +35,13 @@ export interface AgentDriver {
    * name with that prefix.
    */
   sessionVariables?: readonly string[];
+  /**
+   * Optional, default false. True for a driver whose agent runs in a place's container (docs/containers.md):
+   * everything it keeps for the agent lies under the agent's HOME, which is the place's home there, and
+   * it checks its program through the host's `run`. A launch into a container whose kind runs a
+   * driver without it is refused before anything is made.
+   */
+  inContainers?: boolean;
   /** Starts the agent for a stage on the given host and returns at once with its handle. */
   start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
   /**

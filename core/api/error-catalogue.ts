@@ -360,6 +360,7 @@ export const ERROR_CATALOGUE = {
       noImage: { message: 'The image {image} is not on this machine ({engine} has no image of that name).', fix: 'Make or pull the image first (`{engine} pull {image}`, or `{engine} build`), then launch again; flume never pulls one itself.' },
       gitFolder: { message: 'In a container of {image}, git does not find the repository at its git folder {folder}: {said}', fix: 'Use an image that has git and mounts nothing over that path; the worktree\'s .git names that folder, so commits made inside would be lost.' },
       home: { message: 'A file written in {folder} inside a container of {image} is not seen on this machine.', fix: 'Use an engine whose mounts write through to this machine (not a remote one or a virtual machine without that folder shared).' },
+      driver: { message: 'The stage {stage} of the kind {kind} runs the agent {agent}, whose driver does not run its agents in containers (it keeps their files outside the agent\'s home).', fix: 'Launch this kind without a container, or name an agent whose driver runs in containers (claude-code) for its stages.' },
       notMade: { message: 'The container for this place could not be made from {image}: {said}', fix: 'Run the image by hand with {engine} to see why, put it right, then retry.' },
     },
   },

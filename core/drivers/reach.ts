@@ -25,6 +25,7 @@ export interface ReachedDriver {
   host?: string;
   hasPlan: boolean;
   hasUsage: boolean;
+  inContainers: boolean;
   start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
   /** What start would run, or undefined when the driver cannot say. */
   plan(request: StartRequest, host: PaneHost): Promise<AgentPlan | undefined>;
@@ -76,6 +77,7 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
     ...(driver.host ? { host: driver.host } : {}),
     hasPlan: typeof driver.plan === 'function',
     hasUsage: typeof driver.usage === 'function',
+    inContainers: driver.inContainers === true,
     async start(request, host) {
       const handle = await callHook(`startAgent(${key})`, flume.hooks.startAgent.for(key), withEnvironment(request), host);
       if (!handle) {

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { lstatSync, rmSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
-import { kindOf, type Repository } from '../../config/repository.js';
+import { driverOf, kindOf, type Repository } from '../../config/repository.js';
+import { reachDriver } from '../../drivers/reach.js';
 import { isValidBranchName, readRepository, resolveRevision, trackedUnder } from '../../support/git.js';
 import { checkName, nameFromBrief, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../../state/place.js';
 import { readRecord } from '../../state/store.js';
@@ -99,6 +100,16 @@ export async function planPlace(repository: Repository, request: LaunchRequest, 
 async function placeContainer(repository: Repository, request: LaunchRequest, id: string): Promise<PlaceContainer | undefined> {
   const configured = repository.flume.config.agent?.container;
   if (!request.container && !configured) return undefined;
+  // Every agent of the kind must run in one: a driver that keeps its agent's files elsewhere would lose them.
+  const { flume } = repository;
+  const kind = kindOf(flume, request.kind);
+  for (const stage of kind.stages) {
+    const key = driverOf(flume, stage);
+    const driver = key ? reachDriver(flume, key) : undefined;
+    if (driver && !driver.inContainers) {
+      throw flumeError('CONTAINER_UNUSABLE', { agent: key!, stage: stage.name, kind: kind.name }, { variant: 'driver', details: { agent: key, stage: stage.name } });
+    }
+  }
   const engine = configured?.engine ?? (which('podman') ? 'podman' : 'docker');
   const spec: ContainerSpec = {
     engine,

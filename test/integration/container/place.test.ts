@@ -154,6 +154,11 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'CONTAINER_UNUSABLE', message: expect.stringContaining('localhost/flume-none-such:1 is not on this machine') });
     expect(snapshot(t.repo)).toBe(before);
     expect(containers()).not.toContain('flume-one--none-');
+    // A kind whose stage runs an agent whose driver keeps its files outside the agent's home: refused too.
+    const codex = repoFor({ onTestFinished }, {}, { ...containerConfig(dir, {}), kinds: [ONE, { name: 'cx', stages: [{ name: 's', prompt: 'p', deliverable: 'commit', agent: 'codex' }] }] });
+    const other = await codex.flume(['launch', '--kind', 'cx', '--name', 'none', '--brief', 'b', '--no-watch', '--json']);
+    expect(JSON.parse(other.stdout).error).toMatchObject({ code: 'CONTAINER_UNUSABLE', message: expect.stringContaining('runs the agent codex, whose driver does not run its agents in containers') });
+    expect(existsSync(join(codex.repo, 'places'))).toBe(false);
     mkdirSync(join(t.state, 'homes'), { recursive: true });
     expect(execFileSync('ls', ['-A', join(t.state, 'homes')], { encoding: 'utf8' })).toBe('');
   });
