@@ -5,7 +5,7 @@
  * (classifyScreen, draftText): both must read alike, and as that capture's README says 2.1.332
  * shows it (a comparison alone would pass if a broken reader misread both the same way).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +14,7 @@ import { classifyScreen, draftText } from '../../agents/claude-code/screen.js';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
 import { run, which } from '../../core/support/exec.js';
 import { fakeClaude, readRecords, waitFor, type FakeClaudeOptions, type FakeScript } from '../helpers/fake-claude/index.js';
+import { remove } from '../helpers/repo.js';
 
 const REAL = join(import.meta.dirname, '../fixtures/claude-2.1.332');
 /** Where the captures were taken; the fake's folder is put in its place before comparing lines. */
@@ -61,7 +62,7 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
 
   afterAll(async () => {
     await killTmuxServer(socket);
-    rmSync(root, { recursive: true, force: true });
+    remove(root);
   });
 
   /** A fake in acceptEdits mode (as the captures, unless `mode` says otherwise), ready for keys. */

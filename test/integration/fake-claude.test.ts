@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
 import { run, which } from '../../core/support/exec.js';
 import { FAKE_CLAUDE, fakeClaude, readRecords, waitFor, type FakeClaudeOptions, type FakeScript } from '../helpers/fake-claude/index.js';
+import { remove } from '../helpers/repo.js';
 
 // The box's `❯` is followed by a no-break space, as 2.1.332 draws it; the footer's second render
 // (`← for agents`) says keys are taken (an Enter before it is lost).
@@ -33,7 +34,7 @@ describe.skipIf(!which('tmux'))('fake-claude in a tmux pane', () => {
 
   afterAll(async () => {
     await killTmuxServer(socket);
-    rmSync(root, { recursive: true, force: true });
+    remove(root);
   });
 
   async function start(script?: FakeScript, more: Partial<FakeClaudeOptions> = {}) {

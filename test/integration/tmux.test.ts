@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { isFlumeError } from '../../core/api/errors.js';
 import { lookAtPane, ownsPane } from '../../core/api/pane-host.js';
 import { run, which } from '../../core/support/exec.js';
 import { fakeClaude, readRecords, waitFor } from '../helpers/fake-claude/index.js';
+import { remove } from '../helpers/repo.js';
 
 const hasTmux = which('tmux') !== undefined;
 
@@ -59,7 +60,7 @@ describe.skipIf(!hasTmux)('tmux pane host', () => {
 
   afterAll(async () => {
     await killTmuxServer(socket);
-    rmSync(dir, { recursive: true, force: true });
+    remove(dir);
   });
 
   it('is available where tmux is installed', async () => {

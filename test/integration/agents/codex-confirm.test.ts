@@ -6,7 +6,7 @@
  * missing, or holds everything of the turn but the prompt's own lines, as when the TUI echoes the
  * prompt before its lines reach the file: the prompt is not taken until they do.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { killTmuxServer, tmuxHost } from '../../../agents/panes/tmux.js';
 import { which } from '../../../core/support/exec.js';
 import type { AgentHandle, Flume } from '../../../core/index.js';
 import { waitFor } from '../../helpers/fake-claude/index.js';
+import { remove } from '../../helpers/repo.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/codex-0.171.0');
 const PROMPT = 'Please look at the parser';
@@ -37,7 +38,7 @@ describe.skipIf(!which('tmux'))('a Codex prompt', () => {
   });
   afterAll(async () => {
     await killTmuxServer(socket);
-    rmSync(dir, { recursive: true, force: true });
+    remove(dir);
   });
 
   it.each(['working.txt', 'after-turn.txt'])('is not taken while only the screen shows it sent (%s): the rollout decides', async (name) => {

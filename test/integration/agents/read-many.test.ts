@@ -3,7 +3,7 @@
  * each reading must be what reading the agent alone gives, and the number of tmux processes must not
  * grow with the number of agents.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import type { Flume } from '../../../core/api/plugin.js';
 import type { AgentHandle } from '../../../core/api/agent.js';
 import { which } from '../../../core/support/exec.js';
 import { fakeClaude, waitFor, type FakeScript } from '../../helpers/fake-claude/index.js';
+import { remove } from '../../helpers/repo.js';
 
 const hasTmux = which('tmux') !== undefined;
 
@@ -42,7 +43,7 @@ describe.skipIf(!hasTmux)('reading many agents at once', () => {
 
   afterAll(async () => {
     await killTmuxServer(join(dir, 'state', 'tmux.sock'));
-    rmSync(dir, { recursive: true, force: true });
+    remove(dir);
   });
 
   const reset = () => Object.keys(calls).forEach((key) => delete calls[key]);

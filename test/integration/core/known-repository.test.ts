@@ -3,11 +3,11 @@
  * `knownRepository`): where it answers, it must answer what `findRepository` does; where the
  * repository is no longer the one listed, it must not answer (findRepository then decides).
  */
-import { mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findRepository, knownRepository } from '../../../core/support/git.js';
-import { commit, git, makeRepo, tempDir } from '../../helpers/repo.js';
+import { commit, git, makeRepo, remove, tempDir } from '../../helpers/repo.js';
 
 describe('a listed repository checked without git', () => {
   it('answers as findRepository does: on a branch, detached, its branch packed, before a first commit', async () => {
@@ -44,7 +44,7 @@ describe('a listed repository checked without git', () => {
     // The list's common dir is no longer the folder's: a repository whose .git points elsewhere.
     expect(await knownRepository(root, join(`${root}-moved`, '.git'))).toBeUndefined();
     // Gone.
-    rmSync(root, { recursive: true, force: true });
+    remove(root);
     expect(await knownRepository(root, commonDir)).toBeUndefined();
     // A worktree's folder is not the main checkout the list names.
     const moved = `${root}-moved`;

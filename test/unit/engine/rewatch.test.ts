@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rewatch, type Watched } from '../../../core/engine/supervisor/files.js';
+import { remove } from '../../helpers/repo.js';
 
 const settle = (ms = 200) => new Promise((done) => setTimeout(done, ms));
 
@@ -40,7 +41,7 @@ describe('rewatch', () => {
       expect(watchers.size).toBe(0);
     } finally {
       for (const { watcher } of watchers.values()) watcher.close();
-      rmSync(root, { recursive: true, force: true });
+      remove(root);
     }
   });
 });
