@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { git, PROJECT, snapshot, tempDir } from '../../helpers/repo.js';
-import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
+import { FAKE_CLAUDE, readRecords } from '../../helpers/fake-claude/index.js';
 import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
 import { LONG, repoFor } from '../stages/helpers.js';
 
@@ -94,13 +94,27 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(running()).toEqual(['sleep infinity']);
     expect((await t.view('one/held')).stage.agent.state).toBe('exited');
 
-    // Retry: a fresh agent, in the same container, takes its prompt; a tell reaches it as a prompt.
+    // Retry: a fresh agent, in the same container, takes its prompt.
     const retried = await t.flume(['retry', 'one/held', '--json']);
     expect(retried.code, retried.stdout + retried.stderr).toBe(0);
     const again = await t.until('one/held', (p) => p?.stage?.attempt === 2 && p.stage.agent.state === 'working' && p, 'the retried agent at work');
     expect(again.container).toMatchObject({ name, state: 'running' });
     expect(again.stage.agent.pane.startsWith(`podman|${name}|tmux|`)).toBe(true);
     expect(running().filter((line) => line.includes('fake-claude.mjs'))).toHaveLength(1);
+  });
+
+  it("takes a tell as a prompt, confirmed in its transcript in the place's home", async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Answer', actions: [{ say: 'Thanks, going on.' }, { hang: true }] }, { actions: [{ say: 'Which colour should it be?' }] }] }));
+    const place = await t.launch('one', 'told', 'Paint it.');
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', place.container.name], { stdio: 'ignore' }));
+    await t.until('one/told', (p) => p?.stage?.agent?.state === 'idle', 'the agent asking, its turn ended');
+    const told = await t.flume(['tell', 'one/told', 'Answer: blue', '--json']);
+    expect(told.code, told.stdout + told.stderr).toBe(0);
+    expect(JSON.parse(told.stdout)).toMatchObject({ taken: true, sends: 1 });
+    const prompts = readRecords(place.stage.agent.transcriptPath).filter((r) => r.type === 'user' && typeof r.message?.content === 'string').map((r) => r.message.content);
+    expect(prompts).toEqual([expect.stringMatching(/^Make the change: Paint it\./), 'Answer: blue']);
+    expect(place.stage.agent.transcriptPath.startsWith(place.container.home)).toBe(true);
   });
 
   it('is checked by doctor: the engine found, and whether a container of the image starts', async ({ expect, onTestFinished }) => {
