@@ -22,6 +22,7 @@ import { readRecords, waitFor } from '../../helpers/fake-claude/index.js';
 import { watchArgv } from '../../helpers/proc.js';
 import { validResult } from '../../helpers/result-schema.js';
 import { startTestSshd } from '../../helpers/sshd.js';
+import { hasPodman, HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
 import { flume, FLUME_BIN, remove, PROJECT, tempDir, trustMade, type CliResult } from '../../helpers/repo.js';
 import { signalQuietly, waitGone } from '../../../core/support/process.js';
 import { lastEventId } from '../../../core/state/events.js';
@@ -33,6 +34,8 @@ let remoteRepo: AgentRepo;
 let localRepo: AgentRepo;
 let remoteState: string;
 let localEnv: Record<string, string>;
+/** The tests' podman (its containers.conf handed to the remote), when this machine has one. */
+const podman = hasPodman() ? podmanForTests() : undefined;
 
 /** The processes whose argv `match` takes (and whose parent is `parent`, when given), by pid. */
 function processes(match: (argv: string[]) => boolean, parent?: number): number[] {
@@ -131,7 +134,8 @@ beforeAll(async () => {
   remoteState = join(remoteHome, 'state', 'flume');
   mkdirSync(remoteState, { recursive: true, mode: 0o700 });
   await trustMade(remoteState);
-  const passed = ['FLUME_CONFIG_TIMEOUT_MS', 'FLUME_STATUS_CONFIG_WAIT_MS', 'GIT_CONFIG_NOSYSTEM'].filter((name) => process.env[name]).map((name) => `export ${name}='${process.env[name]}'\n`).join('');
+  const given: Record<string, string | undefined> = { ...process.env, ...podman?.env };
+  const passed = ['FLUME_CONFIG_TIMEOUT_MS', 'FLUME_STATUS_CONFIG_WAIT_MS', 'GIT_CONFIG_NOSYSTEM', 'CONTAINERS_CONF'].filter((name) => given[name]).map((name) => `export ${name}='${given[name]}'\n`).join('');
   const force = join(box, 'force-command');
   writeFileSync(force, `#!/bin/bash
 # The other host: another HOME, state and PATH on this machine, the same account.
@@ -353,6 +357,54 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
     const after = json(await here(['status', '--host', 'remote', '--repo', remoteRepo.repo, '--json'])).places.find((p: { id: string }) => p.id === 'fix/far');
     if (outcome.action === 'removed') expect(after).toBeUndefined();
     else expect(after.state, tidied.stdout).toBe('kept');
+  });
+
+  it.skipIf(!podman)("launches into a container of the remote's engine, reads it there, tells its agent and stops it inside", async () => {
+    // A repository on the remote whose agents run in containers of the tests' image.
+    const boxed = agentRepo({ onPrompt: [{ match: '^Answer', actions: [{ say: 'Noted.' }, { hang: true }] }, { actions: [{ say: 'Which colour should it be?' }] }] });
+    made.push(boxed.state);
+    const { agents } = JSON.parse(readFileSync(join(boxed.repo, '.flumerc.json'), 'utf8'));
+    const config = {
+      kinds: [{ name: 'one', stages: [{ name: 'code', prompt: 'Make the change: {brief}', deliverable: 'commit' }] }],
+      agent: { host: 'tmux', container: { engine: 'podman', image: podman!.image, mounts: [...HOST_PROGRAMS, `${PROJECT}:ro`, `${boxed.configDir}:ro`], network: 'none' } },
+      // No config folder of the operator's inside: the agent's is in the place's home.
+      agents: { 'claude-code': { ...agents['claude-code'], configDir: undefined } },
+      limits: { promptTimeout: '10s', startTimeout: '30s' },
+    };
+    writeFileSync(join(boxed.repo, '.flumerc.json'), `${JSON.stringify(config, null, 2)}\n`);
+    execFileSync('git', ['-C', boxed.repo, 'commit', '-qam', 'containers'], { stdio: 'ignore' });
+    await trustMade(remoteState);
+    let name = '';
+    try {
+      const launched = await here(['launch', '--host', 'remote', '--repo', boxed.repo, '--kind', 'one', '--name', 'boxed', '--brief', 'Paint it.', '--no-watch', '--json']);
+      expect(launched.code, launched.stdout + launched.stderr).toBe(0);
+      const read = async () => {
+        const result = await here(['status', 'remote:one/boxed', '--repo', boxed.repo, '--json']);
+        expect(result.code, result.stdout + result.stderr).toBe(0);
+        return json(result).places[0];
+      };
+      const place = await read();
+      name = place.container.name;
+      // The remote's engine made it (on this machine, the same engine): status reads its state there.
+      expect(place.container).toEqual({ engine: 'podman', image: podman!.image, name: expect.stringMatching(/^flume-one--boxed-/), state: 'running' });
+      expect(place.stage).toMatchObject({ delivery: 'taken', agent: { host: 'container', pane: expect.stringMatching(new RegExp(`^podman\\|${name}\\|tmux\\|`)) } });
+      expect(prompts(place.stage.agent.transcript)[0]).toMatch(/^Make the change: Paint it\./);
+      expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8', env: { ...process.env, ...podman!.env } })).toContain('fake-claude.mjs');
+
+      await waitFor(async () => (await read()).stage.agent.state === 'idle', 'the agent in the container to end its turn', 60_000);
+      const told = await here(['tell', 'remote:one/boxed', '--repo', boxed.repo, 'Answer: blue', '--no-watch', '--json']);
+      expect(told.code, told.stdout + told.stderr).toBe(0);
+      expect(json(told)).toMatchObject({ taken: true });
+      expect(prompts(place.stage.agent.transcript)).toContain('Answer: blue');
+
+      const stopped = await here(['stop', '--host', 'remote', 'one/boxed', '--repo', boxed.repo, '--force', '--no-watch']);
+      expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+      expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8', env: { ...process.env, ...podman!.env } }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['sleep infinity']);
+      expect((await read()).stage.agent?.state ?? 'exited').toBe('exited');
+    } finally {
+      if (name) spawnSync('podman', ['rm', '-f', '-t', '0', name], { env: { ...process.env, ...podman!.env } });
+      await boxed.cleanup();
+    }
   });
 
   it('converges on the remote\'s next command after ssh is killed in the middle of a remote launch', async () => {
