@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { git, PROJECT, snapshot, tempDir } from '../../helpers/repo.js';
 import { FAKE_CLAUDE, readRecords } from '../../helpers/fake-claude/index.js';
 import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
+import { fakeHerdr, HERDR_PLUGIN_JS } from '../../helpers/fake-herdr/index.js';
 import { LONG, repoFor } from '../stages/helpers.js';
 
 // A place whose agent (the fake, a node program) runs in a podman container of its own, through the
@@ -115,6 +116,31 @@ describe('a place in a container', { timeout: LONG }, () => {
     const prompts = readRecords(place.stage.agent.transcriptPath).filter((r) => r.type === 'user' && typeof r.message?.content === 'string').map((r) => r.message.content);
     expect(prompts).toEqual([expect.stringMatching(/^Make the change: Paint it\./), 'Answer: blue']);
     expect(place.stage.agent.transcriptPath.startsWith(place.container.home)).toBe(true);
+  });
+
+  it('runs its agent in a herdr pane as in a tmux one: the pane runs the engine\'s client, told and stopped there', async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const herdr = fakeHerdr();
+    onTestFinished(() => herdr.cleanup());
+    const config = containerConfig(dir, { onPrompt: [{ match: '^Answer', actions: [{ say: 'Noted.' }, { hang: true }] }, { actions: [{ say: 'Which colour should it be?' }] }] });
+    const t = repoFor({ onTestFinished }, {}, { ...config, agent: { ...config.agent, host: 'herdr' }, plugins: [HERDR_PLUGIN_JS] });
+    Object.assign(t.env, herdr.env);
+    const place = await t.launch('one', 'herded', 'Paint it.');
+    const { name } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    expect(place.stage.agent).toMatchObject({ host: 'container', pane: expect.stringMatching(new RegExp(`^podman\\|${name}\\|herdr\\|w\\d+:p\\d+$`)) });
+    // herdr runs the engine's client in the place's tab (a launch script of flume's), not the agent by name;
+    // the agent runs inside.
+    expect(herdr.callsOf('pane', 'run').map((call) => call.argv[3])).toEqual([expect.stringMatching(/ exec env -i \/bin\/sh '.*\/herdr\/launch-[0-9a-f-]+\.sh'$/)]);
+    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' })).toContain('fake-claude.mjs');
+    expect(herdr.callsOf('agent', 'start')).toEqual([]);
+    await t.until('one/herded', (p) => p?.stage?.agent?.state === 'idle', 'the agent asking, its turn ended');
+    const told = await t.flume(['tell', 'one/herded', 'Answer: blue', '--json']);
+    expect(told.code, told.stdout + told.stderr).toBe(0);
+    expect(JSON.parse(told.stdout)).toMatchObject({ taken: true });
+    const stopped = await t.flume(['stop', 'one/herded', '--force', '--json']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['sleep infinity']);
   });
 
   it('is checked by doctor: the engine found, and whether a container of the image starts', async ({ expect, onTestFinished }) => {
