@@ -4,7 +4,7 @@ import { selectedClaudeVersions } from './test/helpers/claude-env.js';
 import LongestFirst from './test/helpers/sequencer.js';
 
 /**
- * Two kinds of project: `flume` (unit and integration tests, run once) and one `claude-<version>`
+ * Projects: `flume` (unit and integration tests, run once), one `claude-<version>`
  * project per Claude Code version the end-to-end suite runs against, each with
  * `FLUME_CLAUDE_VERSION` set for its test files. Which versions: `FLUME_CLAUDE_VERSIONS` (`all` or a
  * comma list); unset, every version in CI (`CI=true`) and the pinned one elsewhere.
@@ -12,6 +12,8 @@ import LongestFirst from './test/helpers/sequencer.js';
 const E2E = 'test/e2e/**/*.test.ts';
 /** The Codex CLI's end-to-end suite: the real Codex against a scripted Responses API, run once, after the Claude projects. */
 const E2E_CODEX = 'test/e2e-codex/**/*.test.ts';
+/** The Gemini CLI's end-to-end suite: the real Gemini CLI against a scripted Gemini API, run once, after Codex's. */
+const E2E_GEMINI = 'test/e2e-gemini/**/*.test.ts';
 
 /**
  * How many test files run at once. Most of the suite waits (on tmux panes, agents, a supervisor's
@@ -42,7 +44,7 @@ export default defineConfig({
     // Longest files first (test/helpers/sequencer.ts says why).
     sequence: { sequencer: LongestFirst },
     projects: [
-      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E, E2E_CODEX], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E, E2E_CODEX, E2E_GEMINI], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
       // The real Claude Code is a heavy program that loses keys on a starved machine: its files run
       // after the rest, two at a time.
       // Each version's files run as a group of their own, so no more than two real programs run at once.
@@ -51,6 +53,7 @@ export default defineConfig({
         test: { name: `claude-${version}`, include: [E2E], env: { FLUME_CLAUDE_VERSION: version }, maxWorkers: E2E_WORKERS, sequence: { groupOrder: 1 + index } },
       })),
       { extends: true, test: { name: 'codex', include: [E2E_CODEX], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 1 + selectedClaudeVersions().length } } },
+      { extends: true, test: { name: 'gemini', include: [E2E_GEMINI], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 2 + selectedClaudeVersions().length } } },
     ],
   },
 });

@@ -1,18 +1,22 @@
 /**
  * The built-in agent drivers and pane hosts: Claude Code (key `claude-code`, and `printed`, the same
- * driver always on the printed host), the tmux host on flume's own socket, and the printed host.
+ * driver always on the printed host), the Codex CLI (`codex`), the Gemini CLI (`gemini`), the tmux
+ * host on flume's own socket, the container host, and the printed host.
  */
 import { join } from 'node:path';
 import { containerHost, definePlugin, hostStateDir, type FlumePlugin } from '../core/index.js';
 import { claudeCodeDriver } from './claude-code/driver.js';
 import { codexDriver } from './codex/driver.js';
 import type { CodexOptions } from './codex/options.js';
+import { geminiDriver } from './gemini/driver.js';
+import type { GeminiOptions } from './gemini/options.js';
 import { printedHost, printedHostPlugin } from './printed.js';
 import { tmuxHost } from './panes/tmux.js';
 
 export { claudeCodeDriver } from './claude-code/driver.js';
 export { agentEnvironment } from './claude-code/environment.js';
 export { codexDriver } from './codex/driver.js';
+export { geminiDriver } from './gemini/driver.js';
 export { tmuxHost } from './panes/tmux.js';
 export { printedHost } from './printed.js';
 
@@ -66,7 +70,19 @@ export const codexPlugin = () =>
     },
   });
 
+/**
+ * Registers the Gemini CLI driver (key `gemini`), configured from the config's `agents.gemini`, on the
+ * host the launch chose. Registering is the whole job.
+ */
+export const geminiPlugin = () =>
+  definePlugin({
+    name: 'flume:agent:gemini',
+    apply(flume) {
+      flume.agents.add(geminiDriver(flume, (flume.config.agents?.gemini ?? {}) as GeminiOptions));
+    },
+  });
+
 /** Every built-in agent plugin. */
 export function agentPlugins(): FlumePlugin[] {
-  return [tmuxHostPlugin(), printedHostPlugin(), containerHostPlugin(), claudeCodePlugin(), codexPlugin()];
+  return [tmuxHostPlugin(), printedHostPlugin(), containerHostPlugin(), claudeCodePlugin(), codexPlugin(), geminiPlugin()];
 }

@@ -4,7 +4,6 @@
  * its state from the rollout and its screen (screen.ts), and stops it only when every process of it
  * is gone. Written against flume's public entry alone, as a third party's driver would be.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
@@ -14,11 +13,8 @@ import {
   isRepositoryTrusted,
   lookAtPane,
   ownsPane,
-  processExists,
-  agentBaseEnvironment,
-  signalQuietly,
-  waitFor,
-  which,
+  quitAgent,
+  typeWhole,
   type AgentDriver,
   type AgentHandle,
   type AgentReading,
@@ -129,17 +125,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
 
     async send(handle, text) {
       const host = await requireHost(hostOf(handle), handle);
-      await host.type(handle.pane!, text);
-      const until = Date.now() + DRAFT_SHOW_MS;
-      for (;;) {
-        const screen = await host.capture(handle.pane!);
-        if (screen !== undefined && sameDraft(draftText(screen), text)) break;
-        if (Date.now() >= until) break;
-        await sleep(50);
-      }
-      await sleep(ENTER_AFTER_DRAFT_MS);
-      await requireHost(host, handle);
-      await host.keys(handle.pane!, ['Enter']);
+      await typeWhole(host, handle, text, { draft: draftText, same: sameDraft, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS });
     },
 
     async resend(handle, text) {
@@ -175,29 +161,8 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
 
     async stop(handle, stopOptions = {}) {
       const host = hostOf(handle);
-      // A pane that is not this agent's belongs to another agent (or to nobody): leave it be.
-      if (!host || !handle.pane || !(await ownsPane(host, handle))) return;
-      // The program's processes (the npm launcher and its native child), found before the pane goes.
-      const pids = handle.pid ? [handle.pid, ...descendants(handle.pid)] : [];
-      if (!stopOptions.hangUp && (await host.alive(handle.pane))) {
-        // Ctrl-C interrupts a running turn, and on an idle TUI a second one quits; two pairs cover both.
-        for (const waitMs of [1500, 3000]) {
-          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
-          await sleep(150);
-          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
-          if (await waitFor(async () => !(await host.alive(handle.pane!)), waitMs)) break;
-        }
-      }
-      await host.close(handle.pane);
-      if (await waitFor(async () => pids.every((pid) => !processExists(pid)), 3000)) return;
-      for (const pid of pids) signalQuietly(pid, 'SIGKILL');
-      const left = pids.filter((pid) => processExists(pid));
-      if (left.length && !(await waitFor(async () => left.every((pid) => !processExists(pid)), 2000))) {
-        throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pids: left.join(', '), pidList: left.join(',') }, {
-          variant: 'codex',
-          details: { pids: left, sessionId: handle.sessionId },
-        });
-      }
+      // Ctrl-C interrupts a running turn, and on an idle TUI a second one quits; the npm launcher and its native child both go.
+      if (host) await quitAgent(host, handle, { agent: 'Codex', ...stopOptions });
     },
 
     async usage(handle, cursor) {
@@ -264,38 +229,8 @@ function commandOf(call: { name: string; arguments: string }): string {
 /** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
 async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
   if (host && handle.pane && (await ownsPane(host, handle))) return host;
-  throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId }, {
-    variant: 'codexNoPane',
+  throw flumeError('AGENT_NOT_UP', { agent: 'Codex', sessionId: handle.sessionId }, {
+    variant: 'driverNoPane',
     details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
   });
 }
-
-/** Every descendant of `pid` now (Linux `/proc`; [] elsewhere). */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return [];
-  }
-  for (const name of entries) {
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: number[] = [];
-  const walk = (parent: number) => {
-    for (const child of children.get(parent) ?? []) {
-      found.push(child);
-      walk(child);
-    }
-  };
-  walk(pid);
-  return found;
-}
-

@@ -26,8 +26,8 @@ export function codexEnvironment(options: CodexOptions, base: NodeJS.ProcessEnv 
 export function requireProgram(program: string, env: Record<string, string>): string {
   const found = which(program, env.PATH ?? '');
   if (found) return found;
-  throw flumeError('AGENT_START_FAILED', { program }, {
-    variant: program.includes('/') ? 'codexNotExecutable' : 'codexNotOnPath',
+  throw flumeError('AGENT_START_FAILED', { program, driver: 'codex', install: 'Install the Codex CLI (npm install -g @openai/codex)' }, {
+    variant: program.includes('/') ? 'programNotExecutable' : 'programNotOnPath',
     details: { program },
   });
 }

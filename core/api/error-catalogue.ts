@@ -245,7 +245,7 @@ export const ERROR_CATALOGUE = {
     variants: {
       paneGone: { message: 'The pane {pane} no longer holds the agent of session {sessionId}; nothing was typed.', fix: 'Start the stage again with flume retry.' },
       elsewhere: { message: 'The agent of session {sessionId} runs where flume cannot type ({host}).', fix: 'Type into it where it runs; flume reads its transcript all the same.' },
-      codexNoPane: { message: 'The Codex agent of session {sessionId} has no pane of its own flume can type into; nothing was typed.', fix: 'Type into it where it runs, or start the stage again with flume retry.' },
+      driverNoPane: { message: 'The {agent} agent of session {sessionId} has no pane of its own flume can type into; nothing was typed.', fix: 'Type into it where it runs, or start the stage again with flume retry.' },
       printed: { message: 'An agent started as a printed command has no pane flume can type into.', fix: 'Type into the terminal where the command runs.' },
       printedKeys: { message: 'An agent started as a printed command has no pane flume can press keys in.', fix: 'Use the terminal where the command runs.' },
       paneEmpty: { message: 'The pane {pane} has no running program.', fix: 'Read the pane with `flume status`; start the agent again with `flume retry`.' },
@@ -296,7 +296,7 @@ export const ERROR_CATALOGUE = {
     variants: {
       afterPaneClosed: { message: 'The agent of session {sessionId} (pid {pid}) still runs after its pane was closed.', fix: 'Look at it with `ps -p {pid}`; end it with `kill {pid}`.' },
       session: { message: 'The agent of session {sessionId} (pid {pid}) did not exit.', fix: 'Look at it with `ps -p {pid}`; it may be ending a tool call.' },
-      codex: { message: 'The Codex agent of session {sessionId} (pid {pids}) did not exit.', fix: 'Look at it with `ps -p {pidList}`; it may be ending a tool call.' },
+      driver: { message: 'The {agent} agent of session {sessionId} (pid {pids}) did not exit.', fix: 'Look at it with `ps -p {pidList}`; it may be ending a tool call.' },
       pane: { message: 'The program in pane {pane} (pid {pid}) did not exit.', fix: 'Look at the process with `ps -p {pid}` and end it by hand.' },
       herdrPane: { message: 'The program in herdr pane {pane} (pid {pid}) did not exit.', fix: 'Look at the process with `ps -p {pid}` and end it by hand.' },
     },
@@ -317,8 +317,8 @@ export const ERROR_CATALOGUE = {
       claudeNoFile: { message: "The agent's program {program} could not start: there is no such file.", fix: 'Install Claude Code (npm install -g @anthropic-ai/claude-code) so {program} is on PATH, or name its program in the config (agents.claude-code.binary); then flume retry the place.' },
       claudeNotOnPath: { message: "The agent's program {program} could not start: it is not on the agent's PATH ({count} folders searched).", fix: 'Install Claude Code (npm install -g @anthropic-ai/claude-code) so {program} is on PATH, or name its program in the config (agents.claude-code.binary); then flume retry the place.' },
       claudeNotOnPathOne: { message: "The agent's program {program} could not start: it is not on the agent's PATH (1 folder searched).", fix: 'Install Claude Code (npm install -g @anthropic-ai/claude-code) so {program} is on PATH, or name its program in the config (agents.claude-code.binary); then flume retry the place.' },
-      codexNotExecutable: { message: "The agent's program {program} could not start: it is not an executable file.", fix: 'Install the Codex CLI (npm install -g @openai/codex) so {program} is on PATH, or name its program in the config (agents.codex.binary); then flume retry the place.' },
-      codexNotOnPath: { message: "The agent's program {program} could not start: it is not on the agent's PATH.", fix: 'Install the Codex CLI (npm install -g @openai/codex) so {program} is on PATH, or name its program in the config (agents.codex.binary); then flume retry the place.' },
+      programNotExecutable: { message: "The agent's program {program} could not start: it is not an executable file.", fix: '{install} so {program} is on PATH, or name its program in the config (agents.{driver}.binary); then flume retry the place.' },
+      programNotOnPath: { message: "The agent's program {program} could not start: it is not on the agent's PATH.", fix: '{install} so {program} is on PATH, or name its program in the config (agents.{driver}.binary); then flume retry the place.' },
     },
   },
   PROMPT_NOT_TAKEN: {

@@ -2,14 +2,15 @@
  * Small helpers for writing an agent driver whose agent runs in a pane, public through `flume`:
  * reading a record kept as JSON lines, waiting on a look that may answer at once (`waitForInput(handle,
  * 0)` looks once), opening the agent's pane with its handle, typing and submitting into its own pane,
- * resending by what its input box holds, and closing it only once its process is gone.
+ * resending by what its input box holds, typing a prompt whole and submitting it once it shows, and
+ * closing it (or asking it to quit) only once its process and every process it started are gone.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { canType, ownsPane, type PaneHost } from '../api/pane-host.js';
 import { flumeError } from '../api/errors.js';
 import type { StartRequest } from '../api/hooks.js';
-import { waitGone } from '../support/process.js';
+import { descendantsOf, processExists, signalQuietly, waitGone } from '../support/process.js';
 import type { AgentHandle } from '../api/agent.js';
 
 /**
@@ -116,4 +117,66 @@ async function typable(host: PaneHost, handle: AgentHandle): Promise<void> {
     variant: handle.pane ? 'notTypablePane' : 'notTypable',
     details: { host: handle.host, pane: handle.pane ?? null, sessionId: handle.sessionId },
   });
+}
+
+/** How a terminal program shows its input box, for {@link typeWhole}. */
+export interface InputBox {
+  /** The text in the input box of a screen ('' when empty or showing its placeholder). */
+  draft(screen: string): string;
+  /** True when a draft on screen is `text` (screens wrap lines and fold long pastes). */
+  same(draft: string, text: string): boolean;
+  /** The longest wait for the typed text to show before Enter is pressed anyway. Default 1500 ms. */
+  showMs?: number;
+  /** Enter waits this long after the text showed. Default 250 ms. */
+  enterAfterMs?: number;
+}
+
+/**
+ * Types `text` into the handle's own pane, waits until its input box shows it (a program still taking
+ * a paste reads an Enter pressed at once as a newline of it), then presses Enter. Nothing is typed
+ * into a pane that is not the handle's (AGENT_NOT_UP).
+ */
+export async function typeWhole(host: PaneHost, handle: AgentHandle, text: string, box: InputBox): Promise<void> {
+  await typable(host, handle);
+  await host.type(handle.pane!, text);
+  const until = Date.now() + (box.showMs ?? 1500);
+  for (;;) {
+    const screen = await host.capture(handle.pane!);
+    if (screen !== undefined && box.same(box.draft(screen), text)) break;
+    if (Date.now() >= until) break;
+    await sleep(50);
+  }
+  await sleep(box.enterAfterMs ?? 250);
+  await typable(host, handle);
+  await host.keys(handle.pane!, ['Enter']);
+}
+
+/**
+ * Ends a terminal program in the handle's own pane, truthfully: unless `hangUp`, Ctrl-C twice (a
+ * running turn is interrupted, an idle program quits), twice over; then the pane is closed, and every
+ * process of the agent found before (the pane's program and its descendants: an npm launcher and its
+ * native child, a program that restarted itself) must be gone, else it is killed, else
+ * AGENT_DID_NOT_EXIT. A pane that is not the handle's own is left alone (it is another agent's now).
+ */
+export async function quitAgent(host: PaneHost, handle: AgentHandle, options: { agent: string; hangUp?: boolean }): Promise<void> {
+  if (!handle.pane || !(await ownsPane(host, handle))) return;
+  const pids = handle.pid ? [handle.pid, ...descendantsOf(handle.pid)] : [];
+  if (!options.hangUp && (await host.alive(handle.pane))) {
+    for (const waitMs of [1500, 3000]) {
+      await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+      await sleep(150);
+      await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+      if (await waitFor(async () => !(await host.alive(handle.pane!)), waitMs)) break;
+    }
+  }
+  await host.close(handle.pane);
+  if (await waitFor(() => pids.every((pid) => !processExists(pid)), 3000)) return;
+  for (const pid of pids) signalQuietly(pid, 'SIGKILL');
+  const left = pids.filter((pid) => processExists(pid));
+  if (left.length && !(await waitFor(() => left.every((pid) => !processExists(pid)), 2000))) {
+    throw flumeError('AGENT_DID_NOT_EXIT', { agent: options.agent, sessionId: handle.sessionId, pids: left.join(', '), pidList: left.join(',') }, {
+      variant: 'driver',
+      details: { pids: left, sessionId: handle.sessionId },
+    });
+  }
 }

@@ -3,7 +3,7 @@
  * (a zombie waiting to be reaped does not), a signal that does not care if the process is gone, and
  * a wait until it is. The drivers, the pane hosts and the lock all use these; none keeps its own.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** True while a process of that pid exists (one owned by another user counts: EPERM). */
@@ -45,4 +45,33 @@ export async function waitGone(pid: number, timeoutMs: number): Promise<boolean>
     await sleep(50);
   }
   return true;
+}
+
+/** Every descendant of `pid` now, children before theirs (Linux `/proc`; [] elsewhere). */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  for (const name of entries) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
 }

@@ -33,7 +33,7 @@ function scriptOf(scenario: ConformanceScenario): Script {
 }
 
 /** The host as the scenario's agent sees it: Enter lost `drops` times (Infinity: always). */
-function losingEnters(host: PaneHost, drops: number): PaneHost {
+export function losingEnters(host: PaneHost, drops: number): PaneHost {
   let left = drops;
   return definePaneHost({
     ...host,

@@ -8,7 +8,7 @@ import { existsSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
-import { flume, makeRepo, remove, snapshot, tempDir } from '../../helpers/repo.js';
+import { flume, makeRepo, PROJECT, remove, snapshot, tempDir } from '../../helpers/repo.js';
 import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
 
 let current: AgentRepo | undefined;
@@ -141,5 +141,28 @@ describe('flume doctor', () => {
     const result = await doctorOf(['--repo', repo], { ...(process.env as Record<string, string>), FLUME_STATE_DIR: state, ANTHROPIC_API_KEY: 'sk-ant-test-doctor' });
     expect(result.check('acme robot'), JSON.stringify(result.report, null, 2)).toMatchObject({ ok: false, needed: true, detail: 'robot not charged', fix: 'Charge the robot.', by: 'acme-robot' });
     expect(result.code).toBe(1);
+  });
+
+  it('names the Gemini CLI for the kinds that run it: its program and version, or its install when missing', async () => {
+    const state = tempDir('flume-state-');
+    cleanups.push(() => remove(state));
+    const config = (binary: string) => `export default {
+  agents: { gemini: { binary: ${JSON.stringify(binary)} } },
+  kinds: [{ name: 'chore', stages: [{ name: 'do', agent: 'gemini', prompt: 'Do the chore.', deliverable: { type: 'commit' } }] }],
+};\n`;
+    const env = { ...(process.env as Record<string, string>), FLUME_STATE_DIR: state };
+    const pinned = join(PROJECT, 'node_modules', '.bin', 'gemini');
+    const repo = makeRepo({ config: config(pinned) });
+    cleanups.push(() => remove(repo));
+    const found = await doctorOf(['--repo', repo], env);
+    expect(found.check('Gemini CLI'), JSON.stringify(found.report, null, 2)).toMatchObject({ ok: true, needed: true, detail: `${pinned} 0.61.0`, by: 'gemini' });
+    expect(found.check('Gemini CLI version')).toMatchObject({ ok: true, detail: '0.61.0, which flume was checked against' });
+
+    const missing = makeRepo({ config: config('gemini-not-installed') });
+    cleanups.push(() => remove(missing));
+    const out = await doctorOf(['--repo', missing], env);
+    expect(out.code).toBe(1);
+    expect(out.check('Gemini CLI')).toMatchObject({ ok: false, needed: true, by: 'gemini' });
+    expect(out.check('Gemini CLI')!.fix).toBe('Install the Gemini CLI (npm install -g @google/gemini-cli), or name its program in the config (agents.gemini.binary).');
   });
 });

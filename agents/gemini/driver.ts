@@ -1,0 +1,215 @@
+/**
+ * The Gemini CLI driver (key `gemini`): runs the interactive `gemini` in a pane with the session id
+ * flume gives it (`--session-id`), types prompts whole, confirms them in its chat file (chat.ts),
+ * reads its state from the chat and its screen (screen.ts), and stops it only when every process of
+ * it is gone. Written against flume's public entry alone, as a third party's driver would be.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
+import {
+  canType,
+  defineDriver,
+  flumeError,
+  isRepositoryTrusted,
+  lookAtPane,
+  ownsPane,
+  quitAgent,
+  typeWhole,
+  type AgentDriver,
+  type AgentHandle,
+  type AgentReading,
+  type Flume,
+  type PaneHost,
+  type StartRequest,
+} from '../../core/index.js';
+import { handedCommand, printedCommand } from '../printed.js';
+import { chatFolderOf, findChat, promptState, readChat, readUsage, type ChatState } from './chat.js';
+import { geminiChecks } from './checks.js';
+import { programVersion } from '../program.js';
+import { GEMINI_SESSION_VARIABLES, geminiEnvironment, geminiHome, requireProgram } from './environment.js';
+import { GEMINI_OPTIONS_SCHEMA, type GeminiOptions } from './options.js';
+import { askedFor, classifyScreen, draftText, sameDraft } from './screen.js';
+
+/** After the input box first shows, keys typed at once can be lost while the program finishes starting. */
+const READY_SETTLE_MS = 300;
+
+/** A stage's permission mode as Gemini's `--approval-mode` (the default mode asks before each tool that writes or runs). */
+const APPROVAL_MODES: Record<string, string> = { bypassPermissions: 'yolo', acceptEdits: 'auto_edit', plan: 'plan' };
+
+/** The Gemini CLI driver, configured from the config's `agents.gemini`. */
+export function geminiDriver(flume: Flume, options: GeminiOptions = {}, key = 'gemini'): AgentDriver {
+  const hostOf = (handle: AgentHandle): PaneHost | undefined => flume.hosts.get(handle.host);
+  const homeOf = (handle: AgentHandle): string => handle.data?.geminiHome ?? geminiHome(geminiEnvironment(options));
+  const chatOf = async (handle: AgentHandle): Promise<ChatState | undefined> => {
+    const path = handle.transcriptPath ?? (await findChat(homeOf(handle), handle.sessionId));
+    return path ? readChat(path) : undefined;
+  };
+
+  const prepare = async (request: StartRequest, host: PaneHost) => {
+    const env = geminiEnvironment(options, request.env);
+    const binary = options.binary ?? 'gemini';
+    // The program is found first where a pane runs it; a host that cannot type hands the command to
+    // the operator's own shell.
+    if (canType(host)) requireProgram(binary, env);
+    const { stage } = request;
+    const mode = stage.permissionMode ? APPROVAL_MODES[stage.permissionMode] : undefined;
+    // Folder trust follows the user's own decision (`flume trust`), as for Claude Code: trusted for
+    // this session only (nothing written to Gemini's own list); otherwise Gemini asks, and status says so.
+    const trusted = await isRepositoryTrusted(request.place.repo);
+    const model = stage.model ?? options.model;
+    const argv = [
+      binary,
+      '--session-id',
+      request.sessionId,
+      ...(model ? ['--model', model] : []),
+      ...(mode ? ['--approval-mode', mode] : []),
+      ...(trusted ? ['--skip-trust'] : []),
+      ...(options.args ?? []),
+      // On a host that cannot type (the printed host) the command carries the prompt: `-i` submits it at start.
+      ...(!canType(host) ? ['--prompt-interactive', request.prompt] : []),
+    ];
+    return { env, binary, argv };
+  };
+
+  const driver: AgentDriver = {
+    key,
+    optionsSchema: GEMINI_OPTIONS_SCHEMA,
+    sessionVariables: GEMINI_SESSION_VARIABLES,
+    checks: () => geminiChecks(options),
+
+    async start(request, host) {
+      const { env, binary, argv } = await prepare(request, host);
+      const version = await programVersion(binary, env);
+      const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
+      return {
+        driver: key,
+        sessionId: request.sessionId,
+        host: host.key,
+        ...(version ? { version } : {}),
+        ...(opened.pane ? { pane: opened.pane } : {}),
+        ...(opened.pid ? { pid: opened.pid } : {}),
+        ...(opened.identity ? { paneIdentity: opened.identity } : {}),
+        command: handedCommand(host, env, argv),
+        cwd: request.place.path,
+        startedAt: new Date().toISOString(),
+        data: { geminiHome: geminiHome(env) },
+      };
+    },
+
+    async plan(request, host) {
+      const { env, binary, argv } = await prepare(request, host);
+      const version = await programVersion(binary, env);
+      return { command: printedCommand(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
+    },
+
+    async waitForInput(handle, timeoutMs) {
+      const host = hostOf(handle);
+      if (!host || !handle.pane) return 'slow';
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { alive, screen } = await lookAtPane(host, handle);
+        if (!alive) return 'exited';
+        const view = screen === undefined ? 'unknown' : classifyScreen(screen);
+        // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
+        if (view === 'trust') return 'slow';
+        if (view === 'input-ready') {
+          if (timeoutMs === 0) return 'ready';
+          await sleep(READY_SETTLE_MS);
+          const again = await host.capture(handle.pane);
+          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
+        }
+        if (Date.now() >= deadline) return 'slow';
+        await sleep(Math.min(150, Math.max(0, deadline - Date.now())));
+      }
+    },
+
+    async send(handle, text) {
+      const host = await requireHost(hostOf(handle), handle);
+      await typeWhole(host, handle, text, { draft: draftText, same: sameDraft });
+    },
+
+    async resend(handle, text) {
+      const host = await requireHost(hostOf(handle), handle);
+      const screen = await host.capture(handle.pane!);
+      const draft = screen === undefined ? '' : draftText(screen);
+      if (draft === '') return driver.send(handle, text);
+      if (sameDraft(draft, text)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
+      throw flumeError('AGENT_BUSY', {}, { variant: 'driver' });
+    },
+
+    async confirm({ handle, text, since }) {
+      return promptState(await chatOf(handle), text, since);
+    },
+
+    async read(handle) {
+      const host = hostOf(handle);
+      const chat = await chatOf(handle);
+      // The screen after the chat: it is the newer reading.
+      const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
+      return judge(handle, chat, pane, !canType(host));
+    },
+
+    async hasDraft(handle) {
+      const host = hostOf(handle);
+      const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
+      return screen !== undefined && draftText(screen) !== '';
+    },
+
+    async stop(handle, stopOptions = {}) {
+      const host = hostOf(handle);
+      // Ctrl-C clears a draft or cancels a turn, and a second one quits; the launcher and the program it
+      // restarted itself as both go.
+      if (host) await quitAgent(host, handle, { agent: 'Gemini CLI', ...stopOptions });
+    },
+
+    async usage(handle, cursor) {
+      const path = handle.transcriptPath ?? (await findChat(homeOf(handle), handle.sessionId));
+      return path ? readUsage(path, cursor) : undefined;
+    },
+
+    watchPaths(handle) {
+      // A folder's watch sees only its own entries: the chat grows in its project's chats folder.
+      const home = homeOf(handle);
+      return [join(home, '.gemini', 'tmp'), chatFolderOf(home, handle.cwd)];
+    },
+  };
+  return defineDriver(driver);
+}
+
+/**
+ * The reading of an agent from its chat (undefined: none yet) and one look at its pane; `paneless`
+ * when its host cannot type (its command went to the operator, who may not have run it yet).
+ */
+export function judge(handle: AgentHandle, chat: ChatState | undefined, pane: { own: boolean; alive: boolean; screen?: string } | undefined, paneless = false): AgentReading {
+  const activity = chat?.lastActivity ? { lastActivity: chat.lastActivity } : {};
+  if (!pane?.alive) {
+    if (!chat && paneless) return { state: 'not-up' };
+    return { state: 'exited', ...(handle.pane && !pane?.own ? { paneGone: true } : {}), ...(chat?.lastText ? { needs: chat.lastText } : {}), ...activity };
+  }
+  const view = pane.screen === undefined ? 'unknown' : classifyScreen(pane.screen);
+  if (view === 'trust') {
+    return { state: 'asking', dialog: 'trust', needs: `Gemini CLI asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };
+  }
+  if (view === 'permission') {
+    // The chat holds the reply that calls the tool with no calls yet: the screen names what is asked.
+    const asked = pane.screen ? askedFor(pane.screen) : undefined;
+    const what = asked ? (asked.what ? `\`${asked.what}\`` : asked.tool) : chat?.pendingCall?.name;
+    return { state: 'asking', dialog: 'permission', needs: `approval to run ${what ?? 'a tool'}`, ...activity };
+  }
+  if (!chat?.prompts.length) return { state: view === 'input-ready' ? 'idle' : 'starting', ...activity };
+  if (chat.working || view === 'working') return { state: 'working', ...activity };
+  if (chat.turnEnded) {
+    const needs = chat.aborted ? 'its turn was cancelled' : chat.lastText;
+    return { state: 'idle', turnEnded: true, ...(needs ? { needs } : {}), ...activity };
+  }
+  return { state: 'idle', ...activity };
+}
+
+/** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
+async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
+  if (host && handle.pane && (await ownsPane(host, handle))) return host;
+  throw flumeError('AGENT_NOT_UP', { agent: 'Gemini CLI', sessionId: handle.sessionId }, {
+    variant: 'driverNoPane',
+    details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * What the Gemini CLI driver and its checks share: the variable a Gemini session hands the commands
+ * it runs (never passed on to an agent flume starts), the agent's environment, where its record is
+ * kept, and finding its program.
+ */
+import { homedir } from 'node:os';
+import { agentBaseEnvironment, flumeError, which } from '../../core/index.js';
+import type { GeminiOptions } from './options.js';
+
+/** What a Gemini session's shell tool hands the commands it runs: `GEMINI_CLI=1`, its mark. */
+export const GEMINI_SESSION_VARIABLES: readonly string[] = ['GEMINI_CLI'];
+
+/**
+ * The agent's environment: the caller's (`base`), less git's local variables and Gemini's session
+ * variable, with a UTF-8 locale where it has none (core/support/environment.ts), the config's added.
+ */
+export function geminiEnvironment(options: GeminiOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env = agentBaseEnvironment(GEMINI_SESSION_VARIABLES, base);
+  Object.assign(env, options.env ?? {});
+  env.TERM ??= 'xterm-256color';
+  return env;
+}
+
+/**
+ * The folder whose `.gemini/` holds the agent's settings and chats: `GEMINI_CLI_HOME` of its
+ * environment, else its HOME. The agent runs with the user's own Gemini home (its login, settings and
+ * memory); its chat is told apart from the user's others by the session id flume gives it.
+ */
+export function geminiHome(env: Record<string, string | undefined>): string {
+  return env.GEMINI_CLI_HOME || env.HOME || homedir();
+}
+
+/** Throws AGENT_START_FAILED unless the program is found (a path, or a name on the agent's PATH). */
+export function requireProgram(program: string, env: Record<string, string>): string {
+  const found = which(program, env.PATH ?? '');
+  if (found) return found;
+  throw flumeError('AGENT_START_FAILED', { program, driver: 'gemini', install: 'Install the Gemini CLI (npm install -g @google/gemini-cli)' }, {
+    variant: program.includes('/') ? 'programNotExecutable' : 'programNotOnPath',
+    details: { program },
+  });
+}
