@@ -160,6 +160,8 @@ describe(`the real OpenCode ${OPENCODE_VERSION}, as the driver reads it`, () => 
     const unknown = await start([], { args: ['-s', 'ses_flumeUnknown0000000000000'] });
     await until(async () => unknown.pane.dead(), Boolean, 30_000);
     expect(unknown.pane.dead()).toBe(true);
-    expect(unknown.pane.capture()).toContain('Session not found: ses_flumeUnknown0000000000000');
+    // It prints `Error: Session not found: <id>` and exits 1; on a loaded machine the TUI's own
+    // screen, drawn and cleared as it exits, can leave only tmux's `Pane is dead (status 1, …)`.
+    expect(unknown.pane.capture()).toMatch(/Session not found: ses_flumeUnknown0000000000000|Pane is dead \(status 1\b/);
   });
 });

@@ -12,7 +12,7 @@ import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
 import { definePaneHost, definePlugin, type PaneHost } from '../../core/index.js';
 import type { ConformanceHarness, ConformanceScenario } from '../../core/testing/index.js';
 import { opencodeEnv } from './opencode-env.js';
-import { bash, lastUserText, type Script } from './chat-api.js';
+import { bash, lastUserText, type ChatApi, type Script } from './chat-api.js';
 import { remove, tempDir } from './repo.js';
 
 /** The real harness, and `cleanup` for its tmux server and folder. */
@@ -27,6 +27,18 @@ function scriptOf(scenario: ConformanceScenario): Script {
   if (scenario === 'asks') return (_request, index) => (index === 0 ? bash('touch ../conformance-outside.txt') : 'Done.');
   if (scenario === 'drops-all' || scenario === 'never-up') return [];
   return () => 'Noted.';
+}
+
+/**
+ * The prompts the scripted API saw: those of the model steps, and the session title's request,
+ * which carries the first prompt as its user message at once (its model step may come seconds
+ * later). A text counts as often as the more of the two saw it, so a prompt taken once counts once.
+ */
+function tookOf(api: ChatApi): string[] {
+  const steps = api.requests.map((request) => lastUserText(request.body)).filter((text) => text !== '');
+  const titled = api.side.map((request) => lastUserText(request.body)).filter((text) => text !== '');
+  const extra = titled.filter((text, index) => titled.slice(0, index + 1).filter((t) => t === text).length > steps.filter((t) => t === text).length);
+  return [...steps, ...extra];
 }
 
 /** The host as the scenario's agent sees it: Enter lost `drops` times (Infinity: always). */
@@ -51,7 +63,9 @@ export function opencodeConformanceHarness(): OpencodeHarness {
     agent: 'opencode',
     host,
     unexpected,
-    timeouts: { startMs: 60_000, promptMs: 10_000, settleMs: 30_000, draftMs: 2_000 },
+    // OpenCode writes a prompt to its record seconds before its first model step reaches the API
+    // (it boots its snapshot and location services first): on a loaded machine more than 10 s.
+    timeouts: { startMs: 60_000, promptMs: 15_000, settleMs: 30_000, draftMs: 2_000 },
     async scenario(scenario) {
       const env = await opencodeEnv({ script: scriptOf(scenario), ...(scenario === 'never-up' ? { args: ['--conformance-never-up'] } : {}) });
       const drops = scenario === 'drops-first' ? 1 : scenario === 'drops-all' ? Infinity : 0;
@@ -60,7 +74,7 @@ export function opencodeConformanceHarness(): OpencodeHarness {
       return {
         plugins,
         config: { agents: { opencode: env.options } },
-        taken: () => env.api.requests.map((request) => lastUserText(request.body)).filter((text) => text !== ''),
+        taken: () => tookOf(env.api),
         async close() {
           unexpected.push(...env.api.unexpected().map((line) => `${scenario}: ${line}`));
           await env.cleanup().catch(() => undefined);
