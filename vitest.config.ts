@@ -14,6 +14,8 @@ const E2E = 'test/e2e/**/*.test.ts';
 const E2E_CODEX = 'test/e2e-codex/**/*.test.ts';
 /** The Gemini CLI's end-to-end suite: the real Gemini CLI against a scripted Gemini API, run once, after Codex's. */
 const E2E_GEMINI = 'test/e2e-gemini/**/*.test.ts';
+/** OpenCode's end-to-end suite: the real OpenCode against a scripted Chat Completions API, run once, after the Gemini CLI's. */
+const E2E_OPENCODE = 'test/e2e-opencode/**/*.test.ts';
 
 /**
  * How many test files run at once. Most of the suite waits (on tmux panes, agents, a supervisor's
@@ -44,7 +46,7 @@ export default defineConfig({
     // Longest files first (test/helpers/sequencer.ts says why).
     sequence: { sequencer: LongestFirst },
     projects: [
-      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E, E2E_CODEX, E2E_GEMINI], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E, E2E_CODEX, E2E_GEMINI, E2E_OPENCODE], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
       // The real Claude Code is a heavy program that loses keys on a starved machine: its files run
       // after the rest, two at a time.
       // Each version's files run as a group of their own, so no more than two real programs run at once.
@@ -54,6 +56,7 @@ export default defineConfig({
       })),
       { extends: true, test: { name: 'codex', include: [E2E_CODEX], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 1 + selectedClaudeVersions().length } } },
       { extends: true, test: { name: 'gemini', include: [E2E_GEMINI], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 2 + selectedClaudeVersions().length } } },
+      { extends: true, test: { name: 'opencode', include: [E2E_OPENCODE], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 3 + selectedClaudeVersions().length } } },
     ],
   },
 });

@@ -1,0 +1,283 @@
+/**
+ * The OpenCode driver (key `opencode`): runs the interactive `opencode` TUI in a pane with a data
+ * folder of the agent's own (home.ts) and its HTTP server on a port flume picks, types prompts whole,
+ * confirms them in its record, read from that server (record.ts), reads its state from the record
+ * and its screen (screen.ts), and stops it only when every process of it is gone. Written against
+ * flume's public entry alone, as a third party's driver would be.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  canType,
+  defineDriver,
+  flumeError,
+  lookAtPane,
+  ownsPane,
+  processExists,
+  signalQuietly,
+  waitFor,
+  type AgentDriver,
+  type AgentHandle,
+  type AgentReading,
+  type Flume,
+  type PaneHost,
+  type StartRequest,
+} from '../../core/index.js';
+import { agentConfig, agentHome, dataFolder, homeEnvironment, prepareHome, serverPassword, userDataDir } from './home.js';
+import { promptState, readRecord, usageOf, type RecordState, type Server } from './record.js';
+import { classifyScreen, draftText, sameDraft } from './screen.js';
+import { opencodeChecks, opencodeVersion } from './checks.js';
+import { OPENCODE_SESSION_VARIABLES, opencodeEnvironment, requireProgram } from './environment.js';
+import type { OpencodeOptions } from './options.js';
+import { handedCommand, printedCommand } from '../printed.js';
+
+/** After the input box first shows, keys typed at once can be lost while the TUI finishes starting. */
+const READY_SETTLE_MS = 300;
+/** Enter waits this long after the draft shows (the TUI redraws a long draft up to a second late). */
+const ENTER_AFTER_DRAFT_MS = 250;
+/** The longest wait for a typed draft to show before Enter is pressed anyway. */
+const DRAFT_SHOW_MS = 2500;
+
+/** The OpenCode driver, configured from the config's `agents.opencode`. */
+export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key = 'opencode'): AgentDriver {
+  const hostOf = (handle: AgentHandle): PaneHost | undefined => flume.hosts.get(handle.host);
+  const homeOf = (handle: AgentHandle): string => handle.data?.opencodeHome ?? agentHome(handle.sessionId);
+  const serverOf = async (handle: AgentHandle): Promise<Server | undefined> => {
+    const port = Number(handle.data?.port);
+    if (!port) return undefined;
+    return { port, password: await serverPassword(homeOf(handle)) };
+  };
+  const recordOf = async (handle: AgentHandle): Promise<RecordState | undefined> => {
+    const server = await serverOf(handle);
+    return server ? readRecord(server, handle.cwd, handle.startedAt) : undefined;
+  };
+
+  const prepare = async (request: StartRequest, host: PaneHost) => {
+    const env = opencodeEnvironment(options, request.env);
+    const binary = options.binary ?? 'opencode';
+    // The program is found first where a pane runs it; a host that cannot type hands the command to
+    // the operator's own shell.
+    if (canType(host)) requireProgram(binary, env);
+    const home = agentHome(request.sessionId);
+    Object.assign(env, homeEnvironment(home));
+    const port = await freePort();
+    const argv = [
+      binary,
+      '--port',
+      String(port),
+      ...(options.args ?? []),
+      // On a host that cannot type (the printed host) the command carries the prompt.
+      ...(!canType(host) ? ['--prompt', request.prompt] : []),
+    ];
+    const config = agentConfig(options, request.stage.model ?? options.model, request.stage.permissionMode === 'bypassPermissions');
+    return { env, binary, home, port, argv, config };
+  };
+
+  const driver: AgentDriver = {
+    key,
+    sessionVariables: OPENCODE_SESSION_VARIABLES,
+    checks: () => opencodeChecks(options),
+
+    async start(request, host) {
+      const { env, binary, home, port, argv, config } = await prepare(request, host);
+      const [version, password] = await Promise.all([opencodeVersion(binary, env), prepareHome(home, config, userDataDir(options, opencodeEnvironment(options, request.env)))]);
+      env.OPENCODE_SERVER_PASSWORD = password;
+      const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
+      return {
+        driver: key,
+        sessionId: request.sessionId,
+        host: host.key,
+        ...(version ? { version } : {}),
+        ...(opened.pane ? { pane: opened.pane } : {}),
+        ...(opened.pid ? { pid: opened.pid } : {}),
+        ...(opened.identity ? { paneIdentity: opened.identity } : {}),
+        command: handedCommand(host, env, argv),
+        cwd: request.place.path,
+        startedAt: new Date().toISOString(),
+        data: { opencodeHome: home, port: String(port) },
+      };
+    },
+
+    async plan(request, host) {
+      const { env, binary, argv } = await prepare(request, host);
+      const version = await opencodeVersion(binary, env);
+      return { command: printedCommand({ ...env, OPENCODE_SERVER_PASSWORD: '' }, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
+    },
+
+    async waitForInput(handle, timeoutMs) {
+      const host = hostOf(handle);
+      if (!host || !handle.pane) return 'slow';
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { alive, screen } = await lookAtPane(host, handle);
+        if (!alive) return 'exited';
+        if (screen !== undefined && classifyScreen(screen) === 'input-ready') {
+          if (timeoutMs === 0) return 'ready';
+          await sleep(READY_SETTLE_MS);
+          const again = await host.capture(handle.pane);
+          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
+        }
+        if (Date.now() >= deadline) return 'slow';
+        await sleep(Math.min(150, Math.max(0, deadline - Date.now())));
+      }
+    },
+
+    async send(handle, text) {
+      const host = await requireHost(hostOf(handle), handle);
+      await host.type(handle.pane!, text);
+      const until = Date.now() + DRAFT_SHOW_MS;
+      for (;;) {
+        const screen = await host.capture(handle.pane!);
+        if (screen !== undefined && sameDraft(draftText(screen), text)) break;
+        if (Date.now() >= until) break;
+        await sleep(50);
+      }
+      await sleep(ENTER_AFTER_DRAFT_MS);
+      await requireHost(host, handle);
+      await host.keys(handle.pane!, ['Enter']);
+    },
+
+    async resend(handle, text) {
+      const host = await requireHost(hostOf(handle), handle);
+      const screen = await host.capture(handle.pane!);
+      const draft = screen === undefined ? '' : draftText(screen);
+      if (draft === '') return driver.send(handle, text);
+      if (sameDraft(draft, text)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
+      throw flumeError('AGENT_BUSY', {}, { variant: 'driver' });
+    },
+
+    async confirm({ handle, text, since }) {
+      return promptState(await recordOf(handle), text, since);
+    },
+
+    async read(handle) {
+      const host = hostOf(handle);
+      const record = await recordOf(handle);
+      // The screen after the record: it is the newer reading.
+      const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
+      return judge(handle, record, pane, !canType(host));
+    },
+
+    async hasDraft(handle) {
+      const host = hostOf(handle);
+      const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
+      return screen !== undefined && draftText(screen) !== '';
+    },
+
+    async stop(handle, stopOptions = {}) {
+      const host = hostOf(handle);
+      // A pane that is not this agent's belongs to another agent (or to nobody): leave it be.
+      if (!host || !handle.pane || !(await ownsPane(host, handle))) return;
+      // The program's processes (the TUI and what its tools started), found before the pane goes.
+      const pids = handle.pid ? [handle.pid, ...descendants(handle.pid)] : [];
+      if (!stopOptions.hangUp && (await host.alive(handle.pane))) {
+        // Ctrl-C clears a draft, and on an empty box (idle or working) quits; two pairs cover both.
+        for (const waitMs of [1500, 3000]) {
+          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+          await sleep(150);
+          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
+          if (await waitFor(async () => !(await host.alive(handle.pane!)), waitMs)) break;
+        }
+      }
+      // What the TUI started meanwhile (a shell command of a tool) is gone with it, or ended below.
+      if (handle.pid) pids.push(...descendants(handle.pid).filter((pid) => !pids.includes(pid)));
+      await host.close(handle.pane);
+      if (await waitFor(async () => pids.every((pid) => !processExists(pid)), 3000)) return;
+      for (const pid of pids) signalQuietly(pid, 'SIGKILL');
+      const left = pids.filter((pid) => processExists(pid));
+      if (left.length && !(await waitFor(async () => left.every((pid) => !processExists(pid)), 2000))) {
+        throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pid: left.join(', ') }, {
+          variant: 'session',
+          details: { pids: left, sessionId: handle.sessionId },
+        });
+      }
+    },
+
+    async usage(handle, cursor) {
+      const record = await recordOf(handle);
+      return record ? usageOf(record, cursor) : undefined;
+    },
+
+    watchPaths(handle) {
+      // The database's write-ahead log grows with every message; a folder's watch sees its entries.
+      return [dataFolder(homeOf(handle))];
+    },
+  };
+  return defineDriver(driver);
+}
+
+/**
+ * The reading of an agent from its record (undefined: none yet, or its server gone) and one look at
+ * its pane; `paneless` when its host cannot type (its command went to the operator).
+ */
+export function judge(handle: AgentHandle, record: RecordState | undefined, pane: { own: boolean; alive: boolean; screen?: string } | undefined, paneless = false): AgentReading {
+  const activity = record?.lastActivity ? { lastActivity: record.lastActivity } : {};
+  if (!pane?.alive) {
+    if (!record && paneless) return { state: 'not-up' };
+    return { state: 'exited', ...(handle.pane && !pane?.own ? { paneGone: true } : {}), ...(record?.lastText ? { needs: record.lastText } : {}), ...activity };
+  }
+  const view = pane.screen === undefined ? 'unknown' : classifyScreen(pane.screen);
+  if (record?.question) return { state: 'asking', dialog: 'question', needs: record.question, ...activity };
+  if (view === 'permission' || record?.permission) {
+    return { state: 'asking', dialog: 'permission', needs: `approval for ${record?.permission ?? 'a tool call'}`, ...activity };
+  }
+  if (!record) return { state: view === 'input-ready' ? 'idle' : 'starting' };
+  if (record.working || view === 'working') return { state: 'working', ...activity };
+  if (record.turnEnded) {
+    const needs = record.aborted ? 'its turn was interrupted' : record.lastText;
+    return { state: 'idle', turnEnded: true, ...(needs ? { needs } : {}), ...activity };
+  }
+  return { state: 'idle', ...activity };
+}
+
+/** A TCP port free on 127.0.0.1 now, for the TUI's server. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
+async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
+  if (host && handle.pane && (await ownsPane(host, handle))) return host;
+  throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId, host: handle.host }, {
+    variant: 'notTypable',
+    details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
+  });
+}
+
+/** Every descendant of `pid` now (Linux `/proc`; [] elsewhere). */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  for (const name of entries) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
+}
