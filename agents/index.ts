@@ -1,6 +1,6 @@
 /**
  * The built-in agent drivers and pane hosts: Claude Code (key `claude-code`, and `printed`, the same
- * driver always on the printed host), the Codex CLI (`codex`), the Gemini CLI (`gemini`), the tmux
+ * driver always on the printed host), the Codex CLI (`codex`), the Gemini CLI (`gemini`), OpenCode (`opencode`), the tmux
  * host on flume's own socket, the container host, and the printed host.
  */
 import { join } from 'node:path';
@@ -10,6 +10,8 @@ import { codexDriver } from './codex/driver.js';
 import type { CodexOptions } from './codex/options.js';
 import { geminiDriver } from './gemini/driver.js';
 import type { GeminiOptions } from './gemini/options.js';
+import { opencodeDriver } from './opencode/driver.js';
+import type { OpencodeOptions } from './opencode/options.js';
 import { printedHost, printedHostPlugin } from './printed.js';
 import { tmuxHost } from './panes/tmux.js';
 
@@ -17,6 +19,7 @@ export { claudeCodeDriver } from './claude-code/driver.js';
 export { agentEnvironment } from './claude-code/environment.js';
 export { codexDriver } from './codex/driver.js';
 export { geminiDriver } from './gemini/driver.js';
+export { opencodeDriver } from './opencode/driver.js';
 export { tmuxHost } from './panes/tmux.js';
 export { printedHost } from './printed.js';
 
@@ -82,7 +85,19 @@ export const geminiPlugin = () =>
     },
   });
 
+/**
+ * Registers the OpenCode driver (key `opencode`), configured from the config's `agents.opencode`, on
+ * the host the launch chose. Registering is the whole job.
+ */
+export const opencodePlugin = () =>
+  definePlugin({
+    name: 'flume:agent:opencode',
+    apply(flume) {
+      flume.agents.add(opencodeDriver(flume, (flume.config.agents?.opencode ?? {}) as OpencodeOptions));
+    },
+  });
+
 /** Every built-in agent plugin. */
 export function agentPlugins(): FlumePlugin[] {
-  return [tmuxHostPlugin(), printedHostPlugin(), containerHostPlugin(), claudeCodePlugin(), codexPlugin(), geminiPlugin()];
+  return [tmuxHostPlugin(), printedHostPlugin(), containerHostPlugin(), claudeCodePlugin(), codexPlugin(), geminiPlugin(), opencodePlugin()];
 }

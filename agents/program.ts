@@ -24,6 +24,8 @@ export function programVersion(binary: string, env: Record<string, string>): Pro
 export interface AgentProgram {
   /** Its name in doctor's list (`Codex CLI`). */
   name: string;
+  /** What comes before its name in a sentence: default `the ` (`Install the Codex CLI`); '' for a proper name. */
+  article?: string;
   /** Its npm package (`@openai/codex`). */
   npm: string;
   /** The driver's key, whose options name the program (`agents.<key>.binary`). */
@@ -43,7 +45,7 @@ export async function programChecks(program: AgentProgram): Promise<DoctorCheck[
     path = program.find(program.binary, program.env);
   } catch (error) {
     const detail = error instanceof FlumeError ? error.message : String(error);
-    return [{ name: program.name, ok: false, needed: true, detail, fix: `Install the ${program.name} (npm install -g ${program.npm}), or name its program in the config (agents.${program.driver}.binary).` }];
+    return [{ name: program.name, ok: false, needed: true, detail, fix: `Install ${program.article ?? 'the '}${program.name} (npm install -g ${program.npm}), or name its program in the config (agents.${program.driver}.binary).` }];
   }
   const version = await programVersion(program.binary, program.env);
   const checked = version !== undefined && program.checked.includes(version);

@@ -5,7 +5,6 @@
  * and its screen (screen.ts), and stops it only when every process of it is gone. Written against
  * flume's public entry alone, as a third party's driver would be.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -14,9 +13,8 @@ import {
   flumeError,
   lookAtPane,
   ownsPane,
-  processExists,
-  signalQuietly,
-  waitFor,
+  quitAgent,
+  typeWhole,
   type AgentDriver,
   type AgentHandle,
   type AgentReading,
@@ -27,9 +25,10 @@ import {
 import { agentConfig, agentHome, dataFolder, homeEnvironment, prepareHome, serverPassword, userDataDir } from './home.js';
 import { promptState, readRecord, usageOf, type RecordState, type Server } from './record.js';
 import { classifyScreen, draftText, sameDraft } from './screen.js';
-import { opencodeChecks, opencodeVersion } from './checks.js';
+import { opencodeChecks } from './checks.js';
+import { programVersion } from '../program.js';
 import { OPENCODE_SESSION_VARIABLES, opencodeEnvironment, requireProgram } from './environment.js';
-import type { OpencodeOptions } from './options.js';
+import { OPENCODE_OPTIONS, type OpencodeOptions } from './options.js';
 import { handedCommand, printedCommand } from '../printed.js';
 
 /** After the input box first shows, keys typed at once can be lost while the TUI finishes starting. */
@@ -76,12 +75,13 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
 
   const driver: AgentDriver = {
     key,
+    optionsSchema: OPENCODE_OPTIONS,
     sessionVariables: OPENCODE_SESSION_VARIABLES,
     checks: () => opencodeChecks(options),
 
     async start(request, host) {
       const { env, binary, home, port, argv, config } = await prepare(request, host);
-      const [version, password] = await Promise.all([opencodeVersion(binary, env), prepareHome(home, config, userDataDir(options, opencodeEnvironment(options, request.env)))]);
+      const [version, password] = await Promise.all([programVersion(binary, env), prepareHome(home, config, userDataDir(options, opencodeEnvironment(options, request.env)))]);
       env.OPENCODE_SERVER_PASSWORD = password;
       const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
       return {
@@ -101,7 +101,7 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
 
     async plan(request, host) {
       const { env, binary, argv } = await prepare(request, host);
-      const version = await opencodeVersion(binary, env);
+      const version = await programVersion(binary, env);
       return { command: printedCommand({ ...env, OPENCODE_SERVER_PASSWORD: '' }, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
     },
 
@@ -125,17 +125,7 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
 
     async send(handle, text) {
       const host = await requireHost(hostOf(handle), handle);
-      await host.type(handle.pane!, text);
-      const until = Date.now() + DRAFT_SHOW_MS;
-      for (;;) {
-        const screen = await host.capture(handle.pane!);
-        if (screen !== undefined && sameDraft(draftText(screen), text)) break;
-        if (Date.now() >= until) break;
-        await sleep(50);
-      }
-      await sleep(ENTER_AFTER_DRAFT_MS);
-      await requireHost(host, handle);
-      await host.keys(handle.pane!, ['Enter']);
+      await typeWhole(host, handle, text, { draft: draftText, same: sameDraft, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS });
     },
 
     async resend(handle, text) {
@@ -167,31 +157,8 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
 
     async stop(handle, stopOptions = {}) {
       const host = hostOf(handle);
-      // A pane that is not this agent's belongs to another agent (or to nobody): leave it be.
-      if (!host || !handle.pane || !(await ownsPane(host, handle))) return;
-      // The program's processes (the TUI and what its tools started), found before the pane goes.
-      const pids = handle.pid ? [handle.pid, ...descendants(handle.pid)] : [];
-      if (!stopOptions.hangUp && (await host.alive(handle.pane))) {
-        // Ctrl-C clears a draft, and on an empty box (idle or working) quits; two pairs cover both.
-        for (const waitMs of [1500, 3000]) {
-          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
-          await sleep(150);
-          await host.keys(handle.pane, ['C-c']).catch(() => undefined);
-          if (await waitFor(async () => !(await host.alive(handle.pane!)), waitMs)) break;
-        }
-      }
-      // What the TUI started meanwhile (a shell command of a tool) is gone with it, or ended below.
-      if (handle.pid) pids.push(...descendants(handle.pid).filter((pid) => !pids.includes(pid)));
-      await host.close(handle.pane);
-      if (await waitFor(async () => pids.every((pid) => !processExists(pid)), 3000)) return;
-      for (const pid of pids) signalQuietly(pid, 'SIGKILL');
-      const left = pids.filter((pid) => processExists(pid));
-      if (left.length && !(await waitFor(async () => left.every((pid) => !processExists(pid)), 2000))) {
-        throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pid: left.join(', ') }, {
-          variant: 'session',
-          details: { pids: left, sessionId: handle.sessionId },
-        });
-      }
+      // Ctrl-C clears a draft, and on an empty box (idle or working) quits; what its tools started goes too.
+      if (host) await quitAgent(host, handle, { agent: 'OpenCode', ...stopOptions });
     },
 
     async usage(handle, cursor) {
@@ -247,37 +214,8 @@ function freePort(): Promise<number> {
 /** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
 async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
   if (host && handle.pane && (await ownsPane(host, handle))) return host;
-  throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId, host: handle.host }, {
-    variant: 'notTypable',
+  throw flumeError('AGENT_NOT_UP', { agent: 'OpenCode', sessionId: handle.sessionId }, {
+    variant: 'driverNoPane',
     details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
   });
-}
-
-/** Every descendant of `pid` now (Linux `/proc`; [] elsewhere). */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  let entries: string[] = [];
-  try {
-    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return [];
-  }
-  for (const name of entries) {
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: number[] = [];
-  const walk = (parent: number) => {
-    for (const child of children.get(parent) ?? []) {
-      found.push(child);
-      walk(child);
-    }
-  };
-  walk(pid);
-  return found;
 }

@@ -28,5 +28,8 @@ export function opencodeEnvironment(options: OpencodeOptions, base: NodeJS.Proce
 export function requireProgram(program: string, env: Record<string, string>): string {
   const found = which(program, env.PATH ?? '');
   if (found) return found;
-  throw flumeError('AGENT_START_FAILED', { place: program, needs: `its program ${program} is not found on the agent's PATH; install opencode-ai or name it in agents.opencode.binary` }, { details: { program } });
+  throw flumeError('AGENT_START_FAILED', { program, driver: 'opencode', install: 'Install OpenCode (npm install -g opencode-ai)' }, {
+    variant: program.includes('/') ? 'programNotExecutable' : 'programNotOnPath',
+    details: { program },
+  });
 }

@@ -16,3 +16,17 @@ export interface OpencodeOptions {
   /** The user's OpenCode data folder, whose login (`auth.json`) each agent's own links to. Default `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`. */
   dataDir?: string;
 }
+
+/** OpenCode's options (`agents.opencode`), checked when the repository opens. */
+export const OPENCODE_OPTIONS = {
+  type: 'object',
+  properties: {
+    binary: { type: 'string', minLength: 1 },
+    args: { type: 'array', items: { type: 'string' } },
+    env: { type: 'object', additionalProperties: { type: 'string' } },
+    model: { type: 'string', minLength: 1 },
+    config: { type: 'object' },
+    dataDir: { type: 'string', minLength: 1 },
+  },
+  additionalProperties: false,
+};

@@ -169,6 +169,8 @@ export async function quitAgent(host: PaneHost, handle: AgentHandle, options: { 
       if (await waitFor(async () => !(await host.alive(handle.pane!)), waitMs)) break;
     }
   }
+  // What it started meanwhile (a tool's shell command) goes with it, or is ended below.
+  if (handle.pid) pids.push(...descendantsOf(handle.pid).filter((pid) => !pids.includes(pid)));
   await host.close(handle.pane);
   if (await waitFor(() => pids.every((pid) => !processExists(pid)), 3000)) return;
   for (const pid of pids) signalQuietly(pid, 'SIGKILL');

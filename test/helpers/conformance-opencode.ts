@@ -7,7 +7,7 @@
  * input box, as a lost Enter does. Run inside the network namespace.
  */
 import { join } from 'node:path';
-import { opencodePlugin } from '../../agents/opencode/plugin.js';
+import { opencodePlugin } from '../../agents/index.js';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
 import { definePaneHost, definePlugin, type PaneHost } from '../../core/index.js';
 import type { ConformanceHarness, ConformanceScenario } from '../../core/testing/index.js';
