@@ -81,8 +81,10 @@ export interface GeminiPane {
   pid(): number;
   /** True while the pane's program runs. */
   alive(): boolean;
-  /** The exit status of the pane's program, once it ended. */
+  /** The exit status of the pane's program, once it ended by exiting (not by a signal). */
   exitStatus(): number | undefined;
+  /** The screen with up to `lines` lines of its history above. */
+  history(lines: number): string;
   stop(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function startGeminiPane(env: GeminiEnv, cwd: string, args: string[
     sessionId,
     cwd,
     capture: () => tmux('capture-pane', '-p', '-t', 'gemini'),
+    history: (lines) => tmux('capture-pane', '-p', '-S', `-${lines}`, '-t', 'gemini'),
     type: (text) => void tmux('send-keys', '-t', 'gemini', '-l', text),
     keys: (...keys) => void tmux('send-keys', '-t', 'gemini', ...keys),
     paste(text) {
@@ -123,7 +126,7 @@ export async function startGeminiPane(env: GeminiEnv, cwd: string, args: string[
       return path ? readJsonl<Record<string, any>>(path) : [];
     },
     pid: () => Number(tmux('display-message', '-p', '-t', 'gemini', '#{pane_pid}').trim()),
-    alive: () => tmux('display-message', '-p', '-t', 'gemini', '#{pane_dead}').trim() === '0',
+    alive: () => tmux('display-message', '-p', '-t', 'gemini', '#{pane_dead}').trim() !== '1',
     exitStatus() {
       const status = tmux('display-message', '-p', '-t', 'gemini', '#{pane_dead_status}').trim();
       return status === '' ? undefined : Number(status);

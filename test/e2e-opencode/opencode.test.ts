@@ -1,0 +1,51 @@
+/**
+ * The OpenCode driver end to end: the flume CLI (`launch`, `tell`, `stop`, `status --json`) running the
+ * REAL OpenCode 1.18.33 in flume's own tmux server against the scripted Chat Completions API on
+ * 127.0.0.1, inside the network namespace `sh scripts/test.sh` makes. Every "taken" was read by flume
+ * from the record the real program keeps, through its own server.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { descendantsOf, processRunning } from '../../core/index.js';
+import { bash, lastUserText, toolOutputs } from '../helpers/chat-api.js';
+import { assertIsolated } from '../helpers/netns.js';
+import { opencodeEnv, OPENCODE_VERSION, type OpencodeEnv } from '../helpers/opencode-env.js';
+import { programRepo, type ProgramRepo } from '../helpers/program-repo.js';
+import { git } from '../helpers/repo.js';
+
+beforeAll(() => assertIsolated());
+
+let current: (ProgramRepo & { opencode: OpencodeEnv }) | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+describe('the OpenCode driver with the real OpenCode', () => {
+  it('runs a stage that bypasses permissions to a commit, takes a tell as a prompt, and stops truthfully: each prompt confirmed in its own record, its tokens from there', async () => {
+    const opencode = await opencodeEnv({
+      script: [bash('echo fixed > fix.txt && git add fix.txt && git commit -q -m "Fix the thing"', { usage: { prompt_tokens: 1000, cached_tokens: 400, completion_tokens: 50 } }), 'Committed the fix.', 'Noted: a test too.'],
+    });
+    const kinds = [{ name: 'mend', stages: [{ name: 'code', prompt: '{brief}', deliverable: 'commit', agent: 'opencode', permissionMode: 'bypassPermissions' }] }];
+    const t = (current = { ...programRepo('opencode', opencode.options, { kinds }, () => opencode.cleanup()), opencode });
+    const place = await t.launch('mend', 'one', 'Fix the thing.');
+    expect(place.stage).toMatchObject({ name: 'code', delivery: 'taken', sends: 1, agent: { driver: 'opencode', host: 'tmux', version: OPENCODE_VERSION } });
+    const idle = await t.until('mend/one', (p) => p?.stage.agent.state === 'idle' && p.stage.usage?.replies === 2 && p, 'the first turn to end');
+    expect(git(place.path, 'log', '-1', '--format=%s')).toBe('Fix the thing');
+    // The commit ran through OpenCode's bash tool, unasked, and its output went back to the model.
+    expect(lastUserText(t.opencode.api.requests[0]!.body)).toBe('Fix the thing.');
+    expect(toolOutputs(t.opencode.api.requests[1]!.body)).toHaveLength(1);
+    // What the stage used, from the record's tokens: the scripted figures, each step once.
+    expect(Object.values(idle.stage.usage.models)).toEqual([{ input: 600 + 70, cacheRead: 400 + 30, cacheWrite: 0, output: 50 + 20 }]);
+
+    const told = await t.flume(['tell', 'mend/one', 'Also add a test.', '--json', '--no-watch']);
+    expect(told.code, told.stdout + told.stderr).toBe(0);
+    expect(lastUserText((await t.opencode.api.waitForRequest(3, 15_000)).body)).toBe('Also add a test.');
+    await t.until('mend/one', (p) => p?.stage.agent.state === 'idle' && p.stage.usage?.replies === 3 && p, 'the told turn to end');
+
+    const processes = [place.stage.agent.pid, ...descendantsOf(place.stage.agent.pid)];
+    const stopped = await t.flume(['stop', 'mend/one', '--json', '--no-watch']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+    expect(processes.filter(processRunning)).toEqual([]);
+    expect((await t.view('mend/one')).stage.agent.state).toBe('exited');
+  });
+});
