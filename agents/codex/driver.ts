@@ -4,17 +4,12 @@
  * its state from the rollout and its screen (screen.ts), and stops it only when every process of it
  * is gone. Written against flume's public entry alone, as a third party's driver would be.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
   canType,
   defineDriver,
-  flumeError,
   isRepositoryTrusted,
   lookAtPane,
-  ownsPane,
-  quitAgent,
-  typeWhole,
   type AgentDriver,
   type AgentHandle,
   type AgentReading,
@@ -29,10 +24,9 @@ import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { codexChecks, codexVersion } from './checks.js';
 import { CODEX_SESSION_VARIABLES, codexEnvironment, requireProgram } from './environment.js';
 import type { CodexOptions } from './options.js';
-import { handedCommand, printedCommand } from '../printed.js';
+import { printedCommand } from '../printed.js';
+import { startedHandle, tuiMethods } from '../tui.js';
 
-/** After the input line first shows, keys typed at once can be lost while the TUI finishes starting. */
-const READY_SETTLE_MS = 300;
 /**
  * Enter waits this long after the draft shows. A margin, not a measured need: Codex's TUI has a
  * paste-burst rule (fast keys read as a paste, an Enter inside one as a newline), but on this machine
@@ -70,6 +64,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
 
   const driver: AgentDriver = {
     key,
+    ...tuiMethods({ agent: 'Codex', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS }),
     sessionVariables: CODEX_SESSION_VARIABLES,
     checks: () => codexChecks(options),
 
@@ -81,62 +76,13 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       const writable = request.stage.permissionMode === 'bypassPermissions' ? [] : await commitFolders(request.place.path, request.place.branch);
       const [version] = await Promise.all([codexVersion(binary, env), prepareHome(home, options, env, trusted ? [request.place.path] : [], writable)]);
       const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
-      return {
-        driver: key,
-        sessionId: request.sessionId,
-        host: host.key,
-        ...(version ? { version } : {}),
-        ...(opened.pane ? { pane: opened.pane } : {}),
-        ...(opened.pid ? { pid: opened.pid } : {}),
-        ...(opened.identity ? { paneIdentity: opened.identity } : {}),
-        command: handedCommand(host, env, argv),
-        cwd: request.place.path,
-        startedAt: new Date().toISOString(),
-        data: { codexHome: home },
-      };
+      return startedHandle(key, request, host, opened, { env, argv, version, data: { codexHome: home } });
     },
 
     async plan(request, host) {
       const { env, binary, argv } = prepare(request, host);
       const version = await codexVersion(binary, env);
       return { command: printedCommand(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
-    },
-
-    async waitForInput(handle, timeoutMs) {
-      const host = hostOf(handle);
-      if (!host || !handle.pane) return 'slow';
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const { alive, screen } = await lookAtPane(host, handle);
-        if (!alive) return 'exited';
-        const view = screen === undefined ? 'unknown' : classifyScreen(screen);
-        // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
-        if (view === 'trust') return 'slow';
-        if (view === 'input-ready') {
-          if (timeoutMs === 0) return 'ready';
-          await sleep(READY_SETTLE_MS);
-          const again = await host.capture(handle.pane);
-          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
-        }
-        if (Date.now() >= deadline) return 'slow';
-        await sleep(Math.min(150, Math.max(0, deadline - Date.now())));
-      }
-    },
-
-    async send(handle, text) {
-      const host = await requireHost(hostOf(handle), handle);
-      await typeWhole(host, handle, text, { draft: draftText, same: sameDraft, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS });
-    },
-
-    async resend(handle, text) {
-      const host = await requireHost(hostOf(handle), handle);
-      const screen = await host.capture(handle.pane!);
-      const draft = screen === undefined ? '' : draftText(screen);
-      if (draft === '') return driver.send(handle, text);
-      if (sameDraft(draft, text)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
-      throw flumeError('AGENT_BUSY', {}, {
-        variant: 'driver',
-      });
     },
 
     async confirm({ handle, text, since }) {
@@ -151,18 +97,6 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       // The screen after the rollout: it is the newer reading.
       const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
       return judge(handle, rollout, pane, !canType(host));
-    },
-
-    async hasDraft(handle) {
-      const host = hostOf(handle);
-      const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
-      return screen !== undefined && draftText(screen) !== '';
-    },
-
-    async stop(handle, stopOptions = {}) {
-      const host = hostOf(handle);
-      // Ctrl-C interrupts a running turn, and on an idle TUI a second one quits; the npm launcher and its native child both go.
-      if (host) await quitAgent(host, handle, { agent: 'Codex', ...stopOptions });
     },
 
     async usage(handle, cursor) {
@@ -224,13 +158,4 @@ function commandOf(call: { name: string; arguments: string }): string {
     // not JSON: name the tool
   }
   return call.name;
-}
-
-/** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
-async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
-  if (host && handle.pane && (await ownsPane(host, handle))) return host;
-  throw flumeError('AGENT_NOT_UP', { agent: 'Codex', sessionId: handle.sessionId }, {
-    variant: 'driverNoPane',
-    details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
-  });
 }

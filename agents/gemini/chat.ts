@@ -21,7 +21,7 @@
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { AgentUsage, PromptState, TokenCounts } from '../../core/index.js';
+import { keptCache, type AgentUsage, type PromptState, type TokenCounts } from '../../core/index.js';
 import { squash } from './screen.js';
 
 /** One message of the chat. */
@@ -42,8 +42,8 @@ type Line = Message & { sessionId?: string; $set?: { messages?: Message[]; lastU
 /** The statuses of a tool call that ran (or was refused): nothing more comes of it. */
 const DONE = new Set(['success', 'error', 'cancelled']);
 
-/** The chat files of the agent's session are found once and kept: they do not move. */
-const found = new Map<string, string>();
+/** The chat file of each session, found once and kept: it does not move. */
+const found = keptCache<string, string>('gemini chat files', { holds: 'the chat file of each Gemini CLI session, by its home and session id', entries: 500 });
 
 /** The chat folder of each project under `<home>/.gemini/tmp`. */
 async function chatFolders(home: string): Promise<string[]> {

@@ -4,17 +4,12 @@
  * reads its state from the chat and its screen (screen.ts), and stops it only when every process of
  * it is gone. Written against flume's public entry alone, as a third party's driver would be.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import {
   canType,
   defineDriver,
-  flumeError,
   isRepositoryTrusted,
   lookAtPane,
-  ownsPane,
-  quitAgent,
-  typeWhole,
   type AgentDriver,
   type AgentHandle,
   type AgentReading,
@@ -22,16 +17,14 @@ import {
   type PaneHost,
   type StartRequest,
 } from '../../core/index.js';
-import { handedCommand, printedCommand } from '../printed.js';
+import { printedCommand } from '../printed.js';
+import { startedHandle, tuiMethods } from '../tui.js';
 import { chatFolderOf, findChat, promptState, readChat, readUsage, type ChatState } from './chat.js';
 import { geminiChecks } from './checks.js';
 import { programVersion } from '../program.js';
 import { GEMINI_SESSION_VARIABLES, geminiEnvironment, geminiHome, requireProgram } from './environment.js';
 import { GEMINI_OPTIONS_SCHEMA, type GeminiOptions } from './options.js';
 import { askedFor, classifyScreen, draftText, sameDraft } from './screen.js';
-
-/** After the input box first shows, keys typed at once can be lost while the program finishes starting. */
-const READY_SETTLE_MS = 300;
 
 /** A stage's permission mode as Gemini's `--approval-mode` (the default mode asks before each tool that writes or runs). */
 const APPROVAL_MODES: Record<string, string> = { bypassPermissions: 'yolo', acceptEdits: 'auto_edit', plan: 'plan' };
@@ -73,6 +66,7 @@ export function geminiDriver(flume: Flume, options: GeminiOptions = {}, key = 'g
 
   const driver: AgentDriver = {
     key,
+    ...tuiMethods({ agent: 'Gemini CLI', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf }),
     optionsSchema: GEMINI_OPTIONS_SCHEMA,
     sessionVariables: GEMINI_SESSION_VARIABLES,
     checks: () => geminiChecks(options),
@@ -81,60 +75,13 @@ export function geminiDriver(flume: Flume, options: GeminiOptions = {}, key = 'g
       const { env, binary, argv } = await prepare(request, host);
       const version = await programVersion(binary, env);
       const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
-      return {
-        driver: key,
-        sessionId: request.sessionId,
-        host: host.key,
-        ...(version ? { version } : {}),
-        ...(opened.pane ? { pane: opened.pane } : {}),
-        ...(opened.pid ? { pid: opened.pid } : {}),
-        ...(opened.identity ? { paneIdentity: opened.identity } : {}),
-        command: handedCommand(host, env, argv),
-        cwd: request.place.path,
-        startedAt: new Date().toISOString(),
-        data: { geminiHome: geminiHome(env) },
-      };
+      return startedHandle(key, request, host, opened, { env, argv, version, data: { geminiHome: geminiHome(env) } });
     },
 
     async plan(request, host) {
       const { env, binary, argv } = await prepare(request, host);
       const version = await programVersion(binary, env);
       return { command: printedCommand(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
-    },
-
-    async waitForInput(handle, timeoutMs) {
-      const host = hostOf(handle);
-      if (!host || !handle.pane) return 'slow';
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const { alive, screen } = await lookAtPane(host, handle);
-        if (!alive) return 'exited';
-        const view = screen === undefined ? 'unknown' : classifyScreen(screen);
-        // Its folder-trust question holds it until the user answers: waiting longer changes nothing.
-        if (view === 'trust') return 'slow';
-        if (view === 'input-ready') {
-          if (timeoutMs === 0) return 'ready';
-          await sleep(READY_SETTLE_MS);
-          const again = await host.capture(handle.pane);
-          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
-        }
-        if (Date.now() >= deadline) return 'slow';
-        await sleep(Math.min(150, Math.max(0, deadline - Date.now())));
-      }
-    },
-
-    async send(handle, text) {
-      const host = await requireHost(hostOf(handle), handle);
-      await typeWhole(host, handle, text, { draft: draftText, same: sameDraft });
-    },
-
-    async resend(handle, text) {
-      const host = await requireHost(hostOf(handle), handle);
-      const screen = await host.capture(handle.pane!);
-      const draft = screen === undefined ? '' : draftText(screen);
-      if (draft === '') return driver.send(handle, text);
-      if (sameDraft(draft, text)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
-      throw flumeError('AGENT_BUSY', {}, { variant: 'driver' });
     },
 
     async confirm({ handle, text, since }) {
@@ -147,19 +94,6 @@ export function geminiDriver(flume: Flume, options: GeminiOptions = {}, key = 'g
       // The screen after the chat: it is the newer reading.
       const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
       return judge(handle, chat, pane, !canType(host));
-    },
-
-    async hasDraft(handle) {
-      const host = hostOf(handle);
-      const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
-      return screen !== undefined && draftText(screen) !== '';
-    },
-
-    async stop(handle, stopOptions = {}) {
-      const host = hostOf(handle);
-      // Ctrl-C clears a draft or cancels a turn, and a second one quits; the launcher and the program it
-      // restarted itself as both go.
-      if (host) await quitAgent(host, handle, { agent: 'Gemini CLI', ...stopOptions });
     },
 
     async usage(handle, cursor) {
@@ -203,13 +137,4 @@ export function judge(handle: AgentHandle, chat: ChatState | undefined, pane: { 
     return { state: 'idle', turnEnded: true, ...(needs ? { needs } : {}), ...activity };
   }
   return { state: 'idle', ...activity };
-}
-
-/** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
-async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
-  if (host && handle.pane && (await ownsPane(host, handle))) return host;
-  throw flumeError('AGENT_NOT_UP', { agent: 'Gemini CLI', sessionId: handle.sessionId }, {
-    variant: 'driverNoPane',
-    details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
-  });
 }

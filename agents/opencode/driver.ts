@@ -6,15 +6,10 @@
  * flume's public entry alone, as a third party's driver would be.
  */
 import { createServer } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   canType,
   defineDriver,
-  flumeError,
   lookAtPane,
-  ownsPane,
-  quitAgent,
-  typeWhole,
   type AgentDriver,
   type AgentHandle,
   type AgentReading,
@@ -29,10 +24,9 @@ import { opencodeChecks } from './checks.js';
 import { programVersion } from '../program.js';
 import { OPENCODE_SESSION_VARIABLES, opencodeEnvironment, requireProgram } from './environment.js';
 import { OPENCODE_OPTIONS, type OpencodeOptions } from './options.js';
-import { handedCommand, printedCommand } from '../printed.js';
+import { printedCommand } from '../printed.js';
+import { startedHandle, tuiMethods } from '../tui.js';
 
-/** After the input box first shows, keys typed at once can be lost while the TUI finishes starting. */
-const READY_SETTLE_MS = 300;
 /** Enter waits this long after the draft shows (the TUI redraws a long draft up to a second late). */
 const ENTER_AFTER_DRAFT_MS = 250;
 /** The longest wait for a typed draft to show before Enter is pressed anyway. */
@@ -75,6 +69,7 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
 
   const driver: AgentDriver = {
     key,
+    ...tuiMethods({ agent: 'OpenCode', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS }),
     optionsSchema: OPENCODE_OPTIONS,
     sessionVariables: OPENCODE_SESSION_VARIABLES,
     checks: () => opencodeChecks(options),
@@ -84,57 +79,13 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
       const [version, password] = await Promise.all([programVersion(binary, env), prepareHome(home, config, userDataDir(options, opencodeEnvironment(options, request.env)))]);
       env.OPENCODE_SERVER_PASSWORD = password;
       const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
-      return {
-        driver: key,
-        sessionId: request.sessionId,
-        host: host.key,
-        ...(version ? { version } : {}),
-        ...(opened.pane ? { pane: opened.pane } : {}),
-        ...(opened.pid ? { pid: opened.pid } : {}),
-        ...(opened.identity ? { paneIdentity: opened.identity } : {}),
-        command: handedCommand(host, env, argv),
-        cwd: request.place.path,
-        startedAt: new Date().toISOString(),
-        data: { opencodeHome: home, port: String(port) },
-      };
+      return startedHandle(key, request, host, opened, { env, argv, version, data: { opencodeHome: home, port: String(port) } });
     },
 
     async plan(request, host) {
       const { env, binary, argv } = await prepare(request, host);
       const version = await programVersion(binary, env);
       return { command: printedCommand({ ...env, OPENCODE_SERVER_PASSWORD: '' }, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
-    },
-
-    async waitForInput(handle, timeoutMs) {
-      const host = hostOf(handle);
-      if (!host || !handle.pane) return 'slow';
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const { alive, screen } = await lookAtPane(host, handle);
-        if (!alive) return 'exited';
-        if (screen !== undefined && classifyScreen(screen) === 'input-ready') {
-          if (timeoutMs === 0) return 'ready';
-          await sleep(READY_SETTLE_MS);
-          const again = await host.capture(handle.pane);
-          if (again !== undefined && classifyScreen(again) === 'input-ready') return 'ready';
-        }
-        if (Date.now() >= deadline) return 'slow';
-        await sleep(Math.min(150, Math.max(0, deadline - Date.now())));
-      }
-    },
-
-    async send(handle, text) {
-      const host = await requireHost(hostOf(handle), handle);
-      await typeWhole(host, handle, text, { draft: draftText, same: sameDraft, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS });
-    },
-
-    async resend(handle, text) {
-      const host = await requireHost(hostOf(handle), handle);
-      const screen = await host.capture(handle.pane!);
-      const draft = screen === undefined ? '' : draftText(screen);
-      if (draft === '') return driver.send(handle, text);
-      if (sameDraft(draft, text)) return (await requireHost(host, handle)).keys(handle.pane!, ['Enter']);
-      throw flumeError('AGENT_BUSY', {}, { variant: 'driver' });
     },
 
     async confirm({ handle, text, since }) {
@@ -147,18 +98,6 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
       // The screen after the record: it is the newer reading.
       const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
       return judge(handle, record, pane, !canType(host));
-    },
-
-    async hasDraft(handle) {
-      const host = hostOf(handle);
-      const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
-      return screen !== undefined && draftText(screen) !== '';
-    },
-
-    async stop(handle, stopOptions = {}) {
-      const host = hostOf(handle);
-      // Ctrl-C clears a draft, and on an empty box (idle or working) quits; what its tools started goes too.
-      if (host) await quitAgent(host, handle, { agent: 'OpenCode', ...stopOptions });
     },
 
     async usage(handle, cursor) {
@@ -199,7 +138,7 @@ export function judge(handle: AgentHandle, record: RecordState | undefined, pane
 }
 
 /** A TCP port free on 127.0.0.1 now, for the TUI's server. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -208,14 +147,5 @@ function freePort(): Promise<number> {
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolve(port));
     });
-  });
-}
-
-/** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */
-async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Promise<PaneHost> {
-  if (host && handle.pane && (await ownsPane(host, handle))) return host;
-  throw flumeError('AGENT_NOT_UP', { agent: 'OpenCode', sessionId: handle.sessionId }, {
-    variant: 'driverNoPane',
-    details: { pane: handle.pane, host: handle.host, sessionId: handle.sessionId },
   });
 }

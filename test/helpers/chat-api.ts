@@ -8,8 +8,8 @@
  * Anything else is recorded in `other`; a model turn the script has no reply for gets the fallback
  * and is kept in `unscripted`, so `unexpected()` can fail a test that saw what it did not script.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startScriptedApi, type ApiShape, type ScriptedApi, type ScriptOf } from './scripted-api.js';
 
 /** One part of a scripted reply. */
 export type ReplyItem = { type: 'text'; text: string } | { type: 'call'; name: string; arguments: Record<string, unknown>; callId?: string };
@@ -36,7 +36,7 @@ export interface Usage {
 export type ReplyLike = string | Reply;
 
 /** Replies in order, or a function of the request (undefined: unscripted, answered with the fallback). */
-export type Script = ReplyLike[] | ((request: ChatRequest, index: number) => ReplyLike | undefined | Promise<ReplyLike | undefined>);
+export type Script = ScriptOf<ChatRequest, ReplyLike>;
 
 /** A request as it came in. */
 export interface ChatRequest {
@@ -58,26 +58,10 @@ export interface ChatBody {
 /** A message: `system`, `user`, `assistant` (with `tool_calls`), or `tool` (a call's output). */
 export type ChatMessage = { role: string; content?: string | Array<{ type: string; text?: string }> | null; tool_call_id?: string; tool_calls?: unknown[]; [key: string]: unknown };
 
-/** The running server. */
-export interface ChatApi {
-  /** `http://127.0.0.1:<port>/v1`: a provider's `baseURL`. */
-  url: string;
-  port: number;
-  /** Every model step requested, in order. */
-  requests: ChatRequest[];
-  /** Side requests (no tools offered: a session title), answered without the script. */
-  side: ChatRequest[];
-  other: Array<{ method: string; url: string; body: string }>;
-  unscripted: ChatRequest[];
-  /** What no test scripted, one line each: unscripted steps and `other` traffic. */
-  unexpected(): string[];
-  push(...replies: ReplyLike[]): void;
-  /** Resolves with the `n`th model step (1-based) once it has arrived. */
-  waitForRequest(n: number, timeoutMs?: number): Promise<ChatRequest>;
-  close(): Promise<void>;
-}
+/** The running server: its `url` is `http://127.0.0.1:<port>/v1`. */
+export type ChatApi = ScriptedApi<ChatRequest, ReplyLike>;
 
-/** Options for {@link startChatApi}. */
+/** Options for the server. */
 export interface ChatApiOptions {
   script?: Script;
   /** Sent when the script has no reply. Default: a short message. */
@@ -85,86 +69,24 @@ export interface ChatApiOptions {
   log?: (line: string) => void;
 }
 
-/** Starts the server on 127.0.0.1 on a free port. */
-export async function startChatApi(options: ChatApiOptions = {}): Promise<ChatApi> {
-  const queue: ReplyLike[] = Array.isArray(options.script) ? [...options.script] : [];
-  const scriptFn = typeof options.script === 'function' ? options.script : undefined;
-  const waiters: Array<() => void> = [];
-  const sockets = new Set<import('node:net').Socket>();
-  const api: ChatApi = {
-    url: '',
-    port: 0,
-    requests: [],
-    side: [],
-    other: [],
-    unscripted: [],
-    unexpected: () => [
-      ...api.unscripted.map((r) => `unscripted step #${api.requests.indexOf(r) + 1}: ${JSON.stringify(lastUserText(r.body) || toolOutputs(r.body)).slice(0, 200)}`),
-      ...api.other.map((o) => `other request: ${o.method} ${o.url}`),
-    ],
-    push: (...replies) => void queue.push(...replies),
-    waitForRequest: (n, timeoutMs = 30_000) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`chat-api: timed out after ${timeoutMs} ms waiting for request #${n}`)), timeoutMs);
-        const check = (): void => {
-          const found = api.requests[n - 1];
-          if (!found) return void waiters.push(check);
-          clearTimeout(timer);
-          resolve(found);
-        };
-        check();
-      }),
-    close: () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks).toString('utf8')).catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: String(error) } }));
-      });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-
-  async function handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
-    const path = (req.url ?? '').split('?')[0];
-    options.log?.(`${req.method} ${req.url} ${raw.length}B`);
-    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
-      api.other.push({ method: req.method ?? '', url: req.url ?? '', body: raw.slice(0, 2000) });
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `test server: no route for ${req.method} ${req.url}` } }));
-      return;
-    }
-    const body = JSON.parse(raw) as ChatBody;
+/** The API's requests and replies. */
+const SHAPE: ApiShape<ChatRequest, ReplyLike> = {
+  name: 'chat-api',
+  basePath: '/v1',
+  route(req, raw) {
+    if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/v1/chat/completions') return undefined;
+    const body = JSON.parse(raw) as ChatRequest['body'];
     const request: ChatRequest = { url: req.url ?? '', headers: req.headers, body, receivedAt: Date.now() };
-    if (!body.tools || body.tools.length === 0) {
-      api.side.push(request);
-      return stream(res, message('Scripted session'), body.model ?? 'test-model');
-    }
-    const index = api.requests.push(request) - 1;
-    for (const wake of waiters.splice(0)) wake();
-    let next = scriptFn ? await scriptFn(request, index) : queue.shift();
-    if (next === undefined) {
-      api.unscripted.push(request);
-      next = options.fallback ?? 'Done.';
-    }
-    await stream(res, typeof next === 'string' ? message(next) : next, body.model ?? 'test-model');
-  }
+    if (!body.tools || body.tools.length === 0) return { side: request, answer: (res) => stream(res, message('Scripted session'), body.model ?? 'test-model') };
+    return { turn: request };
+  },
+  answer: (res, next, request) => stream(res, typeof next === 'string' ? message(next) : next, request.body.model ?? 'test-model'),
+  describe: (request) => JSON.stringify(lastUserText(request.body) || toolOutputs(request.body)),
+};
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  api.port = (server.address() as AddressInfo).port;
-  api.url = `http://127.0.0.1:${api.port}/v1`;
-  return api;
+/** Starts the server on 127.0.0.1 on a free port. */
+export function startChatApi(options: ChatApiOptions = {}): Promise<ChatApi> {
+  return startScriptedApi(SHAPE, { ...(options.script ? { script: options.script } : {}), fallback: options.fallback ?? 'Done.', ...(options.log ? { log: options.log } : {}) });
 }
 
 /** A reply of one assistant message. */

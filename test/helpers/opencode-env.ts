@@ -9,9 +9,9 @@
  * Run only inside a loopback-only network namespace (`sh scripts/test.sh` does that).
  */
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../agents/opencode/driver.js';
 import { agentConfig, homeEnvironment, prepareHome } from '../../agents/opencode/home.js';
 import type { OpencodeOptions } from '../../agents/opencode/options.js';
 import { get, readRecord, type Message, type RecordState, type Server } from '../../agents/opencode/record.js';
@@ -149,15 +149,3 @@ export async function startOpencodePane(env: OpencodeEnv, cwd: string, options: 
 
 /** The messages of a record, for a test that looks at the parts themselves. */
 export type { Message };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

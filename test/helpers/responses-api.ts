@@ -9,8 +9,8 @@
  * and is kept in `unscripted`, so `unexpected()` can fail a test that saw what it did not script.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startScriptedApi, type ApiShape, type ScriptedApi, type ScriptOf } from './scripted-api.js';
 
 /** One output item of a scripted reply. */
 export type OutputItem =
@@ -40,7 +40,7 @@ export interface Usage {
 export type ReplyLike = string | Reply;
 
 /** Replies in order, or a function of the request (undefined: unscripted, answered with the fallback). */
-export type Script = ReplyLike[] | ((request: ResponsesRequest, index: number) => ReplyLike | undefined | Promise<ReplyLike | undefined>);
+export type Script = ScriptOf<ResponsesRequest, ReplyLike>;
 
 /** A request to `/v1/responses` as it came in. */
 export interface ResponsesRequest {
@@ -63,26 +63,10 @@ export interface ResponsesBody {
 /** An input item: a message (`developer`/`user`/`assistant`), a function call, or its output. */
 export type InputItem = { type: string; role?: string; content?: Array<{ type: string; text?: string }>; call_id?: string; output?: unknown; name?: string; arguments?: string; [key: string]: unknown };
 
-/** The running server. */
-export interface ResponsesApi {
-  /** `http://127.0.0.1:<port>/v1`: a provider's `base_url`. */
-  url: string;
-  port: number;
-  /** Every model turn requested, in order. */
-  requests: ResponsesRequest[];
-  /** Side requests (no tools offered: a thread title), answered without the script. */
-  side: ResponsesRequest[];
-  other: Array<{ method: string; url: string; body: string }>;
-  unscripted: ResponsesRequest[];
-  /** What no test scripted, one line each: unscripted turns and `other` traffic. */
-  unexpected(): string[];
-  push(...replies: ReplyLike[]): void;
-  /** Resolves with the `n`th model turn (1-based) once it has arrived. */
-  waitForRequest(n: number, timeoutMs?: number): Promise<ResponsesRequest>;
-  close(): Promise<void>;
-}
+/** The running server: its `url` is `http://127.0.0.1:<port>/v1`. */
+export type ResponsesApi = ScriptedApi<ResponsesRequest, ReplyLike>;
 
-/** Options for {@link startResponsesApi}. */
+/** Options for the server. */
 export interface ResponsesApiOptions {
   script?: Script;
   /** Sent when the script has no reply. Default: a short message. */
@@ -90,86 +74,24 @@ export interface ResponsesApiOptions {
   log?: (line: string) => void;
 }
 
-/** Starts the server on 127.0.0.1 on a free port. */
-export async function startResponsesApi(options: ResponsesApiOptions = {}): Promise<ResponsesApi> {
-  const queue: ReplyLike[] = Array.isArray(options.script) ? [...options.script] : [];
-  const scriptFn = typeof options.script === 'function' ? options.script : undefined;
-  const waiters: Array<() => void> = [];
-  const sockets = new Set<import('node:net').Socket>();
-  const api: ResponsesApi = {
-    url: '',
-    port: 0,
-    requests: [],
-    side: [],
-    other: [],
-    unscripted: [],
-    unexpected: () => [
-      ...api.unscripted.map((r) => `unscripted turn #${api.requests.indexOf(r) + 1}: ${JSON.stringify(lastUserText(r.body) || toolOutputs(r.body)).slice(0, 200)}`),
-      ...api.other.map((o) => `other request: ${o.method} ${o.url}`),
-    ],
-    push: (...replies) => void queue.push(...replies),
-    waitForRequest: (n, timeoutMs = 30_000) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`responses-api: timed out after ${timeoutMs} ms waiting for request #${n}`)), timeoutMs);
-        const check = (): void => {
-          const found = api.requests[n - 1];
-          if (!found) return void waiters.push(check);
-          clearTimeout(timer);
-          resolve(found);
-        };
-        check();
-      }),
-    close: () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks).toString('utf8')).catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: String(error) } }));
-      });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-
-  async function handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
-    const path = (req.url ?? '').split('?')[0];
-    options.log?.(`${req.method} ${req.url} ${raw.length}B`);
-    if (req.method !== 'POST' || path !== '/v1/responses') {
-      api.other.push({ method: req.method ?? '', url: req.url ?? '', body: raw.slice(0, 2000) });
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `test server: no route for ${req.method} ${req.url}` } }));
-      return;
-    }
-    const body = JSON.parse(raw) as ResponsesBody;
+/** The API's requests and replies. */
+const SHAPE: ApiShape<ResponsesRequest, ReplyLike> = {
+  name: 'responses-api',
+  basePath: '/v1',
+  route(req, raw) {
+    if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/v1/responses') return undefined;
+    const body = JSON.parse(raw) as ResponsesRequest['body'];
     const request: ResponsesRequest = { url: req.url ?? '', headers: req.headers, body, receivedAt: Date.now() };
-    if (!body.tools || body.tools.length === 0) {
-      api.side.push(request);
-      return stream(res, message('{"title": "Scripted session"}'), body.model ?? 'gpt-test');
-    }
-    const index = api.requests.push(request) - 1;
-    for (const wake of waiters.splice(0)) wake();
-    let next = scriptFn ? await scriptFn(request, index) : queue.shift();
-    if (next === undefined) {
-      api.unscripted.push(request);
-      next = options.fallback ?? 'Done.';
-    }
-    await stream(res, typeof next === 'string' ? message(next) : next, body.model ?? 'gpt-test');
-  }
+    if (!body.tools || body.tools.length === 0) return { side: request, answer: (res) => stream(res, message('{"title": "Scripted session"}'), body.model ?? 'gpt-test') };
+    return { turn: request };
+  },
+  answer: (res, next, request) => stream(res, typeof next === 'string' ? message(next) : next, request.body.model ?? 'gpt-test'),
+  describe: (request) => JSON.stringify(lastUserText(request.body) || toolOutputs(request.body)),
+};
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  api.port = (server.address() as AddressInfo).port;
-  api.url = `http://127.0.0.1:${api.port}/v1`;
-  return api;
+/** Starts the server on 127.0.0.1 on a free port. */
+export function startResponsesApi(options: ResponsesApiOptions = {}): Promise<ResponsesApi> {
+  return startScriptedApi(SHAPE, { ...(options.script ? { script: options.script } : {}), fallback: options.fallback ?? 'Done.', ...(options.log ? { log: options.log } : {}) });
 }
 
 /** A reply of one assistant message. */

@@ -27,9 +27,10 @@ describe('what flume keeps between readings', () => {
     await import('../../../agents/claude-code/reading.js');
     await import('../../../agents/claude-code/version.js');
     await import('../../../agents/codex/checks.js');
+    await import('../../../agents/gemini/chat.js');
     expect(typeof readRepositoryKept).toBe('function');
     const names = keptCaches().map((cache) => cache.name);
-    expect(names).toEqual(expect.arrayContaining(['repository readings', 'landing judgements', 'objects', 'usage cursors', 'claude-code transcript readings', 'claude-code versions', 'codex versions']));
+    expect(names).toEqual(expect.arrayContaining(['repository readings', 'landing judgements', 'objects', 'usage cursors', 'claude-code transcript readings', 'claude-code versions', 'agent versions', 'gemini chat files']));
     for (const cache of keptCaches().filter((c) => !c.name.startsWith('test:'))) expect(cache.holds.length, cache.name).toBeGreaterThan(10);
   });
 });
