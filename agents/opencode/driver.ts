@@ -17,8 +17,8 @@ import {
   type PaneHost,
   type StartRequest,
 } from '../../core/index.js';
-import { agentConfig, agentHome, dataFolder, homeEnvironment, prepareHome, serverPassword, userDataDir } from './home.js';
-import { promptState, readRecord, usageOf, type RecordState, type Server } from './record.js';
+import { agentConfig, agentHome, dataFolder, homeEnvironment, keepUsage, keptUsage, prepareHome, serverPassword, userDataDir } from './home.js';
+import { promptState, readRecord, sameUsage, usageOf, type RecordState, type Server } from './record.js';
 import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { opencodeChecks } from './checks.js';
 import { programVersion } from '../program.js';
@@ -67,9 +67,10 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
     return { env, binary, home, port, argv, config };
   };
 
+  const pane = tuiMethods({ agent: 'OpenCode', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS });
   const driver: AgentDriver = {
     key,
-    ...tuiMethods({ agent: 'OpenCode', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS }),
+    ...pane,
     optionsSchema: OPENCODE_OPTIONS,
     sessionVariables: OPENCODE_SESSION_VARIABLES,
     checks: () => opencodeChecks(options),
@@ -102,7 +103,16 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
 
     async usage(handle, cursor) {
       const record = await recordOf(handle);
-      return record ? usageOf(record, cursor) : undefined;
+      if (record) return usageOf(record, cursor);
+      // Its server is gone with the program: what its record said when it was stopped.
+      const kept = await keptUsage(homeOf(handle));
+      return kept ? sameUsage(kept.sessionId, kept.usage, cursor) : undefined;
+    },
+
+    async stop(handle, options) {
+      const record = await recordOf(handle);
+      if (record) await keepUsage(homeOf(handle), { sessionId: record.sessionId, usage: usageOf(record).usage });
+      return pane.stop(handle, options);
     },
 
     watchPaths(handle) {

@@ -13,14 +13,16 @@
  *
  * The TUI's HTTP server, from which the driver reads the record, listens on a port flume picks, with
  * a password of the agent's own (`server-password`, 600), so no other local user drives it.
- * The user's login (`auth.json` of their data folder) is linked in.
+ * The user's login (`auth.json` of their data folder) is linked in. Before the agent is stopped, its
+ * usage as the record says it is kept there (`usage.json`): once the program has exited its server is
+ * gone, and with it the record's only quick reader.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { hostStateDir, privateDir, PRIVATE_FILE_MODE } from '../../core/index.js';
+import { hostStateDir, privateDir, PRIVATE_FILE_MODE, type AgentUsage } from '../../core/index.js';
 import type { OpencodeOptions } from './options.js';
 
 /** The private folder of the agent of `sessionId`. */
@@ -69,4 +71,14 @@ export async function prepareHome(home: string, config: Record<string, unknown>,
 /** The password of an agent's server; undefined when its folder holds none. */
 export async function serverPassword(home: string): Promise<string | undefined> {
   return readFile(join(home, 'server-password'), 'utf8').then((text) => text.trim() || undefined, () => undefined);
+}
+
+/** The agent's usage as its record last said it before the agent was stopped; undefined when none was kept. */
+export async function keptUsage(home: string): Promise<{ sessionId: string; usage: AgentUsage } | undefined> {
+  return readFile(join(home, 'usage.json'), 'utf8').then((text) => JSON.parse(text) as { sessionId: string; usage: AgentUsage }, () => undefined);
+}
+
+/** Keeps the agent's usage in its folder, for when its server is gone. */
+export async function keepUsage(home: string, kept: { sessionId: string; usage: AgentUsage }): Promise<void> {
+  await writeFile(join(home, 'usage.json'), `${JSON.stringify(kept)}\n`, { mode: PRIVATE_FILE_MODE }).catch(() => undefined);
 }

@@ -165,10 +165,14 @@ export function usageOf(state: RecordState, cursor?: unknown): { usage: AgentUsa
       replies++;
     }
   }
-  const usage: AgentUsage = { models, replies };
+  return sameUsage(state.sessionId, { models, replies }, cursor);
+}
+
+/** The usage with its cursor: `cursor` handed back as it was when it says the same. */
+export function sameUsage(sessionId: string, usage: AgentUsage, cursor?: unknown): { usage: AgentUsage; cursor: UsageCursor } {
   const before = cursor as UsageCursor | undefined;
-  if (before?.version === 1 && before.sessionId === state.sessionId && JSON.stringify(before.usage) === JSON.stringify(usage)) return { usage, cursor: before };
-  return { usage, cursor: { version: 1, sessionId: state.sessionId, usage } };
+  if (before?.version === 1 && before.sessionId === sessionId && JSON.stringify(before.usage) === JSON.stringify(usage)) return { usage, cursor: before };
+  return { usage, cursor: { version: 1, sessionId, usage } };
 }
 
 /** What a permission asks for: the command of a shell call, else its kind and patterns. */

@@ -4,6 +4,8 @@
  * 127.0.0.1, inside the network namespace `sh scripts/test.sh` makes. Every "taken" was read by flume
  * from the record the real program keeps, through its own server.
  */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { descendantsOf, processRunning } from '../../core/index.js';
 import { bash, lastUserText, toolOutputs } from '../helpers/chat-api.js';
@@ -46,6 +48,11 @@ describe('the OpenCode driver with the real OpenCode', () => {
     const stopped = await t.flume(['stop', 'mend/one', '--json', '--no-watch']);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
     expect(processes.filter(processRunning)).toEqual([]);
-    expect((await t.view('mend/one')).stage.agent.state).toBe('exited');
+    // The program's server is gone with it: its usage is what its record said when it was stopped,
+    // even to a reader that kept nothing of earlier readings (flume's own cache of them removed).
+    rmSync(join(t.repo, '.git', 'flume', 'usage'), { recursive: true, force: true });
+    const gone = await t.view('mend/one');
+    expect(gone.stage.agent.state).toBe('exited');
+    expect(gone.stage.usage).toMatchObject({ replies: 3 });
   });
 });
