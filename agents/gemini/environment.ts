@@ -12,13 +12,24 @@ export const GEMINI_SESSION_VARIABLES: readonly string[] = ['GEMINI_CLI'];
 
 /**
  * The agent's environment: the caller's (`base`), less git's local variables and Gemini's session
- * variable, with a UTF-8 locale where it has none (core/support/environment.ts), the config's added.
+ * variable, with a UTF-8 locale where it has none (core/support/environment.ts), the config's added,
+ * and a CI machine's marks changed so that the program stays interactive.
  */
 export function geminiEnvironment(options: GeminiOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env = agentBaseEnvironment(GEMINI_SESSION_VARIABLES, base);
   Object.assign(env, options.env ?? {});
   env.TERM ??= 'xterm-256color';
-  return env;
+  return Object.assign(env, interactiveMarks(env));
+}
+
+/**
+ * With `CI` or `GITHUB_ACTIONS` exactly `true` the Gemini CLI runs headless, with no screen to type
+ * into or read (0.61.0, packages/core/src/utils/headless.ts): on a CI machine its agent gets them as
+ * `1`, which keeps it interactive and still reads as "in CI" to the tools its commands run. Answers
+ * the values to change in `env`.
+ */
+export function interactiveMarks(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(['CI', 'GITHUB_ACTIONS'].filter((name) => env[name] === 'true').map((name) => [name, '1']));
 }
 
 /**

@@ -20,6 +20,8 @@ export interface GeminiRepo extends ProgramRepo {
 export async function geminiRepo(options: { script: Script; config?: Record<string, unknown>; args?: string[] }): Promise<GeminiRepo> {
   const gemini = await geminiEnv({ script: options.script, ...(options.args ? { args: options.args } : {}) });
   const repo = programRepo('gemini', gemini.options, options.config, () => gemini.cleanup());
+  // flume run as on a CI machine, whose `CI=true` would make the Gemini CLI headless if it reached it.
+  repo.env.CI = 'true';
   const prompts = async (sessionId: string) => {
     const path = await findChat(gemini.home, sessionId);
     return ((path && (await readChat(path))?.prompts) || []).map((p) => p.text);

@@ -14,6 +14,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findChat } from '../../agents/gemini/chat.js';
+import { interactiveMarks } from '../../agents/gemini/environment.js';
 import type { GeminiOptions } from '../../agents/gemini/options.js';
 import { startGeminiApi, type GeminiApi, type Script } from './gemini-api.js';
 import { PROJECT, remove, tempDir } from './repo.js';
@@ -94,7 +95,8 @@ export async function startGeminiPane(env: GeminiEnv, cwd: string, args: string[
   const socket = join(folder, 'tmux.sock');
   const sessionId = randomUUID();
   const tmux = (...words: string[]) => execFileSync('tmux', ['-S', socket, '-f', '/dev/null', ...words], { encoding: 'utf8', env: { ...process.env, TMUX: '' } });
-  const vars = { ...env.options.env, TERM: 'xterm-256color' };
+  // As the driver starts it: on a CI machine (`CI=true`, which the pane inherits) it would run headless.
+  const vars = { ...env.options.env, ...interactiveMarks(process.env), TERM: 'xterm-256color' };
   const argv = [GEMINI_BIN, '--session-id', sessionId, '--model', GEMINI_MODEL, ...args];
   const command = ['env', ...Object.entries(vars).map(([k, v]) => `${k}=${v}`), ...argv].map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ');
   tmux('new-session', '-d', '-x', '150', '-y', '40', '-s', 'gemini', '-c', cwd, command);

@@ -143,26 +143,34 @@ describe('flume doctor', () => {
     expect(result.code).toBe(1);
   });
 
-  it('names the Gemini CLI for the kinds that run it: its program and version, or its install when missing', async () => {
+  it('names the Gemini CLI and OpenCode for the kinds that run them: each program and its version, or its install when missing', async () => {
     const state = tempDir('flume-state-');
     cleanups.push(() => remove(state));
-    const config = (binary: string) => `export default {
-  agents: { gemini: { binary: ${JSON.stringify(binary)} } },
-  kinds: [{ name: 'chore', stages: [{ name: 'do', agent: 'gemini', prompt: 'Do the chore.', deliverable: { type: 'commit' } }] }],
+    const config = (gemini: string, opencode: string) => `export default {
+  agents: { gemini: { binary: ${JSON.stringify(gemini)} }, opencode: { binary: ${JSON.stringify(opencode)} } },
+  kinds: [{ name: 'chore', stages: [
+    { name: 'do', agent: 'gemini', prompt: 'Do the chore.', deliverable: { type: 'commit' } },
+    { name: 'check', agent: 'opencode', prompt: 'Check the chore.', deliverable: { type: 'commit' } },
+  ] }],
 };\n`;
     const env = { ...(process.env as Record<string, string>), FLUME_STATE_DIR: state };
-    const pinned = join(PROJECT, 'node_modules', '.bin', 'gemini');
-    const repo = makeRepo({ config: config(pinned) });
+    const gemini = join(PROJECT, 'node_modules', '.bin', 'gemini');
+    const opencode = join(PROJECT, 'node_modules', '.bin', 'opencode');
+    const repo = makeRepo({ config: config(gemini, opencode) });
     cleanups.push(() => remove(repo));
     const found = await doctorOf(['--repo', repo], env);
-    expect(found.check('Gemini CLI'), JSON.stringify(found.report, null, 2)).toMatchObject({ ok: true, needed: true, detail: `${pinned} 0.61.0`, by: 'gemini' });
+    expect(found.check('Gemini CLI'), JSON.stringify(found.report, null, 2)).toMatchObject({ ok: true, needed: true, detail: `${gemini} 0.61.0`, by: 'gemini' });
     expect(found.check('Gemini CLI version')).toMatchObject({ ok: true, detail: '0.61.0, which flume was checked against' });
+    expect(found.check('OpenCode')).toMatchObject({ ok: true, needed: true, detail: `${opencode} 1.18.33`, by: 'opencode' });
+    expect(found.check('OpenCode version')).toMatchObject({ ok: true, detail: '1.18.33, which flume was checked against' });
 
-    const missing = makeRepo({ config: config('gemini-not-installed') });
+    const missing = makeRepo({ config: config('gemini-not-installed', 'opencode-not-installed') });
     cleanups.push(() => remove(missing));
     const out = await doctorOf(['--repo', missing], env);
     expect(out.code).toBe(1);
     expect(out.check('Gemini CLI')).toMatchObject({ ok: false, needed: true, by: 'gemini' });
     expect(out.check('Gemini CLI')!.fix).toBe('Install the Gemini CLI (npm install -g @google/gemini-cli), or name its program in the config (agents.gemini.binary).');
+    expect(out.check('OpenCode')).toMatchObject({ ok: false, needed: true, by: 'opencode' });
+    expect(out.check('OpenCode')!.fix).toBe('Install OpenCode (npm install -g opencode-ai), or name its program in the config (agents.opencode.binary).');
   });
 });

@@ -4,6 +4,8 @@ import { agentBaseEnvironment, GIT_LOCAL_VARIABLES, passedOn, utf8LocaleFor, wit
 import { run } from '../../../core/support/exec.js';
 import { agentEnvironment } from '../../../agents/claude-code/environment.js';
 import { codexEnvironment } from '../../../agents/codex/environment.js';
+import { geminiEnvironment } from '../../../agents/gemini/environment.js';
+import { opencodeEnvironment } from '../../../agents/opencode/environment.js';
 import { printedNote } from '../../../core/cli/output.js';
 
 describe("an agent's environment", () => {
@@ -66,9 +68,13 @@ describe("an agent's environment", () => {
       FLUME_HOST: 'far',
       CODEX_THREAD_ID: 'th',
       CODEX_SANDBOX: 'seatbelt',
+      GEMINI_CLI: '1',
+      OPENCODE: '1',
+      OPENCODE_PID: '77',
+      OPENCODE_SERVER_PASSWORD: 'theirs',
     };
     const claude = agentEnvironment({ env: { FROM_CONFIG: 'c' } }, caller);
-    expect(Object.keys(claude).sort()).toEqual(['CLAUDE_CODE_FORCE_SESSION_PERSISTENCE', 'CLAUDE_CODE_USE_BEDROCK', 'CODEX_SANDBOX', 'CODEX_THREAD_ID', 'FROM_CONFIG', 'HOME', 'LANG', 'LC_CTYPE', 'PATH']);
+    expect(Object.keys(claude).sort()).toEqual(['CLAUDE_CODE_FORCE_SESSION_PERSISTENCE', 'CLAUDE_CODE_USE_BEDROCK', 'CODEX_SANDBOX', 'CODEX_THREAD_ID', 'FROM_CONFIG', 'GEMINI_CLI', 'HOME', 'LANG', 'LC_CTYPE', 'OPENCODE', 'OPENCODE_PID', 'OPENCODE_SERVER_PASSWORD', 'PATH']);
     expect(claude.LC_CTYPE).toBe('C.UTF-8');
     // What the config names, it gets, though the caller's of that name is not passed on.
     expect(agentEnvironment({ env: { CLAUDE_ENV_FILE: '/mine.sh', GIT_NAMESPACE: 'mine' } }, caller)).toMatchObject({ CLAUDE_ENV_FILE: '/mine.sh', GIT_NAMESPACE: 'mine' });
@@ -78,6 +84,18 @@ describe("an agent's environment", () => {
     expect(codex).not.toHaveProperty('GIT_DIR');
     expect(codex).not.toHaveProperty('FLUME_HOST');
     expect(codex.CLAUDE_CODE_SESSION_ID).toBe('s');
+    // An agent started from inside a Gemini CLI or OpenCode session is not taken for its child, nor handed its server's password.
+    const gemini = geminiEnvironment({}, caller);
+    expect(gemini).not.toHaveProperty('GEMINI_CLI');
+    expect(gemini).not.toHaveProperty('GIT_DIR');
+    expect(gemini).not.toHaveProperty('FLUME_HOST');
+    expect(gemini.OPENCODE).toBe('1');
+    // A CI machine's marks as `true` make the Gemini CLI headless: its agent gets them as `1`.
+    expect(geminiEnvironment({}, { CI: 'true', GITHUB_ACTIONS: 'true', CI_JOB_ID: '7' })).toMatchObject({ CI: '1', GITHUB_ACTIONS: '1', CI_JOB_ID: '7' });
+    expect(geminiEnvironment({}, { CI: 'false' })).toMatchObject({ CI: 'false' });
+    const opencode = opencodeEnvironment({}, caller);
+    for (const name of ['OPENCODE', 'OPENCODE_PID', 'OPENCODE_SERVER_PASSWORD', 'GIT_DIR', 'FLUME_HOST']) expect(opencode).not.toHaveProperty(name);
+    expect(opencode.GEMINI_CLI).toBe('1');
     expect(agentBaseEnvironment(['A_*'], { A_B: '1', AB: '2', LANG: 'en_US.UTF-8' })).toEqual({ AB: '2', LANG: 'en_US.UTF-8' });
   });
 
