@@ -18,7 +18,7 @@ import { interactiveMarks } from '../../agents/gemini/environment.js';
 import type { GeminiOptions } from '../../agents/gemini/options.js';
 import { startGeminiApi, type GeminiApi, type Script } from './gemini-api.js';
 import { PROJECT, remove, tempDir } from './repo.js';
-import { readJsonl } from '../../core/index.js';
+import { descendantsOf, readJsonl, signalQuietly } from '../../core/index.js';
 
 /** The pinned Gemini CLI. */
 export const GEMINI_BIN = join(PROJECT, 'node_modules', '.bin', 'gemini');
@@ -134,6 +134,13 @@ export async function startGeminiPane(env: GeminiEnv, cwd: string, args: string[
       return status === '' ? undefined : Number(status);
     },
     async stop() {
+      // Gemini outlives its terminal's closing (at its folder-trust question, seen here): its processes go first.
+      try {
+        const pid = pane.pid();
+        for (const each of [pid, ...descendantsOf(pid)]) signalQuietly(each, 'SIGKILL');
+      } catch {
+        // the pane is gone already
+      }
       try {
         tmux('kill-server');
       } catch {
