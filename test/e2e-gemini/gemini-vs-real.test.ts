@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { promptState, readChat, readUsage } from '../../agents/gemini/chat.js';
 import { askedFor, classifyScreen, draftText, sameDraft } from '../../agents/gemini/screen.js';
@@ -16,6 +17,9 @@ import { assertIsolated } from '../helpers/netns.js';
 import { makeRepo, remove } from '../helpers/repo.js';
 
 beforeAll(() => assertIsolated());
+
+/** How long after typed text shows Enter is pressed, as the driver waits (core/drivers/driving.ts `typeWhole`). */
+const ENTER_AFTER_MS = 250;
 
 let cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -82,6 +86,7 @@ describe(`the real Gemini CLI ${GEMINI_VERSION}, as the driver reads it`, () => 
     expect(promptState(await readChat(path!), 'Say hello.', since)).toBe('not-yet');
 
     // Submitted: the prompt is the chat's user message; the turn works until the reply comes.
+    await sleep(ENTER_AFTER_MS);
     pane.keys('Enter');
     const asked = await env.api.waitForRequest(1);
     expect(lastUserText(asked)).toBe('Say hello.');
@@ -105,6 +110,7 @@ describe(`the real Gemini CLI ${GEMINI_VERSION}, as the driver reads it`, () => 
     // chat holds the reply that calls it with no text and no calls yet.
     pane.type('Touch a file outside.');
     await pane.waitForScreen(/^ > Touch a file outside\./m);
+    await sleep(ENTER_AFTER_MS);
     pane.keys('Enter');
     const dialog = await pane.waitForScreen(/Allow execution of/);
     expect(dialog).toMatch(/1\. Allow once/);
@@ -145,6 +151,9 @@ describe(`the real Gemini CLI ${GEMINI_VERSION}, as the driver reads it`, () => 
     const draft = draftText(shown);
     expect(draft === '[Pasted Text: 20 lines]' || draft === text.split('\n').slice(10).join('\n'), draft).toBe(true);
     expect(sameDraft(draft, text)).toBe(true);
+    // As the driver does: Enter a moment after the paste shows (one pressed at once, while Gemini still
+    // takes the paste, was lost on a loaded machine).
+    await sleep(ENTER_AFTER_MS);
     pane.keys('Enter');
     const chat = await chatUntil(pane, (c) => c.turnEnded, 'the pasted turn');
     expect(chat.prompts.map((p) => p.text)).toEqual([text]);
