@@ -11,7 +11,7 @@ export type { DeliverableContext, DeliverableReader } from './api/deliverable.js
 export type { Flume, FlumeDefaults, FlumePlugin } from './api/plugin.js';
 export { canType, checkPaneSpec, definePaneHost, lookAtPane, lookAtPanes, ownsPane, ownsPaneIn } from './api/pane-host.js';
 export { defineDriver } from './api/driver.js';
-export { descendantsOf, processExists, processRunning, signalQuietly, waitGone } from './support/process.js';
+export { descendantsOf, processExists, processRunning, processStart, sameProcess, signalQuietly, waitGone } from './support/process.js';
 export { closeAgent, openAgent, quitAgent, readJsonl, resendInBox, submit, typeWhole, waitFor, type InputBox } from './drivers/driving.js';
 export type { AgentDriver, UsageRead } from './api/driver.js';
 export type { DoctorCheck, PaneHost, PaneLook, PaneSeen, PaneSpec, PaneState } from './api/pane-host.js';

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTrusted, lookAtPane, ownsPane, processExists, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest, waitFor } from '../../core/index.js';
+import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTrusted, lookAtPane, ownsPane, sameProcess, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest, waitFor } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -197,7 +197,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       // assumes): its identity first, so a pane id tmux gave a later agent never reads as this one alive.
       const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
       const own = pane?.own ?? false;
-      const alive = pane ? pane.alive : Boolean(session && processExists(session.pid));
+      const alive = pane ? pane.alive : Boolean(session && sameProcess(session.pid, session.procStart));
       return judgeAgent(handle, { session, own, alive, transcript, screen: pane?.screen, paneless: !canType(host) });
     },
 
@@ -230,12 +230,17 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
         }
         await host.close(handle.pane);
       } else {
+        // The session's file names its process; one killed outright leaves it, naming a pid that may
+        // be another program's by now: only the process that started at its procStart is signalled.
         const session = await sessionState(configOf(handle), handle.sessionId);
-        if (session) signalQuietly(session.pid, 'SIGTERM');
-        if (session && !(await waitFor(async () => !processExists(session.pid), 5000))) signalQuietly(session.pid, 'SIGKILL');
+        const its = () => session !== undefined && sameProcess(session.pid, session.procStart);
+        if (its()) signalQuietly(session!.pid, 'SIGTERM');
+        if (its() && !(await waitFor(async () => !its(), 5000)) && its()) signalQuietly(session!.pid, 'SIGKILL');
       }
-      const pid = handle.pid ?? (await sessionState(configOf(handle), handle.sessionId))?.pid;
-      if (pid && processExists(pid) && !(await waitFor(async () => !processExists(pid), 3000))) {
+      const session = handle.pid === undefined ? await sessionState(configOf(handle), handle.sessionId) : undefined;
+      const pid = handle.pid ?? session?.pid;
+      const start = handle.pid !== undefined ? handle.pidStart : session?.procStart;
+      if (pid && sameProcess(pid, start) && !(await waitFor(async () => !sameProcess(pid, start), 3000))) {
         throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pid }, {
           variant: 'session',
           details: { pid, sessionId: handle.sessionId },

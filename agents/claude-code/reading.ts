@@ -6,7 +6,7 @@
  * reading one does.
  */
 import { stat } from 'node:fs/promises';
-import { canType, keptCache, lookAtPanes, processExists, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
+import { canType, keptCache, lookAtPanes, sameProcess, type AgentHandle, type AgentReading, type PaneHost, type PaneSeen } from '../../core/index.js';
 import { readState, sessionStates, type SessionFile, type TranscriptReading } from './transcript.js';
 import { classifyScreen, draftText, permissionTool } from './screen.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
@@ -46,7 +46,7 @@ export async function readAgents(handles: AgentHandle[], where: AgentPlaces): Pr
     if (!transcript) return undefined;
     const session = sessions.get(where.configOf(handle))?.get(handle.sessionId);
     const pane = seen.get(handle);
-    const alive = pane ? pane.alive : Boolean(session && processExists(session.pid));
+    const alive = pane ? pane.alive : Boolean(session && sameProcess(session.pid, session.procStart));
     return judgeAgent(handle, { session, own: pane?.own ?? false, alive, transcript: transcript.read, screen: pane?.screen, paneless: !canType(where.host(handle.host)) });
   });
 }

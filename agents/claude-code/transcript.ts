@@ -27,6 +27,8 @@ export interface TranscriptReading extends AgentReading {
 /** Claude Code's own state file for a session (`<configDir>/sessions/<pid>.json`). Undocumented. */
 export interface SessionFile {
   pid: number;
+  /** When that process started (`procStart`, clock ticks since boot): the file outlives a program killed outright, and its pid may be another's since. */
+  procStart?: string;
   sessionId: string;
   cwd?: string;
   /** `waiting` is an open permission prompt or question. */
@@ -172,6 +174,7 @@ export async function sessionStates(configDirectory: string): Promise<Map<string
       const status = ['idle', 'busy', 'waiting'].includes(data.status as string) ? data.status : 'unknown';
       found.push({
         pid: Number.parseInt(name, 10),
+        ...(typeof data.procStart === 'string' ? { procStart: data.procStart } : {}),
         sessionId: data.sessionId,
         cwd: typeof data.cwd === 'string' ? data.cwd : undefined,
         status: status as SessionFile['status'],

@@ -22,6 +22,11 @@ export interface AgentHandle {
   paneIdentity?: string;
   /** The agent's process id, when known. */
   pid?: number;
+  /**
+   * When that process started (`processStart`; flume notes it as the agent starts, where a driver did
+   * not): a later process given the same pid is never taken for the agent, signalled or read alive.
+   */
+  pidStart?: string;
   /** The transcript's path, once found. */
   transcriptPath?: string;
   /** The exact command that starts the agent (shown by the printed host). */

@@ -97,6 +97,7 @@ const HANDLE = fields({
   pane: string,
   paneIdentity: string,
   pid: { expected: 'a process id (a positive integer)', test: (value) => count(value) && (value as number) > 0 },
+  pidStart: string,
   transcriptPath: string,
   command: strings,
   data: { expected: 'an object of strings', test: (value) => isObject(value) && Object.values(value).every(isString) },

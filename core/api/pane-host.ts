@@ -3,7 +3,7 @@
  * how flume opens one, types into it, looks at it and closes it; and the checks every host shares.
  */
 import { flumeError } from './errors.js';
-import { processExists, processRunning } from '../support/process.js';
+import { processRunning, sameProcess } from '../support/process.js';
 import type { AgentHandle } from './agent.js';
 
 /** What a pane host opens: one program in one folder with one environment. */
@@ -129,14 +129,14 @@ export interface DoctorCheck {
 export async function ownsPane(host: PaneHost, handle: AgentHandle): Promise<boolean> {
   if (!handle.pane) return false;
   if (handle.paneIdentity !== undefined) return (await host.identity(handle.pane).catch(() => undefined)) === handle.paneIdentity;
-  return handle.pid === undefined || processExists(handle.pid);
+  return handle.pid === undefined || sameProcess(handle.pid, handle.pidStart);
 }
 
 /** ownsPane, judged from a look at all the host's panes (`PaneHost.panes`) rather than a question of its own. */
 export function ownsPaneIn(panes: Map<string, PaneState>, handle: AgentHandle): boolean {
   if (!handle.pane) return false;
   if (handle.paneIdentity !== undefined) return panes.get(handle.pane)?.identity === handle.paneIdentity;
-  return handle.pid === undefined || processExists(handle.pid);
+  return handle.pid === undefined || sameProcess(handle.pid, handle.pidStart);
 }
 
 /**
@@ -166,7 +166,7 @@ export async function lookAtPane(host: PaneHost, handle: AgentHandle): Promise<P
  * handle without a pid, or whose process is gone, reads as gone.
  */
 function unanswered(handle: AgentHandle): PaneSeen {
-  const alive = handle.pid !== undefined && processRunning(handle.pid);
+  const alive = handle.pid !== undefined && sameProcess(handle.pid, handle.pidStart) && processRunning(handle.pid);
   return { own: alive, alive };
 }
 
@@ -210,7 +210,7 @@ export async function lookAtPanes(host: PaneHost, handles: AgentHandle[]): Promi
 
 /** What one look at a pane says of the handle's agent: not its own when the pane carries another identity. */
 function seenIn(handle: AgentHandle, look: PaneLook | undefined): PaneSeen {
-  const own = handle.paneIdentity !== undefined ? look?.identity === handle.paneIdentity : handle.pid === undefined || processExists(handle.pid);
+  const own = handle.paneIdentity !== undefined ? look?.identity === handle.paneIdentity : handle.pid === undefined || sameProcess(handle.pid, handle.pidStart);
   const alive = own && Boolean(look?.alive);
   return { own, alive, ...(alive && look?.screen !== undefined ? { screen: look.screen } : {}) };
 }

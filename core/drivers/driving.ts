@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { canType, ownsPane, type PaneHost } from '../api/pane-host.js';
 import { flumeError } from '../api/errors.js';
 import type { StartRequest } from '../api/hooks.js';
-import { descendantsOf, processExists, signalQuietly, waitGone } from '../support/process.js';
+import { descendantsOf, processExists, processStart, sameProcess, signalQuietly, waitGone } from '../support/process.js';
 import type { AgentHandle } from '../api/agent.js';
 
 /**
@@ -103,7 +103,7 @@ export async function resendInBox(host: PaneHost, handle: AgentHandle, box: stri
  */
 export async function closeAgent(host: PaneHost, handle: AgentHandle, timeoutMs = 5000): Promise<void> {
   if (await ownsPane(host, handle)) await host.close(handle.pane!);
-  if (handle.pid === undefined || (await waitGone(handle.pid, timeoutMs))) return;
+  if (handle.pid === undefined || !sameProcess(handle.pid, handle.pidStart) || (await waitGone(handle.pid, timeoutMs))) return;
   throw flumeError('AGENT_DID_NOT_EXIT', { sessionId: handle.sessionId, pid: handle.pid }, {
     variant: 'afterPaneClosed',
     details: { pid: handle.pid, sessionId: handle.sessionId },
@@ -160,7 +160,17 @@ export async function typeWhole(host: PaneHost, handle: AgentHandle, text: strin
  */
 export async function quitAgent(host: PaneHost, handle: AgentHandle, options: { agent: string; hangUp?: boolean }): Promise<void> {
   if (!handle.pane || !(await ownsPane(host, handle))) return;
-  const pids = handle.pid ? [handle.pid, ...descendantsOf(handle.pid)] : [];
+  // Each process is kept with its start, and signalled only while it is that process: a pid freed
+  // meanwhile may be another program's by then (core/support/process.ts, processStart).
+  const found: Array<{ pid: number; start?: string }> = [];
+  const gather = () => {
+    if (!handle.pid || !sameProcess(handle.pid, handle.pidStart)) return;
+    for (const pid of [handle.pid, ...descendantsOf(handle.pid)]) {
+      const start = processStart(pid);
+      if (!found.some((one) => one.pid === pid) && (start !== undefined || processExists(pid))) found.push({ pid, start });
+    }
+  };
+  gather();
   if (!options.hangUp && (await host.alive(handle.pane))) {
     for (const waitMs of [1500, 3000]) {
       await host.keys(handle.pane, ['C-c']).catch(() => undefined);
@@ -170,12 +180,13 @@ export async function quitAgent(host: PaneHost, handle: AgentHandle, options: { 
     }
   }
   // What it started meanwhile (a tool's shell command) goes with it, or is ended below.
-  if (handle.pid) pids.push(...descendantsOf(handle.pid).filter((pid) => !pids.includes(pid)));
+  gather();
   await host.close(handle.pane);
-  if (await waitFor(() => pids.every((pid) => !processExists(pid)), 3000)) return;
-  for (const pid of pids) signalQuietly(pid, 'SIGKILL');
-  const left = pids.filter((pid) => processExists(pid));
-  if (left.length && !(await waitFor(() => left.every((pid) => !processExists(pid)), 2000))) {
+  const running = () => found.filter((one) => sameProcess(one.pid, one.start)).map((one) => one.pid);
+  if (await waitFor(() => running().length === 0, 3000)) return;
+  for (const pid of running()) signalQuietly(pid, 'SIGKILL');
+  const left = running();
+  if (left.length && !(await waitFor(() => running().length === 0, 2000))) {
     throw flumeError('AGENT_DID_NOT_EXIT', { agent: options.agent, sessionId: handle.sessionId, pids: left.join(', '), pidList: left.join(',') }, {
       variant: 'driver',
       details: { pids: left, sessionId: handle.sessionId },

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { flumeError } from '../api/errors.js';
-import { processExists } from '../support/process.js';
+import { processStart, sameProcess } from '../support/process.js';
 
 /** Options for taking a lock. */
 export interface LockOptions {
@@ -25,9 +25,19 @@ export interface Lock {
 
 const HOST = hostname();
 
+/**
+ * A holder's token: `<pid> <host> <uuid> <start>`, the start being its process's (processStart), so
+ * a dead holder's lock is not kept by a later process given its pid. A token without it (written by
+ * an older flume) is checked by its pid alone.
+ */
+function tokenOf(): string {
+  const start = processStart(process.pid);
+  return `${process.pid} ${HOST} ${randomUUID()}${start !== undefined ? ` ${start}` : ''}`;
+}
+
 /** Takes the lock at `path`, waiting while a live process holds it. */
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<Lock> {
-  const token = `${process.pid} ${HOST} ${randomUUID()}`;
+  const token = tokenOf();
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let wait = 5;
   for (;;) {
@@ -86,7 +96,7 @@ async function tryCreate(path: string, token: string): Promise<boolean> {
 /** Breaks the stale lock at `path` holding its breaker; false when another taker holds the breaker. */
 async function takeOver(path: string, staleToken: string): Promise<boolean> {
   const breaker = `${path}.break`;
-  const token = `${process.pid} ${HOST} ${randomUUID()}`;
+  const token = tokenOf();
   if (!(await tryCreate(breaker, token))) {
     // A breaker whose holder died mid-break would stop every taker: move it aside and try again.
     const holder = await readFile(breaker, 'utf8').catch(() => undefined);
@@ -126,12 +136,13 @@ async function releaseLock(path: string, token: string): Promise<void> {
 }
 
 function isAlive(token: string): boolean {
-  // `<pid> <host> <uuid>`, as acquireLock writes it; anything else (garbled, written by hand) holds nothing.
-  const match = /^(\d+) (.+) ([0-9a-f-]{36})$/.exec(token);
+  // `<pid> <host> <uuid> <start>`, as acquireLock writes it (an older flume's without its start);
+  // anything else (garbled, written by hand) holds nothing.
+  const match = /^(\d+) (.+) ([0-9a-f-]{36})(?: (\d+))?$/.exec(token);
   if (!match) return false;
-  const [, pidText, host] = match;
+  const [, pidText, host, , start] = match;
   const pid = Number(pidText);
   if (host !== HOST) return true; // another host's holder cannot be checked; never steal it
   if (!Number.isInteger(pid) || pid <= 0) return false;
-  return processExists(pid);
+  return sameProcess(pid, start);
 }

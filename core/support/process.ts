@@ -3,7 +3,7 @@
  * (a zombie waiting to be reaped does not), a signal that does not care if the process is gone, and
  * a wait until it is. The drivers, the pane hosts and the lock all use these; none keeps its own.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** True while a process of that pid exists (one owned by another user counts: EPERM). */
@@ -26,6 +26,35 @@ export function processRunning(pid: number): boolean {
     // No /proc (macOS): existence is all there is to read.
     return true;
   }
+}
+
+/**
+ * When the process of `pid` started, as the kernel counts it (clock ticks since boot, the 22nd field
+ * of `/proc/<pid>/stat`, which Claude Code records as `procStart`); undefined when there is no such
+ * process, or no /proc (macOS). A pid alone names a process only while it runs: once it ends, the
+ * kernel gives its pid to a later process when its count wraps (at 32768 on many machines, minutes
+ * on a busy one). A pid kept for later is kept with its start, and checked with {@link sameProcess}.
+ */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+let procTable: boolean | undefined;
+
+/**
+ * True while the process of `pid` runs and is the one that started at `start` (see processStart),
+ * not a later process given its pid; any process of that pid when `start` is unknown, or where there
+ * is no /proc to ask.
+ */
+export function sameProcess(pid: number, start: string | undefined): boolean {
+  if (!processExists(pid)) return false;
+  if (start === undefined || !(procTable ??= existsSync('/proc/self/stat'))) return true;
+  return processStart(pid) === start;
 }
 
 /** Sends a signal, ignoring a process already gone. */

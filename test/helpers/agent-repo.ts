@@ -2,12 +2,13 @@
  * A repository whose flume config points the claude-code driver at the fake agent (or any binary),
  * with a state folder, a Claude config folder and a tmux socket of the test's own.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flume, flumeEnv, makeRepo, remove, tempDir, trustMade, type CliResult } from './repo.js';
 import { FAKE_CLAUDE, type FakeScript } from './fake-claude/index.js';
 import { killTmuxServer } from '../../agents/panes/tmux.js';
-import { signalQuietly, waitGone } from '../../core/support/process.js';
+import { lockHolder } from '../../core/state/lock.js';
+import { processStart, sameProcess, signalQuietly, waitGone } from '../../core/support/process.js';
 
 /** What a test works with. */
 export interface AgentRepo {
@@ -72,16 +73,14 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
 /**
  * Ends a supervisor a test's launch (or tell) started in the background (its pid is in its lock),
  * and waits for it to be gone: one still writing its state while the folders are removed made
- * `rmdir` fail with ENOTEMPTY. SIGKILL after 5 s.
+ * `rmdir` fail with ENOTEMPTY. SIGKILL after 5 s. A lock left by a supervisor killed earlier names a
+ * pid that may be another program's by now (another test's): only a live holder is signalled.
  */
 export async function stopSupervisor(state: string): Promise<void> {
-  let pid = 0;
-  try {
-    pid = Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]);
-  } catch {
-    return; // none ran
-  }
-  if (!(pid > 0)) return;
+  const holder = await lockHolder(join(state, 'watch.lock'));
+  if (!holder?.pid || !holder.alive) return;
+  const { pid } = holder;
+  const start = processStart(pid);
   signalQuietly(pid, 'SIGTERM');
-  if (!(await waitGone(pid, 5000))) signalQuietly(pid, 'SIGKILL');
+  if (!(await waitGone(pid, 5000)) && sameProcess(pid, start)) signalQuietly(pid, 'SIGKILL');
 }

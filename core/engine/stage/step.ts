@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { callHook } from '../../api/hooks.js';
 import { reachDriver, requireDriver, type ReachedDriver } from '../../drivers/reach.js';
 import { crashPoint } from '../../support/crash.js';
+import { processStart } from '../../support/process.js';
 import { FlumeError } from '../../api/errors.js';
 import { toMs } from '../../support/duration.js';
 import { deliverableOf, type Repository } from '../../config/repository.js';
@@ -309,6 +310,12 @@ export async function startStage(
     await writeRecord(commonDir, record);
     throw error;
   });
+  // Its process's start, noted now while the pid is surely its own: later, a pid another process was
+  // given is never taken for the agent (core/support/process.ts, sameProcess).
+  if (handle.pid !== undefined && handle.pidStart === undefined) {
+    const start = processStart(handle.pid);
+    if (start !== undefined) handle.pidStart = start;
+  }
   record.stage.agent = handle;
   const typed = canType(host);
   if (!typed) {

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
-import { processExists } from '../../support/process.js';
+import { sameProcess } from '../../support/process.js';
 import { longTimeout } from '../../support/duration.js';
 import { openRepository, type Repository } from '../../config/repository.js';
 import { requireTrust } from '../../config/trust.js';
@@ -216,7 +216,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
       // A landed place whose last stage the engine has not finished, its agent still running, is not
       // tidying's yet: the step ends the stage and stops the agent, and its end wakes a pass. Judged
       // now, it would read "kept: its agent is still running" for the moment in between.
-      const finishing = !record.dropped && !record.finished && Boolean(record.stage?.agent?.pid && processExists(record.stage.agent.pid));
+      const finishing = !record.dropped && !record.finished && Boolean(record.stage?.agent?.pid && sameProcess(record.stage.agent.pid, record.stage.agent.pidStart));
       // Landed as the landing reader reads it (a lander's record, where one is installed; else git).
       if ((record.dropped && record.phase !== 'gone') || (!finishing && (await workOver(repository.flume, reading, place).catch(() => undefined)) === 'landed')) {
         over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
@@ -362,7 +362,7 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.
   const { unpublished: _unpublished, ...recorded } = record;
-  const stamp = JSON.stringify([recorded, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? processExists(handle.pid) : null]);
+  const stamp = JSON.stringify([recorded, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? sameProcess(handle.pid, handle.pidStart) : null]);
   if (!full && last && last.stamp === stamp && record.stage?.delivery === 'taken') return { facts: { ...last.facts, now: Date.now() }, fresh: false };
   const facts = await gather(repository, reading, place, kind, Date.now());
   memo.set(key, { stamp, facts });
@@ -377,7 +377,7 @@ async function tidyStamp(reading: Reading, place: PlaceReading): Promise<string>
   // Less what a recorded event leaves in the record a moment (its publishing writes the record again).
   const { kept: _kept, unpublished: _unpublished, ...record } = place.record;
   const folder = await stat(record.path).then((s) => `${s.mtimeMs}`, () => '-');
-  const pid = record.stage?.agent?.pid;
-  return JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, folder, pid ? processExists(pid) : null]);
+  const agent = record.stage?.agent;
+  return JSON.stringify([record, place.branch?.head, reading.repository.branches.get(record.target)?.head, folder, agent?.pid ? sameProcess(agent.pid, agent.pidStart) : null]);
 }
 

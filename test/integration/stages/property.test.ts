@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { isAncestor, promptsOf, repoFor, running, tip, type StageRepo } from './helpers.js';
+import { sameProcess } from '../../../core/support/process.js';
 
 // A property test of the supervisor. Random interleavings of deliveries, kills of agents
 // and of the supervisor, tmux server restarts and commands (tell, stop, retry, drop, go-on, stage,
@@ -138,7 +139,8 @@ describe.concurrent('the supervisor under random steps', { timeout: 360_000 }, (
             break;
           case 'kill-agent': {
             const pid = record?.stage?.agent?.pid;
-            if (pid && running(pid)) process.kill(pid, 'SIGKILL');
+            // An agent that ended long ago left its pid in the record; by now it may be another test's program.
+            if (pid && running(pid) && sameProcess(pid, record?.stage?.agent?.pidStart)) process.kill(pid, 'SIGKILL');
             // Judged once the kernel has ended it: a pid still running is no fact against status.
             if (pid) await gone([pid]);
             note = `pid ${pid}`;

@@ -9,8 +9,8 @@
  */
 import { describe, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { lockHolder } from '../../../core/state/lock.js';
 import { git } from '../../helpers/repo.js';
 import { COMMIT, LAND, LONG, repoFor, running } from './helpers.js';
 
@@ -45,8 +45,8 @@ describe('a soak of fix launches with the supervisor and tmux killed mid-run', {
       codes.set(name, result);
       launched++;
       if (launched === KILL_SUPERVISOR_AT) {
-        const pid = Number(readFileSync(join(t.state, 'watch.lock'), 'utf8').split(' ')[0]);
-        process.kill(pid, 'SIGKILL');
+        const holder = await lockHolder(join(t.state, 'watch.lock'));
+        if (holder?.pid && holder.alive) process.kill(holder.pid, 'SIGKILL');
       }
       // The tmux server exits with its last pane: where none runs at this launch's return, the next tries.
       if (launched >= KILL_TMUX_AT && !tmuxKilled) {
