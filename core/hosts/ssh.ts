@@ -49,7 +49,7 @@ export async function onHost(host: NamedHost, env: NodeJS.ProcessEnv, remoteComm
 /** ssh's own words, without its notices (a host key added to known_hosts). */
 export function sshWords(result: RunResult): string {
   const lines = result.stderr.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('Warning: Permanently added'));
-  return lines.slice(-4).join(' ') || (result.exitCode === null ? 'ssh was ended by a signal' : `ssh exited ${result.exitCode}`);
+  return lines.slice(-4).join(' ') || (result.exitCode === null ? `ssh was ended by ${result.endedBy ?? 'a signal'}` : `ssh exited ${result.exitCode}`);
 }
 
 /** The refusal for a run of ssh that did not reach the remote's flume, or undefined when it did. */

@@ -31,6 +31,8 @@ export interface RunResult {
   /** stdout and stderr interleaved, as a person would have seen them. */
   all: string;
   timedOut: boolean;
+  /** The signal that ended the program, when one did (`run` only). */
+  endedBy?: NodeJS.Signals;
   /** Set when the program could not be started at all (not found, not executable). */
   failedToStart?: string;
 }
@@ -69,6 +71,7 @@ export async function run(file: string, args: string[], options: RunOptions = {}
     stderr: text(result.stderr),
     all: text(result.all),
     timedOut: result.timedOut,
+    ...(result.endedBy ? { endedBy: result.endedBy } : {}),
     ...(result.failedToStart ? { failedToStart: result.failedToStart } : {}),
   };
 }
@@ -85,6 +88,7 @@ interface Spawned {
   stderr: Buffer[];
   all: Buffer[];
   timedOut: boolean;
+  endedBy?: NodeJS.Signals;
   failedToStart?: string;
 }
 
@@ -125,8 +129,9 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
       if (child.pid === undefined) done.failedToStart = error.message;
       if (child.pid === undefined) finish();
     });
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       done.exitCode = code;
+      if (signal) done.endedBy = signal;
       child.stdin?.destroy();
       finish();
     });
@@ -137,9 +142,10 @@ function spawnToEnd(file: string, args: string[], options: RunOptions): Promise<
     }
     // A program that exited is waited for a moment longer, not for ever: something it started in the
     // background (a daemon that kept its output open) would otherwise hold its pipes, and flume, open.
-    child.on('exit', (code) => {
+    child.on('exit', (code, signal) => {
       const late = setTimeout(() => {
         done.exitCode = code;
+        if (signal) done.endedBy = signal;
         child.stdin?.destroy();
         child.stdout?.destroy();
         child.stderr?.destroy();
