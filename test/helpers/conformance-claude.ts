@@ -49,8 +49,10 @@ export function claudeConformanceHarness(): ClaudeHarness {
     agent: 'claude-code',
     host: tmuxHost({ socket }),
     unexpected,
-    // The real program on a loaded machine: a prompt in its transcript within 6 s.
-    timeouts: { startMs: 40_000, promptMs: 6_000, settleMs: 20_000, draftMs: 1_500 },
+    // The real program on a loaded machine: a prompt in its transcript within flume's own default
+    // promptTimeout (20 s). Under a CI run's load 2.1.300 once left two sendings 6 s apart untaken,
+    // each still in its input box when the stage was read never started.
+    timeouts: { startMs: 40_000, promptMs: 20_000, settleMs: 20_000, draftMs: 1_500 },
     async scenario(scenario, { root }) {
       const api = await startMessagesApi({ script: scriptOf(scenario) });
       const drop = scenario === 'drops-first' ? dropHook(join(root, `dropped-${process.pid}`)) : scenario === 'drops-all' ? dropHook(undefined) : {};
