@@ -15,11 +15,11 @@
  * - `look` answers identity, alive and the screen from one `process-info` and one `pane read`.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { definePaneHost, flumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, processRunning, signalQuietly, splitBursts, waitGone, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
+import { definePaneHost, flumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, processRunning, processStart, signalQuietly, splitBursts, waitGone, which, withoutPasteMarkers, type PaneHost } from '../../core/index.js';
 import { herdrBinary, herdrCli, herdrKey, pick, str, type Herdr, type HerdrReply } from './herdr.js';
 import { agentName, herdrLaunch, launchLine, projectOf } from './launch-script.js';
 
@@ -225,18 +225,8 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
  */
 function programOf(pids: number[], group: unknown): number | undefined {
   if (typeof group === 'number' && pids.includes(group)) return group;
-  const started = (pid: number) => Number(startTimeOf(pid) ?? Number.MAX_SAFE_INTEGER);
+  const started = (pid: number) => Number(processStart(pid) ?? Number.MAX_SAFE_INTEGER);
   return [...pids].sort((a, b) => started(a) - started(b) || a - b)[0];
-}
-
-/** A process's start time (in clock ticks since boot) from /proc, when this machine has it. */
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
 }
 
 /** True for a process name that is a pane's interactive shell, not a program started in it. */
@@ -246,6 +236,6 @@ function isShell(name: string | undefined): boolean {
 
 /** A herdr pane's identity: its root pid and that process's start time, so a reused pid is not taken for it. */
 function identityOf(pid: number): string {
-  const started = startTimeOf(pid);
+  const started = processStart(pid);
   return started === undefined ? String(pid) : `${pid}@${started}`;
 }
