@@ -48,13 +48,22 @@ let procTable: boolean | undefined;
 
 /**
  * True while the process of `pid` runs and is the one that started at `start` (see processStart),
- * not a later process given its pid; any process of that pid when `start` is unknown, or where there
- * is no /proc to ask.
+ * not a later process given its pid; any running process of that pid when `start` is unknown. A
+ * zombie has ended, whoever is yet to reap it (a parent that never waits, a slow tmux): it holds no
+ * lock and is no agent at work. Where there is no /proc to ask (macOS), existence is all there is.
  */
 export function sameProcess(pid: number, start: string | undefined): boolean {
   if (!processExists(pid)) return false;
-  if (start === undefined || !(procTable ??= existsSync('/proc/self/stat'))) return true;
-  return processStart(pid) === start;
+  if (!(procTable ??= existsSync('/proc/self/stat'))) return true;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    // Gone between the two looks.
+    return false;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[0] !== 'Z' && (start === undefined || fields[19] === start);
 }
 
 /** Sends a signal, ignoring a process already gone. */

@@ -135,12 +135,16 @@ export async function stageView(
     const readings = await agents;
     const paneless = !canType(flume.hosts.get(handle.host));
     const driver = reachDriver(flume, handle.driver);
-    const agent = readings?.has(handle) ? readings.get(handle) : driver ? await driver.read(handle).catch(() => undefined) : undefined;
+    const together = Boolean(readings?.has(handle));
+    const agent = together ? readings!.get(handle) : driver ? await driver.read(handle).catch(() => undefined) : undefined;
     // The deliverable was read before the agent: one that committed and then stopped between the two
-    // would read stopped short of what it made. A stopped agent's deliverable is read once more, after it.
+    // would read stopped short of what it made. A stopped agent's deliverable is read once more, after it:
+    // in the one reading every place's agents read together share (begun after all of them were read),
+    // or, for an agent read alone just now, in a reading of its own.
     if (agent && !record.delivered && view.state !== 'delivered' && stoppedShort(agent)) {
-      const fresh = await readPlaces(reading.root, [place.record], { commonDir: reading.commonDir }).catch(() => undefined);
-      if (fresh?.places[0]) await readDelivery(fresh, fresh.places[0]);
+      const fresh = await (together ? reading.again() : readPlaces(reading.root, [place.record], { commonDir: reading.commonDir })).catch(() => undefined);
+      const again = fresh?.places.find((p) => p.record.kind === place.record.kind && p.record.name === place.record.name);
+      if (fresh && again) await readDelivery(fresh, again);
     }
     view.agent = {
       driver: handle.driver,

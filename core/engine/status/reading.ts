@@ -36,6 +36,11 @@ export interface Reading {
   landing(record: PlaceRecord): Promise<GitLanding | undefined>;
   /** A file or folder listing at a commit, batched with every other asked in the same tick. */
   object(rev: string, path: string): Promise<{ type: string; content: Buffer } | undefined>;
+  /**
+   * The same places read afresh, begun at the first call and shared by every later one: what is
+   * read again after something seen since (agents read together) needs a reading begun after it.
+   */
+  again(): Promise<Reading>;
 }
 
 /**
@@ -58,7 +63,9 @@ export async function readPlaces(root: string, records: PlaceRecord[], options: 
     return (await judged).get(record.branch);
   };
   const unlanded = async (record: PlaceRecord) => (await landing(record))?.patches;
-  return { root, commonDir, generatedAt: new Date().toISOString(), repository, places, unlanded, landing, object: batchLoader(root) };
+  let fresh: Promise<Reading> | undefined;
+  const again = () => (fresh ??= readPlaces(root, records, { commonDir }));
+  return { root, commonDir, generatedAt: new Date().toISOString(), repository, places, unlanded, landing, object: batchLoader(root), again };
 }
 
 /** A branch judged by patch and by content (`LandingJudgement` in git.ts), without the heads. */

@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { chmodSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync, existsSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { commit, flume, flumeEnv, git, makeRepo, remove, tempDir } from '../../helpers/repo.js';
 import { parseStatus } from '../../helpers/status-schema.js';
+import { agentRepo } from '../../helpers/agent-repo.js';
+import { waitFor } from '../../helpers/fake-claude/index.js';
 
 const state = tempDir('flume-state-');
 const env = flumeEnv(state);
@@ -72,6 +74,41 @@ describe('status', () => {
     expect(counts[0]).toBeGreaterThan(0);
     expect(counts[1]).toBe(counts[0]);
     remove(tools);
+  });
+
+  it('spawns as many git processes for 4 places whose agents stopped short as for 1 (their deliverables read again in one reading)', async () => {
+    // Each agent ends its turn at once, without its deliverable: each stage reads as stopped short,
+    // whose deliverable status reads once more after the agent, lest a commit made just before it stopped be missed.
+    const t = agentRepo({ onPrompt: [{ actions: [{ say: 'Done, I think.' }] }] });
+    try {
+      const tools = tempDir('flume-git-');
+      const counter = gitCounter(tools);
+      const counts: number[] = [];
+      const calls: string[] = [];
+      for (const [from, to] of [[0, 1], [1, 4]]) {
+        for (let i = from; i < to; i++) {
+          const launched = await t.flume(['launch', '--kind', 'fix', '--name', `p${i}`, '--brief', 'b', '--no-watch']);
+          expect(launched.code, launched.stderr).toBe(0);
+        }
+        const stopped = async () => JSON.parse((await t.flume(['status', '--json'])).stdout).places.filter((p: any) => p.stage?.state === 'waiting').length;
+        await waitFor(async () => (await stopped()) === to, `${to} agents to stop short`);
+        // A repository reading is kept for a second reading in the same process only when git's files
+        // are older than a second; one dated ahead is never kept, so each reading costs its git processes.
+        const ahead = new Date(Date.now() + 3_600_000);
+        utimesSync(join(t.repo, '.git', 'HEAD'), ahead, ahead);
+        counter.reset();
+        const result = await flume(['status', '--json'], { env: { ...t.env, ...counter.env }, cwd: t.repo, process: true });
+        expect(JSON.parse(result.stdout).places.map((p: any) => p.stage.state)).toEqual(Array(to).fill('waiting'));
+        counts.push(counter.count());
+        calls.push(readFileSync(join(tools, 'git-calls.log'), 'utf8'));
+      }
+      // The place's reading, and the one reading its stopped agent's deliverable is read again in.
+      expect(counts[0], calls[0]).toBe(4);
+      expect(counts[1], calls.join('\n---\n')).toBe(counts[0]);
+      remove(tools);
+    } finally {
+      await t.cleanup();
+    }
   });
 
   it('explains a place whose worktree was removed by hand, and a broken record', async () => {

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -58,6 +58,23 @@ describe('a pid given to another process since flume kept it', () => {
     writeFileSync(path, `${process.pid} ${hostname()} ${randomUUID()} ${processStart(process.pid)}`);
     expect(await lockHolder(path)).toMatchObject({ alive: true });
     await expect(acquireLock(path, { timeoutMs: 300 })).rejects.toMatchObject({ code: 'PLACE_BUSY' });
+  });
+
+  it('holds no lock once it has ended, though its parent has not reaped it yet (a zombie)', async () => {
+    // A child whose parent never waits: `sleep 0.1` ends, and stays a zombie while `sleep 600` runs.
+    const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 600'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    others.push(parent);
+    const pid = Number(await new Promise<string>((done) => parent.stdout!.once('data', (d) => done(String(d)))));
+    const start = processStart(pid)!;
+    const path = join(dir, 'zombie.lock');
+    writeFileSync(path, `${pid} ${hostname()} ${randomUUID()} ${start}`);
+    expect(await lockHolder(path)).toMatchObject({ alive: true });
+    for (let i = 0; i < 100 && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); i++) await sleep(20);
+    expect(processExists(pid)).toBe(true);
+    expect(sameProcess(pid, start)).toBe(false);
+    expect(await lockHolder(path)).toMatchObject({ alive: false });
+    const lock = await acquireLock(path, { timeoutMs: 0 });
+    await lock.release();
   });
 
   it("is not a Claude Code agent the session file of a killed one names: stop signals nothing, and the agent reads exited", async () => {
