@@ -64,6 +64,8 @@ export interface StageRecord {
   deliverable?: { type: string; [key: string]: unknown };
   /** The deliverable as it already stood when the stage began: only a different one ends the stage. */
   presentAtStart?: string;
+  /** This start follows one cut before its agent was noted (a crash): one cut too is not started again. */
+  afterCut?: boolean;
 }
 
 /** A place's live record: `<git-common-dir>/flume/places/<kind>--<name>.json`. */

@@ -17,6 +17,7 @@ export const CRASH_POINTS = [
   'tidy:worktree-removed',
   'tidy:branch-judged',
   'tidy:branch-deleted',
+  'stage:agent-opened',
   'stage:agent-started',
   'stage:prompt-sent',
   'stage:ended',

@@ -43,7 +43,7 @@ export interface Facts {
 /** The one thing to do next. */
 export type Action =
   | { type: 'wait'; reason: string }
-  | { type: 'start-stage'; index: number; reason: string; fixRound?: boolean }
+  | { type: 'start-stage'; index: number; reason: string; fixRound?: boolean; afterCut?: boolean }
   | { type: 'stop-agent'; reason: string }
   | { type: 'mark-delivered'; what: string }
   | { type: 'mark-taken' }
@@ -124,6 +124,15 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
   if (stage.delivery === 'never-started') return { type: 'wait', reason: 'the stage never started' };
   // A printed command not yet run is not up, and that is no failure: the operator runs it when they will.
   const agentGone = facts.agent?.state === 'exited' || (facts.agent?.state === 'not-up' && !facts.paneless);
+  // A start cut before its agent was noted: flume stopped between writing the stage's start and its
+  // agent's handle, so nothing was sent, and the agent it may have started is known by its session
+  // alone. That agent is ended where its driver finds it by its session; then the stage starts afresh,
+  // once (a start that follows a cut one and is cut too reads never-started, as below).
+  if (cutStart(stage) && !facts.paneless) {
+    if (isRunning(facts.agent)) return { type: 'stop-agent', reason: 'its start was cut before its agent was noted' };
+    if (!stage.afterCut) return { type: 'start-stage', index: stage.index, reason: 'its start was cut before its agent was noted', afterCut: true };
+    return { type: 'mark-delivery', delivery: 'never-started' };
+  }
   // Gone without the prompt in its transcript, sent or not: it can take nothing now (a crash may have
   // come between its start and its first sending). Retry starts the stage afresh.
   if (agentGone) return { type: 'mark-delivery', delivery: 'never-started' };
@@ -182,6 +191,15 @@ function decideWork(record: PlaceRecord, facts: Facts, limits: DecideLimits): Ac
   if (stage.stuck) return { type: 'clear-waiting' };
   if (stage.overBudget) return { type: 'wait', reason: 'over its token budget: waiting on the operator' };
   return { type: 'wait', reason: 'the agent is working' };
+}
+
+/**
+ * True when the stage's start was cut before its agent was noted: its handle is still the intent
+ * written before the agent started (no pane, no pid), and no prompt was sent.
+ */
+function cutStart(stage: NonNullable<PlaceRecord['stage']>): boolean {
+  const handle = stage.agent;
+  return Boolean(handle) && handle!.pane === undefined && handle!.pid === undefined && stage.sends === 0 && stage.lastSentAt === undefined;
 }
 
 /**

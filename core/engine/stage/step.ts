@@ -153,7 +153,7 @@ async function act(repository: Repository, record: PlaceRecord, kind: KindDef, a
   const stamp = new Date().toISOString();
   switch (action.type) {
     case 'start-stage':
-      await startStage(repository, record, kind, action.index, { readied, fixRound: action.fixRound });
+      await startStage(repository, record, kind, action.index, { readied, fixRound: action.fixRound, afterCut: action.afterCut });
       return;
     case 'send-again':
       await sendPrompt(repository, record, driverFor(repository, record), (record.stage?.sends ?? 0) > 0);
@@ -253,7 +253,7 @@ export async function startStage(
   record: PlaceRecord,
   kind: KindDef,
   index: number,
-  options: { readied?: boolean; fixRound?: boolean } = {},
+  options: { readied?: boolean; fixRound?: boolean; afterCut?: boolean } = {},
 ): Promise<void> {
   const { commonDir, root } = repository.info;
   const { flume } = repository;
@@ -297,6 +297,7 @@ export async function startStage(
     prompt,
     ...(options.fixRound ? { fixRounds: (previous?.fixRounds ?? 0) + 1 } : previous?.fixRounds ? { fixRounds: previous.fixRounds } : {}),
     ...(override ? { deliverable: override } : {}),
+    ...(options.afterCut ? { afterCut: true } : {}),
     // The intent, written before the agent starts: a crash after the start finds the session id.
     agent: { driver: driverKey, sessionId, host: host.key, cwd: record.path, startedAt: new Date().toISOString() },
   };
@@ -310,6 +311,7 @@ export async function startStage(
     await writeRecord(commonDir, record);
     throw error;
   });
+  crashPoint('stage:agent-opened');
   // Its process's start, noted now while the pid is surely its own: later, a pid another process was
   // given is never taken for the agent (core/support/process.ts, sameProcess).
   if (handle.pid !== undefined && handle.pidStart === undefined) {

@@ -38,7 +38,7 @@ const PRINTED = { config: '{ "agent": { "host": "printed" } }\n', configFile: '.
 const LAUNCH_POINTS = [...CRASH_POINTS.filter((p) => p.startsWith('launch:')), 'stage:agent-started'];
 const TIDY_POINTS = CRASH_POINTS.filter((p) => p.startsWith('tidy:'));
 // Reached only with a live agent (a prompt typed into a pane, a deliverable read): the stage tests' points.
-const AGENT_POINTS = ['stage:prompt-sent', 'stage:ended', 'stage:recorded'];
+const AGENT_POINTS = ['stage:agent-opened', 'stage:prompt-sent', 'stage:ended', 'stage:recorded'];
 // Points before the worktree is recorded as made: the next launch of the name rolls the launch back and makes it.
 const ROLLED_BACK = ['launch:locked', 'launch:recorded', 'launch:branch-made', 'launch:worktree-added'];
 

@@ -150,6 +150,41 @@ describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }
     expect(JSON.parse(retried.stdout).stage).toMatchObject({ name: 'submission', attempt: 2, delivery: 'taken' });
     expect(t.livePanes()).toHaveLength(1);
   });
+
+  it('at stage:agent-opened (its agent started, its handle not yet written): a restarted supervisor ends that agent and starts the stage afresh, once', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {});
+    t.script({
+      onPrompt: [
+        { match: 'Make the change the brief asks for', actions: [{ run: [t.commit, 'one.txt', 'code'] }, { say: 'Committed.' }] },
+        { match: 'Submit the branch for landing', actions: [{ say: 'Submitting.' }, { hang: true }] },
+      ],
+    });
+    const place = await t.launch('fix', 'cut', 'Add one.txt.');
+    const first = t.watch({ FLUME_CRASH_AT: 'stage:agent-opened' });
+    t.open('code');
+    expect(await Promise.race([first.exited, sleep(90_000).then(() => 'still running')]), first.output()).toBe(137);
+    const crashed = t.record('fix--cut').stage;
+    expect(crashed).toMatchObject({ name: 'submission', attempt: 1, delivery: 'sending', sends: 0 });
+    expect(crashed.agent.pane).toBeUndefined();
+    // The agent the cut start opened runs: the record knows it by its session alone.
+    await waitUntil(() => liveStateFiles(t.configDir).length === 1);
+    const [orphan] = liveStateFiles(t.configDir);
+
+    const second = t.watch({}, { poll: '500ms' });
+    const stage = await t.until('fix/cut', (p) => p?.stage?.name === 'submission' && p.stage.state === 'working' && p.stage, 'submission to work after the restart');
+    await t.quiet(3);
+    const record = t.record('fix--cut');
+    expect(record.stage).toMatchObject({ name: 'submission', attempt: 2, afterCut: true, delivery: 'taken' });
+    // One live agent: the new one. The one the cut start opened was ended, and never sent the prompt.
+    expect(running(orphan)).toBe(false);
+    expect(t.livePanes()).toEqual([{ pane: stage.agent.pane, pid: record.stage.agent.pid }]);
+    expect(liveStateFiles(t.configDir)).toEqual([record.stage.agent.pid]);
+    expect(promptsOf(stage.agent.transcript)).toHaveLength(1);
+    expect(t.sessions(place.path)).not.toContain(crashed.agent.sessionId);
+    const started = t.events('fix--cut').filter((e) => e.event === 'stage-started');
+    expect(started.map((e) => [e.stage, e.attempt])).toEqual([['code', 1], ['submission', 1], ['submission', 2]]);
+    expect(second.output()).not.toContain('Error');
+  });
 });
 
 /** Polls `check` until it holds; throws after 10 s rather than going on as if it held. */

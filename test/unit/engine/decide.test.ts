@@ -166,6 +166,31 @@ describe('decide', () => {
     });
   });
 
+  describe('a start cut before its agent was noted', () => {
+    // What a flume killed between writing the stage's start and its agent's handle leaves: the intent alone.
+    const intent = { driver: 'claude-code', sessionId: 's', host: 'tmux', cwd: '/r', startedAt: at(0) };
+    const cut = { delivery: 'sending' as const, sends: 0, lastSentAt: undefined, agent: intent };
+    it('ends the agent its session names, then starts the stage afresh, once', () => {
+      // The driver found the agent by its session (Claude Code's session file): it is ended first.
+      expect(decide(kind, place(cut), facts({ prompt: 'unknown', agent: { state: 'starting' } }), limits)).toEqual({ type: 'stop-agent', reason: 'its start was cut before its agent was noted' });
+      const gone = facts({ prompt: 'unknown', agent: { state: 'exited' } });
+      expect(decide(kind, place(cut), gone, limits)).toEqual({ type: 'start-stage', index: 0, reason: 'its start was cut before its agent was noted', afterCut: true });
+      expect(decide(kind, place({ ...cut, delivery: 'unknown' }), gone, limits).type).toBe('start-stage');
+      // A start that follows a cut one and is cut too is not started again.
+      expect(decide(kind, place({ ...cut, afterCut: true }), gone, limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+      expect(decide(kind, place({ ...cut, afterCut: true }), facts({ prompt: 'unknown', agent: { state: 'idle' } }), limits).type).toBe('stop-agent');
+    });
+    it('is not a start whose agent was noted, nor a printed command, nor one already sent or judged', () => {
+      const gone = facts({ prompt: 'unknown', agent: { state: 'exited' } });
+      expect(decide(kind, place({ ...cut, agent: { ...intent, pid: 42 } }), gone, limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+      expect(decide(kind, place({ ...cut, agent: { ...intent, pane: '%1' } }), gone, limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+      expect(decide(kind, place({ ...cut, delivery: 'never-started' }), gone, limits).type).toBe('wait');
+      expect(decide(kind, place({ ...cut, sends: 1, lastSentAt: at(0) }), gone, limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+      const printed = { ...cut, agent: { ...intent, host: 'printed' } };
+      expect(decide(kind, place(printed), facts({ prompt: 'unknown', agent: { state: 'not-up' }, paneless: true }), limits)).toEqual({ type: 'mark-delivery', delivery: 'unknown' });
+    });
+  });
+
   describe('stopping short and stuck', () => {
     it('shows an agent that ended its turn without the deliverable as waiting, in its own words', () => {
       const idle = facts({ agent: { state: 'idle', turnEnded: true, needs: 'Which database should I use?' } });
