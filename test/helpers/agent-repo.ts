@@ -2,7 +2,7 @@
  * A repository whose flume config points the claude-code driver at the fake agent (or any binary),
  * with a state folder, a Claude config folder and a tmux socket of the test's own.
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flume, flumeEnv, makeRepo, remove, tempDir, trustMade, type CliResult } from './repo.js';
 import { FAKE_CLAUDE, type FakeScript } from './fake-claude/index.js';
@@ -74,13 +74,35 @@ export function agentRepo(script: FakeScript = {}, config: Record<string, unknow
  * Ends a supervisor a test's launch (or tell) started in the background (its pid is in its lock),
  * and waits for it to be gone: one still writing its state while the folders are removed made
  * `rmdir` fail with ENOTEMPTY. SIGKILL after 5 s. A lock left by a supervisor killed earlier names a
- * pid that may be another program's by now (another test's): only a live holder is signalled.
+ * pid that may be another program's by now (another test's): only a live holder is signalled. A
+ * supervisor started so late that it holds no lock yet (a launch run by an agent's tool, just ended)
+ * is found by the state folder in its environment, and ended too.
  */
 export async function stopSupervisor(state: string): Promise<void> {
   const holder = await lockHolder(join(state, 'watch.lock'));
-  if (!holder?.pid || !holder.alive) return;
-  const { pid } = holder;
-  const start = processStart(pid);
-  signalQuietly(pid, 'SIGTERM');
-  if (!(await waitGone(pid, 5000)) && sameProcess(pid, start)) signalQuietly(pid, 'SIGKILL');
+  const found = holder?.pid && holder.alive ? [{ pid: holder.pid, start: processStart(holder.pid) }] : [];
+  for (const pid of flumeProcessesOf(state)) if (!found.some((one) => one.pid === pid)) found.push({ pid, start: processStart(pid) });
+  for (const { pid } of found) signalQuietly(pid, 'SIGTERM');
+  for (const { pid, start } of found) if (!(await waitGone(pid, 5000)) && sameProcess(pid, start)) signalQuietly(pid, 'SIGKILL');
+}
+
+/** The flume processes (a `flume.js` on their command line) other than this one whose environment names `state` as their state folder. */
+function flumeProcessesOf(state: string): number[] {
+  const wanted = `FLUME_STATE_DIR=${state}`;
+  const found: number[] = [];
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+  } catch {
+    return [];
+  }
+  for (const name of entries) {
+    try {
+      if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('flume.js')) continue;
+      if (readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(wanted)) found.push(Number(name));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
 }
