@@ -159,7 +159,8 @@ async function act(repository: Repository, record: PlaceRecord, kind: KindDef, a
       await sendPrompt(repository, record, driverFor(repository, record), (record.stage?.sends ?? 0) > 0);
       return;
     case 'stop-agent':
-      // The stage delivered: its agent is ended at once (DESIGN.md "The engine"), before the next starts.
+      // The stage delivered, or its start was cut before its agent was noted: its agent is ended at
+      // once (DESIGN.md "The engine"), before the next starts.
       await driverFor(repository, record).stop(stage!.agent!, { hangUp: true });
       await appendEvent(commonDir, key, { event: 'agent-stopped', reason: action.reason });
       return;
