@@ -43,20 +43,24 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     globalSetup: ['test/helpers/global-setup.ts'],
+    // Counts each file's CPU in a cgroup of its own, where FLUME_TEST_CPU names one (scripts/flakes.mjs).
+    setupFiles: ['test/helpers/file-cgroup.ts'],
+    // FLUME_TEST_OUTCOME: each file's outcome written as JSON too, for scripts/ci-test.mjs and scripts/flakes.mjs.
+    reporters: process.env.FLUME_TEST_OUTCOME ? ['default', 'test/helpers/outcome-reporter.ts'] : ['default'],
     // Longest files first (test/helpers/sequencer.ts says why).
     sequence: { sequencer: LongestFirst },
     projects: [
-      { extends: true, test: { name: 'flume', include: ['test/**/*.test.ts'], exclude: [E2E, E2E_CODEX, E2E_GEMINI, E2E_OPENCODE], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'flume', env: { FLUME_TEST_PROJECT: 'flume' }, include: ['test/**/*.test.ts'], exclude: [E2E, E2E_CODEX, E2E_GEMINI, E2E_OPENCODE], maxWorkers: WORKERS, sequence: { groupOrder: 0 } } },
       // The real Claude Code is a heavy program that loses keys on a starved machine: its files run
       // after the rest, two at a time.
       // Each version's files run as a group of their own, so no more than two real programs run at once.
       ...selectedClaudeVersions().map((version, index) => ({
         extends: true as const,
-        test: { name: `claude-${version}`, include: [E2E], env: { FLUME_CLAUDE_VERSION: version }, maxWorkers: E2E_WORKERS, sequence: { groupOrder: 1 + index } },
+        test: { name: `claude-${version}`, include: [E2E], env: { FLUME_CLAUDE_VERSION: version, FLUME_TEST_PROJECT: `claude-${version}` }, maxWorkers: E2E_WORKERS, sequence: { groupOrder: 1 + index } },
       })),
-      { extends: true, test: { name: 'codex', include: [E2E_CODEX], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 1 + selectedClaudeVersions().length } } },
-      { extends: true, test: { name: 'gemini', include: [E2E_GEMINI], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 2 + selectedClaudeVersions().length } } },
-      { extends: true, test: { name: 'opencode', include: [E2E_OPENCODE], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 3 + selectedClaudeVersions().length } } },
+      { extends: true, test: { name: 'codex', env: { FLUME_TEST_PROJECT: 'codex' }, include: [E2E_CODEX], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 1 + selectedClaudeVersions().length } } },
+      { extends: true, test: { name: 'gemini', env: { FLUME_TEST_PROJECT: 'gemini' }, include: [E2E_GEMINI], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 2 + selectedClaudeVersions().length } } },
+      { extends: true, test: { name: 'opencode', env: { FLUME_TEST_PROJECT: 'opencode' }, include: [E2E_OPENCODE], maxWorkers: Math.min(2, E2E_WORKERS), sequence: { groupOrder: 3 + selectedClaudeVersions().length } } },
     ],
   },
 });

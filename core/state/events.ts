@@ -223,14 +223,20 @@ export function watchState(commonDir: string, onChange: (polled: boolean) => voi
 /**
  * Keeps `streams` watching the event stream (and place records) of each repository of `roots` that
  * has flume state, and no other, each calling `poke` on a change; the follower's own slow poll
- * stands behind them, so theirs is left as long as a timer can be.
+ * stands behind them, so theirs is left as long as a timer can be. Returns how many it began to follow.
  */
-export function followStreams(streams: Map<string, () => void>, roots: string[], poke: () => void): void {
+export function followStreams(streams: Map<string, () => void>, roots: string[], poke: () => void): number {
+  let opened = 0;
   const commons = new Set(roots.map((root) => join(root, '.git')).filter((common) => existsSync(join(common, 'flume'))));
   for (const [common, stop] of streams) {
     if (commons.has(common)) continue;
     stop();
     streams.delete(common);
   }
-  for (const common of commons) if (!streams.has(common)) streams.set(common, watchState(common, poke, 2 ** 31 - 1));
+  for (const common of commons) {
+    if (streams.has(common)) continue;
+    streams.set(common, watchState(common, poke, 2 ** 31 - 1));
+    opened++;
+  }
+  return opened;
 }

@@ -87,7 +87,7 @@ async function until(run: Run, id: string, probe: (view: Awaited<ReturnType<type
     const view = await seen(run, id);
     last = view;
     return probe(view) ? view : undefined;
-  }, `${what} (last: ${JSON.stringify(last)})`, timeoutMs, 300);
+  }, `${what} (last: ${JSON.stringify(last)})`, timeoutMs);
 }
 
 /** flume's own prompt check (the driver's confirm hook, in process), as a supervisor pass runs it. */
@@ -163,7 +163,7 @@ const ESC_EXPECTED = {
 /** A permission prompt opened by the first turn. */
 async function permissionOpen(run: Run) {
   const place = await launch(run, 'perm', 'Create a file.');
-  await waitFor(async () => /Do you want to proceed\?/.test((await run.host.capture(place.stage.agent.pane)) ?? ''), 'the dialog on screen', 40_000);
+  await waitFor(async () => /Do you want to proceed\?/.test((await run.host.capture(place.stage.agent.pane)) ?? ''), 'the dialog on screen');
   const view = await until(run, 'note/perm', (v) => v.state === 'waiting', 'the stage to wait on the dialog');
   const file = await waitFor(() => stateFiles(run).find((f) => f.status === 'waiting'), 'the state file to say waiting');
   const refused = JSON.parse((await run.t.flume(['tell', 'note/perm', 'go ahead', '--json'])).stdout);

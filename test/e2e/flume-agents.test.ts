@@ -145,9 +145,9 @@ describe('flume tell to the real Claude Code', () => {
     const t = await repoWith({ script: [question, 'Apple it is.', 'Bananas noted.'] });
     const place = await t.launch('fix', 'ask', 'Pick a fruit with me.');
     const { pane, transcriptPath } = place.stage.agent;
-    await waitFor(async () => (await agentState(t, 'fix/ask')) === 'asking', 'the real question dialog', 20_000);
+    await waitFor(async () => (await agentState(t, 'fix/ask')) === 'asking', 'the real question dialog');
     // Claude Code records the question before it draws it: the screen is read once the dialog is drawn and settled.
-    await waitFor(async () => /Enter to select/.test((await t.host.capture(pane)) ?? ''), 'the question dialog drawn', 20_000);
+    await waitFor(async () => /Enter to select/.test((await t.host.capture(pane)) ?? ''), 'the question dialog drawn');
     await new Promise((done) => setTimeout(done, 1500));
     const before = prompts(transcriptPath);
 
@@ -169,7 +169,7 @@ describe('flume tell to the real Claude Code', () => {
     const ask = toolUses(transcriptPath).find((u) => u.name === 'AskUserQuestion')!;
     expect(toolResults(second.body)[0]).toMatchObject({ toolUseId: ask.id, isError: false });
     expect(toolResults(second.body)[0]!.text).toContain('"Which fruit should it be?"="Apple"');
-    await waitFor(async () => (await agentState(t, 'fix/ask')) === 'idle', 'the answer\'s turn to end', 20_000);
+    await waitFor(async () => (await agentState(t, 'fix/ask')) === 'idle', 'the answer\'s turn to end');
 
     const told = await t.flume(['tell', 'fix/ask', 'Later: bananas', '--json']);
     expect(told.code, told.stdout + told.stderr).toBe(0);
@@ -182,9 +182,9 @@ describe('flume tell to the real Claude Code', () => {
     const t = await repoWith({ permissionMode: 'default', script: [bash('touch allowed.txt', 'Create allowed.txt'), 'Created it.', 'Noted.'] });
     const place = await t.launch('fix', 'perm', 'Create a file.');
     const { pane, transcriptPath } = place.stage.agent;
-    await waitFor(async () => (await agentState(t, 'fix/perm')) === 'asking', 'the real permission prompt', 20_000);
+    await waitFor(async () => (await agentState(t, 'fix/perm')) === 'asking', 'the real permission prompt');
     // Claude Code records the prompt before it draws it: the screen is read once the prompt is drawn and settled.
-    await waitFor(async () => /Do you want to proceed\?/.test((await t.host.capture(pane)) ?? ''), 'the permission prompt drawn', 20_000);
+    await waitFor(async () => /Do you want to proceed\?/.test((await t.host.capture(pane)) ?? ''), 'the permission prompt drawn');
     await new Promise((done) => setTimeout(done, 1500));
     const before = prompts(transcriptPath);
 
@@ -200,8 +200,8 @@ describe('flume tell to the real Claude Code', () => {
 
     // Allowed in the pane, the command runs and the turn ends; then the tell is taken.
     await press(t, pane, '1');
-    await waitFor(() => existsSync(join(place.path, 'allowed.txt')), 'the allowed command to run', 15_000);
-    await waitFor(async () => (await agentState(t, 'fix/perm')) === 'idle', 'the turn to end', 20_000);
+    await waitFor(() => existsSync(join(place.path, 'allowed.txt')), 'the allowed command to run');
+    await waitFor(async () => (await agentState(t, 'fix/perm')) === 'idle', 'the turn to end');
     const told = await t.flume(['tell', 'fix/perm', 'go ahead', '--json']);
     expect(told.code, told.stdout + told.stderr).toBe(0);
     expect(prompts(transcriptPath)).toEqual(['Create a file.', 'go ahead']);
@@ -215,7 +215,7 @@ describe('flume stop on the real Claude Code', () => {
     const t = await repoWith({ script: (request) => (lastUserText(request.body).startsWith('Think') ? text('Still thinking.', { until: held }) : 'What next?') });
     try {
       const [busy, idle] = await Promise.all([t.launch('fix', 'busy', 'Think very hard about it.'), t.launch('fix', 'idle', 'Say what you need.')]);
-      await waitFor(async () => (await agentState(t, 'fix/busy')) === 'working', 'the held reply to keep it working', 15_000);
+      await waitFor(async () => (await agentState(t, 'fix/busy')) === 'working', 'the held reply to keep it working');
 
       const refused = await t.flume(['stop', 'fix/busy', '--json']);
       expect(refused.code).toBe(1);
@@ -232,7 +232,7 @@ describe('flume stop on the real Claude Code', () => {
       // The real program's own record of the session is gone with it.
       expect(t.claude.sessionStates().map((s) => s.sessionId)).not.toContain(busy.stage.agent.sessionId);
 
-      await waitFor(async () => (await agentState(t, 'fix/idle')) === 'idle', 'the other agent to end its turn', 15_000);
+      await waitFor(async () => (await agentState(t, 'fix/idle')) === 'idle', 'the other agent to end its turn');
       const stopped = await t.flume(['stop', 'fix/idle', '--json']);
       expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
       expect(alive(idle.stage.agent.pid)).toBe(false);

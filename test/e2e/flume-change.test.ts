@@ -182,7 +182,7 @@ describe('a change with the real Claude Code, driven by the supervisor', () => {
     expect(existsSync(place.path)).toBe(false);
     expect(git(t.repo, 'branch', '--list', 'change/widget')).toBe('');
     // The supervisor prints its line once the removal is done: a moment after the folder is gone.
-    await waitFor(() => watch.output().includes('change/widget: tidy removed'), 'the supervisor to say the place was tidied', 10_000);
+    await waitFor(() => watch.output().includes('change/widget: tidy removed'), 'the supervisor to say the place was tidied');
     // No agent is left running.
     expect(t.claude.sessionStates()).toEqual([]);
   }, 240_000);

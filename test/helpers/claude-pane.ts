@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ClaudeEnv } from './claude-env.js';
+import { HANG_MS, waitFor } from './wait.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -173,15 +174,12 @@ export function inputBoxText(screen: string): string {
   return i < 0 ? '' : (lines[i] ?? '').slice(1).trim();
 }
 
-/** Polls `get` every 100 ms until it returns something other than undefined/false; throws after `timeoutMs`. */
-export async function waitUntil<T>(get: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'a condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** Polls `get` until it returns something other than undefined/false (test/helpers/wait.ts: `timeoutMs` is a hang guard). */
+export async function waitUntil<T>(get: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = HANG_MS, what = 'a condition'): Promise<T> {
+  return (await waitFor(async () => {
     const value = await get();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`claude-pane: timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
+    return value === undefined || value === false ? undefined : { value };
+  }, `claude-pane: ${what}`, timeoutMs)).value;
 }
 
 /** Resolves after `ms`. */

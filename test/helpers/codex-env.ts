@@ -16,6 +16,7 @@ import { configToml } from '../../agents/codex/home.js';
 import type { CodexOptions } from '../../agents/codex/options.js';
 import { PROJECT, remove, tempDir } from './repo.js';
 import { startResponsesApi, type ResponsesApi, type Script } from './responses-api.js';
+import { HANG_MS } from './wait.js';
 
 /** The pinned Codex CLI. */
 export const CODEX_BIN = join(PROJECT, 'node_modules', '.bin', 'codex');
@@ -103,7 +104,9 @@ export async function startCodexPane(env: CodexEnv, cwd: string, options: { trus
     capture: () => tmux('capture-pane', '-p', '-t', 'codex'),
     type: (text) => void tmux('send-keys', '-t', 'codex', '-l', text),
     keys: (...keys) => void tmux('send-keys', '-t', 'codex', ...keys),
-    async waitForScreen(pattern, timeoutMs = 20_000) {
+    async waitForScreen(pattern, timeoutMs = HANG_MS) {
+      // A hang guard, not an assertion (test/helpers/wait.ts).
+      timeoutMs = Math.max(timeoutMs, HANG_MS);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const screen = pane.capture();

@@ -19,6 +19,7 @@ import type { GeminiOptions } from '../../agents/gemini/options.js';
 import { startGeminiApi, type GeminiApi, type Script } from './gemini-api.js';
 import { PROJECT, remove, tempDir } from './repo.js';
 import { descendantsOf, readJsonl, signalQuietly } from '../../core/index.js';
+import { HANG_MS } from './wait.js';
 
 /** The pinned Gemini CLI. */
 export const GEMINI_BIN = join(PROJECT, 'node_modules', '.bin', 'gemini');
@@ -113,7 +114,9 @@ export async function startGeminiPane(env: GeminiEnv, cwd: string, args: string[
       execFileSync('tmux', ['-S', socket, 'load-buffer', '-b', 'paste', '-'], { input: text, env: { ...process.env, TMUX: '' } });
       tmux('paste-buffer', '-p', '-d', '-b', 'paste', '-t', 'gemini');
     },
-    async waitForScreen(pattern, timeoutMs = 30_000) {
+    async waitForScreen(pattern, timeoutMs = HANG_MS) {
+      // A hang guard, not an assertion (test/helpers/wait.ts).
+      timeoutMs = Math.max(timeoutMs, HANG_MS);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const screen = pane.capture();

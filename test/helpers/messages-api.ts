@@ -16,6 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HANG_MS } from './wait.js';
 
 /** One content block of a scripted reply. */
 export type ReplyBlock =
@@ -140,7 +141,7 @@ export async function startMessagesApi(options: MessagesApiOptions = {}): Promis
       ...api.other.map((o) => `other request: ${o.method} ${o.url}`),
     ],
     push: (...replies) => void queue.push(...replies),
-    waitForRequest: (n, timeoutMs = 30_000) => waitFor(() => api.requests[n - 1], waiters, timeoutMs, `request #${n}`),
+    waitForRequest: (n, timeoutMs = HANG_MS) => waitFor(() => api.requests[n - 1], waiters, timeoutMs, `request #${n}`),
     close: () => new Promise((resolve) => {
       for (const socket of sockets) socket.destroy();
       server.close(() => resolve());
@@ -330,7 +331,9 @@ function message(reply: Reply, model: string, withIds: boolean) {
 
 const DEFAULT_USAGE: Usage = { input_tokens: 100, output_tokens: 20 };
 
+/** Waits for a request to come; the limit is a hang guard, not an assertion (test/helpers/wait.ts). */
 function waitFor<T>(get: () => T | undefined, waiters: Array<() => void>, timeoutMs: number, what: string): Promise<T> {
+  timeoutMs = Math.max(timeoutMs, HANG_MS);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`messages-api: timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
     const check = (): void => {

@@ -17,6 +17,7 @@ import type { OpencodeOptions } from '../../agents/opencode/options.js';
 import { get, readRecord, type Message, type RecordState, type Server } from '../../agents/opencode/record.js';
 import { PROJECT, remove, tempDir } from './repo.js';
 import { startChatApi, type ChatApi, type Script } from './chat-api.js';
+import { HANG_MS } from './wait.js';
 
 /** The pinned OpenCode. */
 export const OPENCODE_BIN = join(PROJECT, 'node_modules', '.bin', 'opencode');
@@ -121,7 +122,9 @@ export async function startOpencodePane(env: OpencodeEnv, cwd: string, options: 
       tmux('paste-buffer', '-p', '-d', '-b', 'p', '-t', 'oc');
     },
     keys: (...keys) => void tmux('send-keys', '-t', 'oc', ...keys),
-    async waitForScreen(pattern, timeoutMs = 30_000) {
+    async waitForScreen(pattern, timeoutMs = HANG_MS) {
+      // A hang guard, not an assertion (test/helpers/wait.ts).
+      timeoutMs = Math.max(timeoutMs, HANG_MS);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const screen = pane.capture();

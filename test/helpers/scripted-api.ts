@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HANG_MS } from './wait.js';
 
 /** Replies in order, or a function of the request (undefined: unscripted, answered with the fallback). */
 export type ScriptOf<Req, R> = R[] | ((request: Req, index: number) => R | undefined | Promise<R | undefined>);
@@ -63,8 +64,10 @@ export async function startScriptedApi<Req, R>(shape: ApiShape<Req, R>, options:
       ...api.other.map((o) => `other request: ${o.method} ${o.url}`),
     ],
     push: (...replies) => void queue.push(...replies),
-    waitForRequest: (n, timeoutMs = 30_000) =>
+    // The limit is a hang guard, not an assertion (test/helpers/wait.ts).
+    waitForRequest: (n, timeoutMs = HANG_MS) =>
       new Promise((resolve, reject) => {
+        timeoutMs = Math.max(timeoutMs, HANG_MS);
         const timer = setTimeout(() => reject(new Error(`${shape.name}: timed out after ${timeoutMs} ms waiting for request #${n}`)), timeoutMs);
         const check = (): void => {
           const found = api.requests[n - 1];

@@ -210,7 +210,7 @@ describe.skipIf(!which('tmux'))('fake-claude in a tmux pane', () => {
     await fake.send('delete the build');
     await fake.waitScreen(/Do you want to proceed\?/, 'permission prompt');
     expect(fake.state().status).not.toBe('waiting');
-    const waiting = await waitFor(() => fake.state()?.status === 'waiting' && fake.state(), 'waiting state', 15_000);
+    const waiting = await waitFor(() => fake.state()?.status === 'waiting' && fake.state(), 'waiting state');
     expect(waiting).toMatchObject({ waitingFor: 'permission prompt' });
     expect(waiting.statusUpdatedAt).toBe(waiting.updatedAt);
   });

@@ -46,7 +46,7 @@ describe.skipIf(!hasTmux)('tmux pane host', () => {
     const out = join(dir, `${mode}-${Math.random().toString(36).slice(2)}`);
     const { pane, pid, identity } = await host.open({ title: `t ${mode}`, cwd, argv: [process.execPath, program, mode, out], env });
     // A node program's start can take over 10 s on CI's loaded machine.
-    if (mode !== 'env') await waitFor(async () => (await host.capture(pane!))?.includes('READY'), `${mode} ready`, 30_000);
+    if (mode !== 'env') await waitFor(async () => (await host.capture(pane!))?.includes('READY'), `${mode} ready`);
     return { pane: pane!, pid: pid!, identity: identity!, out, input: () => readFileSync(`${out}.in`, 'utf8') };
   }
 

@@ -65,8 +65,10 @@ export async function followStatus(read: () => Promise<StatusReport>, options: F
       const ids = new Set(report.places.map((p) => p.id));
       for (const id of ids) seen.add(id);
       await show({ report, gone: [...seen].filter((id) => !ids.has(id)) });
-      rewatch(watchers, pathsOf(report), poke);
-      followReport(streams, report, () => poke());
+      // A path watched for the first time may have changed after the reading and before its watcher
+      // opened (the first frame shown, a new place's transcript): one more reading sees it.
+      const opened = rewatch(watchers, pathsOf(report), poke) + followReport(streams, report, () => poke());
+      if (opened > 0) dirty = true;
       if (dirty || options.signal.aborted) continue;
       await new Promise<void>((done) => {
         const timer = setTimeout(done, options.pollMs ?? FOLLOW_POLL_MS);
@@ -86,8 +88,8 @@ export async function followStatus(read: () => Promise<StatusReport>, options: F
 }
 
 /** Follows the event stream (and place records) of each repository of the report that has them, and no other. */
-function followReport(streams: Map<string, () => void>, report: StatusReport, poke: () => void): void {
-  followStreams(streams, [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)], poke);
+function followReport(streams: Map<string, () => void>, report: StatusReport, poke: () => void): number {
+  return followStreams(streams, [...report.repositories.map((r) => r.root), ...report.places.map((p) => p.repo)], poke);
 }
 
 /** What the view watches besides the event streams: the host's state, each repository's branch refs, each place's folder and transcript. */

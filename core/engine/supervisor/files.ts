@@ -45,8 +45,12 @@ export interface Watched {
  * again a path that now names another file (a folder removed and made again: a branch folder when
  * its last branch went and a new one came, a tmux socket's folder), and skips a path that is gone
  * (the caller's slow poll covers it). Every watcher calls `poke`.
+ *
+ * Returns how many watchers it opened. A change made to a newly watched path after the caller read it
+ * and before its watcher opened wakes nothing: a caller that opened any reads once more.
  */
-export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke: (event?: string, filename?: string | null) => void): void {
+export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke: (event?: string, filename?: string | null) => void): number {
+  let opened = 0;
   for (const [path, watched] of watchers) {
     if (!paths.has(path) || identityOf(path) !== watched.identity) {
       watched.watcher.close();
@@ -73,10 +77,12 @@ export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke
         poke();
       });
       watchers.set(path, { watcher, identity });
+      opened++;
     } catch {
       // gone between the check and the watch; the slow poll covers it
     }
   }
+  return opened;
 }
 
 /** Which file a path names now (device and inode), or undefined where there is none. */

@@ -136,7 +136,9 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
           log(`${root}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
-      rewatch(watchers, paths, poke);
+      // A path watched for the first time (a new place's folder, its agent's transcript) may have
+      // changed after this pass read it and before its watcher opened: one more pass reads it.
+      if (rewatch(watchers, paths, poke) > 0) dirty = true;
       reportStalls(run);
       // Status reads when the last pass ended; tests wait on passes rather than on the clock.
       await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, steps: run.steps.size, at: new Date().toISOString() }).catch((error: Error) => log(error.message));

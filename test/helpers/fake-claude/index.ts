@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { PaneSpec } from '../../../core/api/pane-host.js';
 
 /** The fake's executable script. */
@@ -111,22 +110,5 @@ export function readRecords(path: string): Array<Record<string, any>> {
   return lines.filter(Boolean).map((line) => JSON.parse(line));
 }
 
-/** `FLUME_TEST_POLL=fixed` polls every 50 ms whatever a probe costs, as before (bench/test-suite.bench.mjs compares the two). */
-const FIXED_POLL = process.env.FLUME_TEST_POLL === 'fixed';
-
-/**
- * Polls until `probe` returns a truthy value and returns it; throws after `timeoutMs`. Between two
- * probes it waits 50 ms, or as long as the last probe took when that was longer (up to a second): a
- * probe that runs `flume status` costs half a second of CPU, and run back to back such probes kept a
- * core of the loaded machine busy for each waiting test.
- */
-export async function waitFor<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const started = Date.now();
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(FIXED_POLL ? 50 : Math.min(1000, Math.max(50, Date.now() - started)));
-  }
-}
+/** The suite's one wait (test/helpers/wait.ts): its time limit is a hang guard, never the assertion. */
+export { waitFor } from '../wait.js';

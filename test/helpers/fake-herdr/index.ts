@@ -2,7 +2,7 @@
  * A fake herdr server for a test: its folder (whose `running` file says the server runs), the
  * environment that puts the fake `herdr` first on PATH, and the calls it recorded.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,10 @@ export function fakeHerdr(options: { running?: boolean } = {}): FakeHerdr {
   const env = { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, HERDR_BIN_PATH: join(bin, 'herdr'), FAKE_HERDR_STATE: state, FAKE_HERDR_LOG: log };
   mkdirSync(join(state, 'bin'));
   symlinkSync(FAKE_CLAUDE, join(state, 'bin', 'claude'));
+  // One process answers every call of the test (server.mjs); a call made before it listens runs the fake itself.
+  const server = spawn(process.execPath, [join(FAKE_HERDR_DIR, 'server.mjs')], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  server.unref();
+  server.channel?.unref();
   const fake: FakeHerdr = {
     state,
     claude: join(state, 'bin', 'claude'),
@@ -80,6 +84,7 @@ export function fakeHerdr(options: { running?: boolean } = {}): FakeHerdr {
       };
     },
     cleanup() {
+      server.kill('SIGKILL');
       try {
         execFileSync('tmux', ['-S', join(state, 'tmux.sock'), 'kill-server'], { stdio: 'ignore' });
       } catch {

@@ -104,7 +104,7 @@ describe('prompt delivery with the claude-code driver in flume\'s tmux', () => {
     const screen = await waitFor(async () => {
       const text = (await host.capture(place.stage.agent.pane)) ?? '';
       return hasInputBox(text) && text;
-    }, 'the agent\'s input box', 30_000);
+    }, 'the agent\'s input box');
     expect(userPrompts(place.stage.agent.transcriptPath), screen).toEqual([]);
     // Any command that steps the place (here a retry would start afresh; tidy and watch step too).
     const { openRepository } = await import('../../../core/config/repository.js');

@@ -56,7 +56,7 @@ describe('the printed command', () => {
     await waitFor(async () => {
       await advance(repository, 'fix--print');
       return (await current!.place('fix/print')).stage.delivery === 'taken';
-    }, 'the printed prompt to be taken', 15_000);
+    }, 'the printed prompt to be taken');
     const after = await current.place('fix/print');
     expect(after.stage.agent.state).toBe('working');
   });

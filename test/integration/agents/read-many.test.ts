@@ -105,7 +105,7 @@ describe.skipIf(!hasTmux)('reading many agents at once', () => {
     // One handle whose pane now holds another program: its agent reads as gone, its pane unnamed.
     handles.push({ ...handles[0], sessionId: '00000000-0000-4000-8000-000000000000', paneIdentity: 'not-this-pane' });
     const want = ['idle', 'working', 'asking', 'asking', 'exited', 'asking', 'idle', 'exited'];
-    await waitFor(async () => (await Promise.all(handles.map((h) => driver.read(h)))).every((r, i) => r.state === want[i]), 'each agent in its state', 30_000);
+    await waitFor(async () => (await Promise.all(handles.map((h) => driver.read(h)))).every((r, i) => r.state === want[i]), 'each agent in its state');
     const one = await Promise.all(handles.map((h) => driver.read(h)));
     reset();
     const many = await driver.readMany!(handles);

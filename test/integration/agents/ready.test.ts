@@ -73,7 +73,7 @@ describe.skipIf(!which('tmux'))('the claude-code driver types as 2.1.332 takes k
     expect(await driver.waitForInput(handle, 10_000)).toBe('ready');
     await driver.send(handle, 'Mend the parser.');
     // Taken by the one Enter sent: recorded, and the box let go of the text.
-    await waitFor(async () => (await driver.confirm({ handle, text: 'Mend the parser.', since })) === 'taken', 'the prompt taken', 3_000);
+    await waitFor(async () => (await driver.confirm({ handle, text: 'Mend the parser.', since })) === 'taken', 'the prompt taken');
     expect(draftText((await host.capture(opened.pane!)) ?? '')).toBe('');
     expect(readRecords(fake.transcriptPath).filter((r) => r.type === 'user' && r.message?.content === 'Mend the parser.')).toHaveLength(1);
   });
@@ -84,7 +84,7 @@ describe.skipIf(!which('tmux'))('the claude-code driver types as 2.1.332 takes k
     const prompt = 'Fix the parser:\n- keep the old test\n- add one for the bug\n- commit';
     expect(await driver.waitForInput(handle, 10_000)).toBe('ready');
     await driver.send(handle, prompt);
-    await waitFor(async () => (await driver.confirm({ handle, text: prompt, since })) === 'taken', 'the pasted prompt taken', 5_000);
+    await waitFor(async () => (await driver.confirm({ handle, text: prompt, since })) === 'taken', 'the pasted prompt taken');
     const recorded = readRecords(fake.transcriptPath).filter((r) => r.type === 'user' && typeof r.message?.content === 'string');
     expect(recorded.map((r) => r.message.content)).toEqual([expect.stringMatching(/^\n\n<pasted_content id="[0-9a-f]{4}">\nFix the parser:\n[^]*\n- commit\n<\/pasted_content id="[0-9a-f]{4}">\n$/)]);
     expect(draftText((await host.capture(opened.pane!)) ?? '')).toBe('');
@@ -102,7 +102,7 @@ describe.skipIf(!which('tmux'))('the claude-code driver types as 2.1.332 takes k
     const since = new Date().toISOString();
     expect(await driver.waitForInput(handle, 10_000)).toBe('ready');
     await driver.send(handle, prompt);
-    await waitFor(async () => (await driver.confirm({ handle, text: prompt, since })) === 'taken', 'the prompt taken', 3_000);
+    await waitFor(async () => (await driver.confirm({ handle, text: prompt, since })) === 'taken', 'the prompt taken');
     expect(draftText((await host.capture(opened.pane!)) ?? '')).toBe('');
   });
 

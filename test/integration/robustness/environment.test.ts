@@ -124,7 +124,7 @@ describe.skipIf(!hasTmux)('a caller\'s environment', () => {
     const pid = await waitFor(() => {
       const holder = supervisorPid(r.state);
       return holder && existsSync(`/proc/${holder}`) ? holder : undefined;
-    }, 'a supervisor on this host', 15_000);
+    }, 'a supervisor on this host');
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1)).toEqual([FLUME_BIN, 'watch']);
     expect(environOf(pid)).not.toHaveProperty('FLUME_HOST');
     expect(environOf(pid).FLUME_STATE_DIR).toBe(r.state);
@@ -182,7 +182,7 @@ describe.skipIf(!hasTmux)('a caller\'s environment', () => {
     const launched = await r.flume(['launch', '--kind', 'fix', '--name', 'names', '--brief', 'Commit.', '--no-watch']);
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
     const place = join(places, 'fix--names');
-    await waitFor(() => existsSync(join(place, 'toplevel.txt')) && git(place, 'log', '-1', '--format=%s').trim() === 'agent', 'the agent\'s commit', 15_000);
+    await waitFor(() => existsSync(join(place, 'toplevel.txt')) && git(place, 'log', '-1', '--format=%s').trim() === 'agent', 'the agent\'s commit');
     const environ = environOf(agentPid(r.repo, 'fix--names'));
     expect(Object.keys(dropped).filter((name) => name in environ)).toEqual([]);
     expect(environ).toMatchObject(passed);
@@ -210,7 +210,7 @@ describe.skipIf(!hasTmux)('a caller\'s environment', () => {
       const place = await r.place('fix/locale');
       expect(place.stage.delivery).toBe('taken');
       expect(environOf(agentPid(r.repo, 'fix--locale')).LC_CTYPE).toBe('C.UTF-8');
-      await waitFor(async () => (await r.place('fix/locale')).stage.agent.state === 'idle', 'the agent to end its first turn', 15_000);
+      await waitFor(async () => (await r.place('fix/locale')).stage.agent.state === 'idle', 'the agent to end its first turn');
       const told = await r.flume(['tell', 'fix/locale', 'Say second.']);
       expect(told.code, told.stdout + told.stderr).toBe(0);
       const status = await r.flume(['status', 'fix/locale', '--repo', r.repo]);

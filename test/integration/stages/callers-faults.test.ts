@@ -41,11 +41,10 @@ describe.concurrent('flume wait at a place showing two outcomes', { timeout: LON
     await t.quiet(2);
     // The place shows both: it waits at its gate, and its stage delivered.
     expect(await t.view('gated/g')).toMatchObject({ awaits: 'caller', stage: { name: 'code', state: 'delivered' } });
-    const began = Date.now();
     const delivered = await t.flume(['wait', 'gated/g', '--for', 'delivered', '--timeout', '30s', '--json']);
     expect(delivered.code, delivered.stdout + delivered.stderr).toBe(0);
     expect(validResult('wait', JSON.parse(delivered.stdout))).toMatchObject({ reached: 'delivered', places: [{ awaits: 'caller', stage: { state: 'delivered' } }] });
-    expect(Date.now() - began).toBeLessThan(20_000);
+    // It returned on the delivery, not at its limit (that would be exit 2, reached: none).
     // Asked for either, the one that says most is named.
     const either = await t.flume(['wait', 'gated/g', '--for', 'delivered,awaits-caller', '--timeout', '30s', '--json']);
     expect(JSON.parse(either.stdout).reached).toBe('awaits-caller');

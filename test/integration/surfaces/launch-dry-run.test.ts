@@ -308,7 +308,7 @@ describe('on a terminal', () => {
     const screenOf = (pane: string, until: RegExp) => waitFor(async () => {
       const text = (await host.capture(pane)) ?? '';
       return until.test(text) ? text : undefined;
-    }, `${until}`, 30_000);
+    }, `${until}`);
     const before = treeDigest(state);
     // Whichever comes first: its end, or a question it must not ask.
     const dry = await screenOf(await run('--dry-run'), /EXIT=\d|\[y\/N\]/);

@@ -29,7 +29,7 @@ describe('launch progress', () => {
     const screen = await waitFor(async () => {
       const text = (await host.capture(pane!)) ?? '';
       return text.includes('prompt: taken') ? text : undefined;
-    }, 'the launch to finish', 30_000);
+    }, 'the launch to finish');
     for (const step of ['✓ making', '✓ readying: install', '✓ starting stage 1', '✓ prompt: taken']) expect(screen).toContain(step);
 
     const plain = await current.flume(['launch', '--kind', 'fix', '--name', 'pipe', '--brief', 'go', '--no-watch']);
@@ -53,7 +53,7 @@ describe('launch progress', () => {
     const screen = await waitFor(async () => {
       const text = (await host.capture(pane!)) ?? '';
       return text.includes('exit=') ? text : undefined;
-    }, 'the launch to finish', 30_000);
+    }, 'the launch to finish');
     const rows = screen.split('\n');
     expect(screen).toContain('exit=3');
     expect(rows).toContain('✓ readying: install');

@@ -43,7 +43,7 @@ async function openView(repo: AgentRepo, width: number, height: number, waitMs: 
   /** Once the view has exited: its exit status and whether the terminal is still on its alternate screen ("0 0": exit 0, main screen). */
   const ended = async () => {
     // A view ends its reading under way before it exits: on a loaded machine that takes seconds.
-    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit', 30_000);
+    await waitFor(async () => !(await host.alive(pane!)), 'the view to exit');
     // tmux records the exit status once it has reaped the program, which can come a little later.
     // Both fields: just after the program ends, tmux may say its status before it says the screen.
     // tmux built with libutempter can miss the program's SIGCHLD (tmux/tmux#311) and record no status

@@ -57,7 +57,7 @@ describe('flume status --watch', () => {
     await waitFor(async () => {
       await advance(repository, 'fix--view');
       return (await current!.place('fix/view')).stage.name === 'submission';
-    }, 'the submission stage', 20_000);
+    }, 'the submission stage');
     const after = await waitFor(async () => {
       const screen = (await host.capture(pane!)) ?? '';
       return /2\/2 submission/.test(screen) ? screen : undefined;
