@@ -11,8 +11,8 @@ import type { CodexOptions } from './options.js';
 /** The Codex CLI versions flume's readings were checked against. */
 export const CHECKED_VERSIONS = ['0.171.0'];
 
-/** `codex --version` (`codex-cli 0.171.0`) as `0.171.0`; undefined when it does not say. Asked once per program and PATH. */
-export const codexVersion = programVersion;
+/** The Codex CLI's version (`0.171.0`): its package's record, or `codex --version` (`codex-cli 0.171.0`); undefined when neither says. Asked once per program and PATH. */
+export const codexVersion = (binary: string, env: Record<string, string>) => programVersion(binary, env, '@openai/codex');
 
 /** The checks of the Codex driver configured with `options`. */
 export async function codexChecks(options: CodexOptions): Promise<DoctorCheck[]> {

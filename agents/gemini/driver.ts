@@ -73,14 +73,14 @@ export function geminiDriver(flume: Flume, options: GeminiOptions = {}, key = 'g
 
     async start(request, host) {
       const { env, binary, argv } = await prepare(request, host);
-      const version = await programVersion(binary, env);
+      const version = await programVersion(binary, env, '@google/gemini-cli');
       const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
       return startedHandle(key, request, host, opened, { env, argv, version, data: { geminiHome: geminiHome(env) } });
     },
 
     async plan(request, host) {
       const { env, binary, argv } = await prepare(request, host);
-      const version = await programVersion(binary, env);
+      const version = await programVersion(binary, env, '@google/gemini-cli');
       return { command: printedCommand(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
     },
 

@@ -77,7 +77,7 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
 
     async start(request, host) {
       const { env, binary, home, port, argv, config } = await prepare(request, host);
-      const [version, password] = await Promise.all([programVersion(binary, env), prepareHome(home, config, userDataDir(options, opencodeEnvironment(options, request.env)))]);
+      const [version, password] = await Promise.all([programVersion(binary, env, 'opencode-ai'), prepareHome(home, config, userDataDir(options, opencodeEnvironment(options, request.env)))]);
       env.OPENCODE_SERVER_PASSWORD = password;
       const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
       return startedHandle(key, request, host, opened, { env, argv, version, data: { opencodeHome: home, port: String(port) } });
@@ -85,7 +85,7 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
 
     async plan(request, host) {
       const { env, binary, argv } = await prepare(request, host);
-      const version = await programVersion(binary, env);
+      const version = await programVersion(binary, env, 'opencode-ai');
       return { command: printedCommand({ ...env, OPENCODE_SERVER_PASSWORD: '' }, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
     },
 

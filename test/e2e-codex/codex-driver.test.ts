@@ -16,6 +16,7 @@ import { codexEnv, type CodexEnv } from '../helpers/codex-env.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { makeRepo, remove, tempDir } from '../helpers/repo.js';
 import { message } from '../helpers/responses-api.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 beforeAll(() => assertIsolated());
 
@@ -94,7 +95,7 @@ describe('the Codex driver on the real tmux host', () => {
 });
 
 async function until(check: () => Promise<unknown>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, HANG_MS); // a hang guard (test/helpers/wait.ts)
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
     await new Promise((done) => setTimeout(done, 100));

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { codexEnv, type CodexEnv } from '../helpers/codex-env.js';
 import { programRepo, type ProgramRepo } from '../helpers/program-repo.js';
 import type { Script } from '../helpers/responses-api.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 /** A repository whose stages run the real Codex. */
 export interface CodexRepo extends ProgramRepo {
@@ -59,7 +60,7 @@ export function userPrompts(path: string): string[] {
  * are read from a little after the others, which on a loaded machine can be after flume has answered.
  */
 export async function userPromptsWritten(path: string, count: number, timeoutMs = 10_000): Promise<string[]> {
-  const until = Date.now() + timeoutMs;
+  const until = Date.now() + Math.max(timeoutMs, HANG_MS); // a hang guard (test/helpers/wait.ts)
   for (;;) {
     const prompts = userPrompts(path);
     if (prompts.length >= count || Date.now() > until) return prompts;

@@ -16,6 +16,7 @@ import { codexEnv, startCodexPane, CODEX_MODEL, CODEX_VERSION, type CodexEnv, ty
 import { assertIsolated } from '../helpers/netns.js';
 import { message, type Reply } from '../helpers/responses-api.js';
 import { makeRepo, remove } from '../helpers/repo.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 beforeAll(() => assertIsolated());
 
@@ -136,7 +137,7 @@ describe(`the real Codex CLI ${CODEX_VERSION}, as the driver reads it`, () => {
 });
 
 async function until<T>(get: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, HANG_MS); // a hang guard (test/helpers/wait.ts)
   for (;;) {
     const value = await get();
     if (value) return value as NonNullable<T>;

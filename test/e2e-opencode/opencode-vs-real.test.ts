@@ -17,6 +17,7 @@ import { opencodeEnv, startOpencodePane, OPENCODE_VERSION, type OpencodeEnv, typ
 import { assertIsolated } from '../helpers/netns.js';
 import { bash, message, type ReplyLike } from '../helpers/chat-api.js';
 import { makeRepo, remove } from '../helpers/repo.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 beforeAll(() => assertIsolated());
 
@@ -50,7 +51,7 @@ const READY = /Ask anything…/;
 const PANE = { own: true, alive: true };
 
 async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, HANG_MS); // a hang guard (test/helpers/wait.ts)
   for (;;) {
     const value = await read();
     if (ok(value) || Date.now() > deadline) return value;

@@ -19,6 +19,7 @@ import { tmuxHost } from '../../agents/panes/tmux.js';
 import type { PaneHost } from '../../core/api/pane-host.js';
 import { run } from '../../core/support/exec.js';
 import { launchedRecord } from '../helpers/result-schema.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 /** A repository run by flume with the real Claude Code as its agent. */
 export interface RealRepo extends AgentRepo {
@@ -91,7 +92,7 @@ export async function realRepo(options: RealRepoOptions): Promise<RealRepo> {
     },
     view,
     async until(id, probe, what, { timeoutMs = 30_000, seen, intervalMs = 200 } = {}) {
-      const deadline = Date.now() + timeoutMs;
+      const deadline = Date.now() + Math.max(timeoutMs, HANG_MS); // a hang guard (test/helpers/wait.ts)
       let last: any;
       for (;;) {
         last = await view(id);

@@ -13,6 +13,7 @@ import { agentRepo, type AgentRepo } from '../helpers/agent-repo.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { prompts, realRepo } from './real-repo.js';
 import { launchedRecord } from '../helpers/result-schema.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 beforeAll(() => assertIsolated());
 
@@ -92,7 +93,7 @@ describe('a prompt with TABs', () => {
 });
 
 async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, HANG_MS); // a hang guard (test/helpers/wait.ts)
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((done) => setTimeout(done, 200));

@@ -12,6 +12,7 @@ import { run } from '../../core/support/exec.js';
 import { agentRepo, type AgentRepo } from './agent-repo.js';
 import { FLUME_BIN } from './repo.js';
 import { launchedRecord } from './result-schema.js';
+import { HANG_MS } from './wait.js';
 
 /** A repository whose stages run a real agent program. */
 export interface ProgramRepo extends AgentRepo {
@@ -60,7 +61,7 @@ export function programRepo(driver: string, options: object, config: Record<stri
     },
     view,
     async until(id, probe, what, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
+      const deadline = Date.now() + Math.max(timeoutMs, HANG_MS); // a hang guard (test/helpers/wait.ts)
       for (;;) {
         const last = await view(id);
         const value = probe(last);

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmuxHost } from '../../agents/panes/tmux.js';
+import { HANG_MS } from './wait.js';
 
 /** The agent as a refusal must leave it. */
 export interface AgentSight {
@@ -32,7 +33,7 @@ export async function sight(agent: AgentAt): Promise<AgentSight> {
  * drawn a moment after the state file says so). Throws if it keeps changing for `timeoutMs`.
  */
 export async function settledSight(agent: AgentAt, timeoutMs = 10_000): Promise<AgentSight> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, HANG_MS); // a hang guard (test/helpers/wait.ts)
   let last = await sight(agent);
   for (;;) {
     await sleep(200);

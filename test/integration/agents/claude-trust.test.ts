@@ -11,6 +11,7 @@ import { flume, flumeEnv, makeRepo, remove, tempDir } from '../../helpers/repo.j
 import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
 import { killTmuxServer } from '../../../agents/panes/tmux.js';
 import { launchedRecord } from '../../helpers/result-schema.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -55,12 +56,7 @@ describe('Claude Code folder trust', () => {
     const retried = await run(['retry', 'fix/asks', '--json']);
     expect(retried.code, retried.stdout + retried.stderr).toBe(0);
     expect(claudeJson().projects?.[repo]?.hasTrustDialogAccepted).toBe(true);
-    const deadline = Date.now() + 30_000;
-    let last = await view();
-    while (last.stage.delivery !== 'taken' && Date.now() < deadline) {
-      await new Promise((done) => setTimeout(done, 500));
-      last = await view();
-    }
+    const last = await waitFor(async () => ((v) => (v.stage.delivery === 'taken' ? v : undefined))(await view()), 'the retried prompt taken');
     expect(last.stage).toMatchObject({ delivery: 'taken', attempt: 2 });
     // Past the question: whatever the fake says next, it no longer waits on folder trust.
     expect(last.stage.needs ?? '').not.toMatch(/trust the folder/);

@@ -12,6 +12,7 @@ import { describe, it } from 'vitest';
 import { FLUME_BIN, git } from '../../helpers/repo.js';
 import { LONG, repoFor } from '../stages/helpers.js';
 import { askWarm } from '../../../core/cli/warm.js';
+import { waitForFile } from '../../helpers/wait.js';
 
 /** A kind whose one stage never delivers (conclusion.md never comes): the place stays put. */
 const HOLD = { name: 'hold', description: 'One stage that waits.', stages: [{ name: 'work', prompt: 'Work on {brief}', deliverable: 'conclusion' }] };
@@ -45,9 +46,7 @@ describe('read commands answered by the supervisor', { timeout: LONG }, () => {
     expect(launched.code, launched.stdout + launched.stderr).toBe(0);
     t.watch({ PATH: env.PATH });
     const socket = join(t.state, 'watch.sock');
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(socket) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
-    expect(existsSync(socket)).toBe(true);
+    await waitForFile(socket, "the supervisor's socket");
     await t.until('hold/one', (p) => p?.stage?.agent?.state === 'idle', 'the agent to end its turn');
 
     mkdirSync(join(t.configDir, 'not-a-repository'));
@@ -118,9 +117,7 @@ describe('read commands answered by the supervisor', { timeout: LONG }, () => {
     await t.launch('hold', 'two', 'the other thing');
     const watch = t.watch();
     const socket = join(t.state, 'watch.sock');
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(socket) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
-    expect(existsSync(socket)).toBe(true);
+    await waitForFile(socket, "the supervisor's socket");
     await watch.stop();
     expect(existsSync(socket)).toBe(false);
     const after = await t.flume(['status', '--json']);

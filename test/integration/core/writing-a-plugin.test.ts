@@ -20,6 +20,7 @@ import AjvModule from 'ajv';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import { processRunning } from '../../../core/support/process.js';
 import { git, PROJECT, write } from '../../helpers/repo.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const PAGE = join(PROJECT, 'docs', 'writing-a-plugin.md');
 
@@ -115,10 +116,7 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     expect(place.stage.delivery).toBe('taken');
     // The page's reader sees the agent's commit of NOTES.md (status reads each stage's deliverable).
     expect(place.stage.deliverable).toBe('notes');
-    for (const until = Date.now() + 30_000; place.stage.state !== 'delivered' && Date.now() < until; ) {
-      await sleep(300);
-      place = await t.place('review/one');
-    }
+    place = await waitFor(async () => ((p) => (p.stage.state === 'delivered' ? p : undefined))(await t.place('review/one')), 'the review stage delivered');
     expect(place.stage).toMatchObject({ state: 'delivered', delivered: { what: 'NOTES.md: Looks fine' } });
   });
 
@@ -166,13 +164,14 @@ await createJiti(import.meta.url).import('./kit.ts');
     onTestFinished(() => t.cleanup());
     const heading = async (text: string) => {
       let shown = '';
-      for (const until = Date.now() + 10_000; shown !== `# ${text}` && Date.now() < until; await sleep(200)) {
+      await waitFor(() => {
         try {
           shown = git(t.repo, 'show', 'echo/one:NOTES.md');
         } catch {
           shown = '(no NOTES.md on echo/one)';
         }
-      }
+        return shown === `# ${text}`;
+      }, `NOTES.md to read "# ${text}"`).catch(() => undefined);
       return shown;
     };
     const launched = await t.flume(['launch', '--kind', 'echo', '--name', 'one', '--brief', 'the README', '--no-watch']);
@@ -182,8 +181,7 @@ await createJiti(import.meta.url).import('./kit.ts');
     expect(place.stage.delivery).toBe('taken');
     // The agent took the prompt typed into its pane and committed it on the place's branch.
     expect(await heading('Notes on the README')).toBe('# Notes on the README');
-    for (const until = Date.now() + 10_000; place.stage.agent.state !== 'idle' && Date.now() < until; await sleep(200)) place = await t.place('echo/one');
-    expect(place.stage.agent.state).toBe('idle');
+    place = await waitFor(async () => ((p) => (p.stage.agent.state === 'idle' ? p : undefined))(await t.place('echo/one')), 'the echo agent idle');
 
     // A tell of two lines: the driver sends it as the one line the program reads, and confirms that line in the record.
     const told = await t.flume(['tell', 'echo/one', 'Now the LICENSE\nand the NOTICE', '--json']);

@@ -12,6 +12,7 @@ import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
 import type { FakeScript } from '../../helpers/fake-claude/index.js';
 import { FLUME_BIN, PROJECT } from '../../helpers/repo.js';
 import { launchedRecord } from '../../helpers/result-schema.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 export { PROJECT };
 
@@ -152,7 +153,8 @@ export function stageRepo(script: FakeScript, config: Record<string, unknown> = 
     },
     view,
     async until(id, probe, what, options = {}) {
-      const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+      // A hang guard, not an assertion (test/helpers/wait.ts).
+      const deadline = Date.now() + Math.max(options.timeoutMs ?? 120_000, HANG_MS);
       const key = id.replace('/', '--');
       let last: any;
       let lastStamp = '';

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer } from '../../../agents/panes/tmux.js';
 import { git, makeRepo, PROJECT, remove, tempDir, write, type CliResult } from '../../helpers/repo.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const PLUGINS: Record<string, string> = {
   'acme/reader.ts': `import { defineDeliverable, definePlugin, type DeliverableReading } from 'flume';
@@ -243,9 +244,7 @@ describe('the packed package, used by a third party', { timeout: 120_000 }, () =
     expect(readFileSync(join(state, 'acme-host.log'), 'utf8')).toMatch(/^note\/one \S+\n$/);
     let place = JSON.parse(packed(['status', 'note/one', '--json']).stdout).places[0];
     expect(place.stage).toMatchObject({ delivery: 'taken', agent: { driver: 'acme-echo', host: 'acme-tmux' } });
-    for (const until = Date.now() + 20_000; place.stage.state !== 'delivered' && Date.now() < until; await sleep(300)) {
-      place = JSON.parse(packed(['status', 'note/one', '--json']).stdout).places[0];
-    }
+    place = await waitFor(() => ((p) => (p.stage.state === 'delivered' ? p : undefined))(JSON.parse(packed(['status', 'note/one', '--json']).stdout).places[0]), 'the note stage delivered');
     expect(place.stage).toMatchObject({ state: 'delivered', deliverable: 'acme-note', delivered: { what: 'NOTE.md: Note the packed package' }, progress: { done: 1, total: 2 } });
   });
 });
