@@ -11,7 +11,7 @@
  *   the file's text passes `test`.
  * - `HANG_MS`: the guard every wait uses unless it names a longer one.
  */
-import { existsSync, readFileSync, watch } from 'node:fs';
+import { readFileSync, statSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -49,15 +49,17 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, what: s
 }
 
 /**
- * Waits until the file at `path` exists and its text passes `test` (any text, by default), woken by
+ * Waits until the file at `path` exists and its text passes `test` (any text, by default; a socket or
+ * folder has the text ''), woken by
  * the events of the file's folder; a poll of a second stands behind them for a folder made later.
  * Returns the text.
  */
 export async function waitForFile(path: string, what: string, test: (text: string) => boolean = () => true, hangMs = HANG_MS): Promise<string> {
   const read = () => {
     try {
-      const text = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
-      return text !== undefined && test(text) ? text : undefined;
+      // A socket or a folder has no text to read: being there is what is waited for.
+      const text = statSync(path).isFile() ? readFileSync(path, 'utf8') : '';
+      return test(text) ? text : undefined;
     } catch {
       return undefined;
     }
