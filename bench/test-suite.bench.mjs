@@ -7,9 +7,12 @@
 //   over tests that poll `flume status` and tmux.
 // - runner: flume run in the test's own process (test/helpers/in-process.ts) against every run a
 //   process of its own (`FLUME_TEST_PROCESSES=1`), over test files that run flume often.
+// - herdr: the fake herdr as one long-lived process per test against a node start per herdr call
+//   (`FAKE_HERDR_SERVER=0`), over the herdr files.
+// - workers: the unit and integration files 2, 3 and 4 at a time (`FLUME_TEST_WORKERS`).
 //
 // Needs the build (`npm run build`) and nothing else running. ROUNDS (default 3), ONLY=poll|runner,
-// FILES='a.test.ts b/' to compare over other test files or folders (the flume project: FILES='test/unit test/integration').
+// FILES='a.test.ts b/' to compare over other test files or folders, ONLY=herdr|workers as well (the flume project: FILES='test/unit test/integration').
 // LOAD=1 keeps both cores busy beside the tests with two spinning processes at the lowest priority
 // (`nice -n 19`), as the whole suite keeps them busy; their time is left out of the CPU counted.
 import { spawn, spawnSync } from 'node:child_process';
@@ -27,6 +30,10 @@ const COMPARISONS = {
     variable: 'FLUME_TEST_PROCESSES',
     before: '1',
   },
+  // The fake herdr as one process per test (test/helpers/fake-herdr/server.mjs) against a node start per herdr call.
+  herdr: { files: ['test/integration/herdr/'], variable: 'FAKE_HERDR_SERVER', before: '0' },
+  // How many unit and integration files run at once: each count side by side (FILES to choose them).
+  workers: { files: ['test/integration/core/', 'test/integration/agents/'], variable: 'FLUME_TEST_WORKERS', values: ['2', '3', '4'] },
 };
 
 /** Busy time of every CPU so far, in seconds (user, nice, system, irq, softirq, steal). */
@@ -52,18 +59,21 @@ function runFiles(files, env) {
   return { ms, cpu: busySeconds() - busy, own: user + system };
 }
 
-for (const [name, { files: fixed, variable, before }] of Object.entries(COMPARISONS)) {
+for (const [name, { files: fixed, variable, before, values }] of Object.entries(COMPARISONS)) {
   if (process.env.ONLY && process.env.ONLY !== name) continue;
   const files = process.env.FILES ? process.env.FILES.split(/\s+/).filter(Boolean) : fixed;
-  const samples = { now: [], before: [] };
+  // Each way is a value of the variable ('' leaves it unset: the suite's own default).
+  const ways = values ?? ['', before];
+  const label = (way) => (way === '' ? 'now' : `${variable}=${way}`);
+  const samples = Object.fromEntries(ways.map((way) => [way, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    // Alternating which goes first, so a drift in the machine's speed hits both alike.
-    const order = round % 2 === 0 ? ['before', 'now'] : ['now', 'before'];
-    for (const way of order) samples[way].push(runFiles(files, way === 'before' ? { [variable]: before } : { [variable]: '' }));
+    // Turning which goes first each round, so a drift in the machine's speed hits each alike.
+    const order = ways.map((_, i) => ways[(i + round) % ways.length]);
+    for (const way of order) samples[way].push(runFiles(files, { [variable]: way }));
   }
   const m = (way, key) => median(samples[way].map((s) => s[key]));
   console.log(`${name}: ${files.length} files, ${ROUNDS} interleaved rounds, medians${LOAD ? ', both cores kept busy beside them' : ''}`);
-  console.log(`  now:    ${fmt(m('now', 'ms'))} wall, ${m('now', 'cpu').toFixed(1)} s CPU, ${m('now', 'own').toFixed(1)} s of the suite's own processes`);
-  console.log(`  before: ${fmt(m('before', 'ms'))} wall, ${m('before', 'cpu').toFixed(1)} s CPU, ${m('before', 'own').toFixed(1)} s of the suite's own processes (${variable}=${before})`);
-  console.log(`  now / before: CPU ${(m('now', 'cpu') / m('before', 'cpu')).toFixed(2)}, own ${(m('now', 'own') / m('before', 'own')).toFixed(2)}, wall ${(m('now', 'ms') / m('before', 'ms')).toFixed(2)}`);
+  for (const way of ways) console.log(`  ${label(way).padEnd(24)} ${fmt(m(way, 'ms'))} wall, ${m(way, 'cpu').toFixed(1)} s CPU, ${m(way, 'own').toFixed(1)} s of the suite's own processes`);
+  const [first, ...rest] = ways;
+  for (const way of rest) console.log(`  ${label(first)} / ${label(way)}: CPU ${(m(first, 'cpu') / m(way, 'cpu')).toFixed(2)}, own ${(m(first, 'own') / m(way, 'own')).toFixed(2)}, wall ${(m(first, 'ms') / m(way, 'ms')).toFixed(2)}`);
 }

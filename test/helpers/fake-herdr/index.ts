@@ -55,9 +55,10 @@ export function fakeHerdr(options: { running?: boolean } = {}): FakeHerdr {
   mkdirSync(join(state, 'bin'));
   symlinkSync(FAKE_CLAUDE, join(state, 'bin', 'claude'));
   // One process answers every call of the test (server.mjs); a call made before it listens runs the fake itself.
-  const server = spawn(process.execPath, [join(FAKE_HERDR_DIR, 'server.mjs')], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  server.unref();
-  server.channel?.unref();
+  // FAKE_HERDR_SERVER=0: none, a node start per call (bench/test-suite.bench.mjs compares the two).
+  const server = process.env.FAKE_HERDR_SERVER === '0' ? undefined : spawn(process.execPath, [join(FAKE_HERDR_DIR, 'server.mjs')], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  server?.unref();
+  server?.channel?.unref();
   const fake: FakeHerdr = {
     state,
     claude: join(state, 'bin', 'claude'),
@@ -84,7 +85,7 @@ export function fakeHerdr(options: { running?: boolean } = {}): FakeHerdr {
       };
     },
     cleanup() {
-      server.kill('SIGKILL');
+      server?.kill('SIGKILL');
       try {
         execFileSync('tmux', ['-S', join(state, 'tmux.sock'), 'kill-server'], { stdio: 'ignore' });
       } catch {
