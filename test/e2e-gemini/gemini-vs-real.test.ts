@@ -10,11 +10,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { promptState, readChat, readUsage } from '../../agents/gemini/chat.js';
 import { askedFor, classifyScreen, draftText, sameDraft } from '../../agents/gemini/screen.js';
-import { descendantsOf, processRunning, waitFor } from '../../core/index.js';
+import { descendantsOf, processRunning } from '../../core/index.js';
 import { geminiEnv, startGeminiPane, GEMINI_MODEL, GEMINI_VERSION, type GeminiEnv, type GeminiPane } from '../helpers/gemini-env.js';
 import { lastParts, lastUserText, shell, type ReplyLike } from '../helpers/gemini-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { makeRepo, remove } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait.js';
 
 beforeAll(() => assertIsolated());
 
@@ -38,13 +39,13 @@ async function start(script: ReplyLike[], args: string[] = ['--skip-trust']): Pr
 
 /** The chat read until `until` holds of it. */
 async function chatUntil(pane: GeminiPane, until: (chat: NonNullable<Awaited<ReturnType<typeof readChat>>>) => boolean, what: string) {
-  const read = await waitFor(async () => {
+  return waitFor(async () => {
     const path = await pane.chat();
     const chat = path ? await readChat(path) : undefined;
     return chat && until(chat) ? chat : undefined;
-  }, 20_000);
-  if (!read) throw new Error(`the chat never showed ${what}: ${JSON.stringify(await pane.lines()).slice(-2000)}`);
-  return read;
+  }, `the chat to show ${what}`).catch(async (error: Error) => {
+    throw new Error(`${error.message}: ${JSON.stringify(await pane.lines()).slice(-2000)}`);
+  });
 }
 
 describe(`the real Gemini CLI ${GEMINI_VERSION}, as the driver reads it`, () => {
@@ -72,7 +73,7 @@ describe(`the real Gemini CLI ${GEMINI_VERSION}, as the driver reads it`, () => 
     const ready = await pane.waitForScreen(/Type your message or @path\/to\/file/);
     expect(classifyScreen(ready)).toBe('input-ready');
     expect(draftText(ready)).toBe('');
-    const path = await waitFor(() => pane.chat(), 10_000);
+    const path = await waitFor(() => pane.chat(), 'the chat file');
     expect(path).toMatch(new RegExp(`/\\.gemini/tmp/[^/]+/chats/session-[0-9T-]+-${pane.sessionId.slice(0, 8)}\\.jsonl$`));
     const first = (await pane.lines())[0]!;
     expect(first).toMatchObject({ sessionId: pane.sessionId, kind: 'main' });
@@ -126,10 +127,11 @@ describe(`the real Gemini CLI ${GEMINI_VERSION}, as the driver reads it`, () => 
     const cancelled = await chatUntil(pane, (chat) => chat.aborted, 'the cancel');
     expect(cancelled).toMatchObject({ working: false, turnEnded: true });
     expect(cancelled.prompts.map((p) => p.text)).toEqual(['Say hello.', 'Touch a file outside.']);
-    const lines = await pane.lines();
+    // The list set anew comes a moment after the cancel is on record (and after flume reads the turn as
+    // ended): waited for, then the lines before it read.
+    const lines = await waitFor(async () => ((all) => (all.at(-1)?.$set?.messages ? all : undefined))(await pane.lines()), 'the chat to set its list anew');
     expect(lines.some((line) => line.type === 'gemini' && line.toolCalls?.[0]?.status === 'cancelled')).toBe(true);
     expect(lines.some((line) => line.type === 'info' && /Request cancelled/.test(String(line.content)))).toBe(true);
-    expect(lines.at(-1)).toHaveProperty('$set.messages');
     // Before it, the history it keeps is written again: the earlier reply as a list of parts, read as no reply.
     expect(lines.some((line) => line.type === 'gemini' && Array.isArray(line.content))).toBe(true);
     expect((await readUsage(path!))?.usage.replies).toBe(2);
@@ -162,9 +164,11 @@ describe(`the real Gemini CLI ${GEMINI_VERSION}, as the driver reads it`, () => 
     pane.keys('C-c');
     await new Promise((resolve) => setTimeout(resolve, 150));
     pane.keys('C-c');
-    expect(await waitFor(() => !pane.alive(), 5000)).toBe(true);
+    expect(await waitFor(() => !pane.alive(), 'the pane to end')).toBe(true);
     const left = () => pids.filter((pid) => processRunning(pid)).map((pid) => `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')}`);
-    expect(await waitFor(() => left().length === 0, 10_000), `still running: ${left().join('; ')}`).toBe(true);
+    await waitFor(() => left().length === 0, 'every process of it to end').catch((error: Error) => {
+      throw new Error(`${error.message}; still running: ${left().join('; ')}`);
+    });
   });
 
   it('in yolo mode marks its input box `*`, after the mode\'s line and a blank one', async () => {
@@ -178,7 +182,7 @@ describe(`the real Gemini CLI ${GEMINI_VERSION}, as the driver reads it`, () => 
 
   it('exits at once on an option it does not know', async () => {
     const { pane } = await start([], ['--conformance-never-up']);
-    expect(await waitFor(() => !pane.alive(), 15_000)).toBe(true);
+    expect(await waitFor(() => !pane.alive(), 'the pane to end')).toBe(true);
     // Its help, then the refusal (its exit status is 1, or, some runs, it ends by a signal).
     expect(pane.history(200)).toMatch(/Unknown arguments: conformance-never-up/);
     expect([1, undefined]).toContain(pane.exitStatus());
