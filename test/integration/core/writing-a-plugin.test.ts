@@ -14,7 +14,6 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'vitest';
 import AjvModule from 'ajv';
 import { agentRepo, type AgentRepo } from '../../helpers/agent-repo.js';
@@ -219,14 +218,11 @@ process.stdout.write(JSON.stringify(answer ?? null));
       return JSON.parse(out.stdout) as { value?: any; error?: string };
     };
     expect(step('available').value).toBe(true);
-    const opened = step('open', { title: 'acme', cwd: t.repo, argv: ['/bin/sh', '-c', 'echo "hello from $ACME"; sleep 30'], env: { ACME: 'the host', PATH: process.env.PATH ?? '' } }).value;
+    const opened = step('open', { title: 'acme', cwd: t.repo, argv: ['/bin/sh', '-c', 'echo "hello from $ACME"; exec sleep infinity'], env: { ACME: 'the host', PATH: process.env.PATH ?? '' } }).value;
     expect(opened.pane).toBe(String(opened.pid));
     expect(step('identity', opened.pane).value).toBe(opened.identity);
     let screen: string | undefined;
-    for (let i = 0; i < 50 && !screen?.includes('hello'); i++) {
-      await sleep(100);
-      screen = step('capture', opened.pane).value;
-    }
+    await waitFor(() => (screen = step('capture', opened.pane).value)?.includes('hello'), 'the pane to show its greeting').catch(() => undefined);
     expect(screen).toBe('hello from the host\n');
     expect(step('alive', opened.pane).value).toBe(true);
     expect(step('type', opened.pane, 'x').error).toBe('AGENT_NOT_UP');
@@ -236,5 +232,12 @@ process.stdout.write(JSON.stringify(answer ?? null));
     // Gone when close returned (a zombie whoever inherited it has yet to reap does not run), and no longer a pane.
     expect(processRunning(opened.pid)).toBe(false);
     expect(step('identity', opened.pane).value).toBeUndefined();
+
+    // A pane whose program ended by itself is forgotten when closed all the same.
+    const brief = step('open', { title: 'acme', cwd: t.repo, argv: ['/bin/true'], env: { PATH: process.env.PATH ?? '' } }).value;
+    await waitFor(() => step('alive', brief.pane).value === false, 'the brief program to end');
+    expect(step('identity', brief.pane).value).toBe(brief.identity);
+    expect(step('close', brief.pane).error).toBeUndefined();
+    expect(step('identity', brief.pane).value).toBeUndefined();
   });
 });
