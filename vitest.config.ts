@@ -19,10 +19,12 @@ const E2E_OPENCODE = 'test/e2e-opencode/**/*.test.ts';
 
 /**
  * How many test files run at once. Most of the suite waits (on tmux panes, agents, a supervisor's
- * passes) rather than computes, so vitest's default for a 2-core machine (one file at a time) left
- * the machine idle most of the run. `FLUME_TEST_WORKERS` overrides it.
+ * passes) rather than computes, so one file at a time left the 2-core machine idle. Side by side over
+ * 25 integration files (bench/RESULTS.md): 3 at once took the wall time of 4 (1.03×) with a little
+ * less CPU (0.99×) and a core less oversubscribed; 2 took 0.87× the CPU and 1.18× the wall time.
+ * `FLUME_TEST_WORKERS` overrides it.
  */
-const WORKERS = Number(process.env.FLUME_TEST_WORKERS ?? 4);
+const WORKERS = Number(process.env.FLUME_TEST_WORKERS ?? 3);
 /**
  * How many end-to-end files run at once. They run after the rest, when the machine is theirs: two at
  * once on two cores leaves the real Claude Code a core each (`FLUME_E2E_WORKERS` overrides it).
@@ -38,7 +40,7 @@ const DIST = new RegExp('^' + fileURLToPath(new URL('./dist/', import.meta.url))
 export default defineConfig({
   test: {
     server: { deps: { external: [DIST] } },
-    // Files run four at a time: a test that takes 20 s alone can take a minute beside three others.
+    // Files run three at a time: a test that takes 20 s alone can take a minute beside two others.
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
