@@ -18,6 +18,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSyn
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
+import { cgroupName } from '../test/helpers/cgroup-name.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -97,7 +98,7 @@ for (let round = 1; round <= rounds; round++) {
   if (group) {
     // Files whose worker still sat in their cgroup at the run's end are read now.
     for (const file of files) {
-      const dir = join(group, 'files', `${file.project}__${file.file}`.replace(/[^A-Za-z0-9._-]/g, '_'));
+      const dir = join(group, 'files', cgroupName(file.project, file.file));
       if (file.cpuS === undefined && existsSync(dir)) file.cpuS = Math.round(cpuOf(dir) * 100) / 100;
     }
     removeTree(group);

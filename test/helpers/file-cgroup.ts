@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
-import { cgroupName } from './cgroup-name.js';
+import { cgroupName } from './cgroup-name.mjs';
 
 const dir = process.env.FLUME_TEST_CPU;
 const testPath = expect.getState().testPath;

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 import type { SerializedError } from '@vitest/utils';
-import { cgroupName } from './cgroup-name.js';
+import { cgroupName } from './cgroup-name.mjs';
 
 /** One file's run, as the scripts read it. */
 export interface FileOutcome {
