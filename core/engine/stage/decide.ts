@@ -80,8 +80,8 @@ export function decide(kind: KindDef, record: PlaceRecord, facts: Facts, limits:
     if (record.finished) return { type: 'wait', reason: 'the launch finished' };
     return afterDelivery(kind, record, facts, limits);
   }
-  if (facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) {
-    return { type: 'mark-delivered', what: facts.deliverable.what ?? 'delivered' };
+  if (delivers(stage, facts.deliverable, facts.lands)) {
+    return { type: 'mark-delivered', what: facts.deliverable!.what ?? 'delivered' };
   }
   if (stage.delivery !== 'taken') return decideDelivery(record, facts, limits);
   return decideWork(record, facts, limits);
@@ -216,6 +216,17 @@ export function stoppedShort(agent: AgentReading): boolean {
  */
 export function waitsForCaller(kind: KindDef, index: number): boolean {
   return kind.advance === 'caller' || kind.stages[index]?.advance === 'caller';
+}
+
+/**
+ * True when a reading ends the stage: its deliverable is there, and is not what stood when the stage
+ * began (`presentAtStart`: a retry's commit, a question's last conclusion), unless it is a landing. A
+ * landing is never already there: the branch's work on its target is the whole of it, and no later
+ * reading can differ from it. A stage that finds its branch landed (a merge a moment before its start
+ * read it, another's landing that carried this work, a retry) is delivered, whatever else was read.
+ */
+export function delivers(stage: { presentAtStart?: string }, reading: DeliverableReading | undefined, lands?: boolean): boolean {
+  return Boolean(reading?.present) && (Boolean(lands) || fingerprint(reading!) !== stage.presentAtStart);
 }
 
 /** What tells one delivery from another: a stage that found its deliverable already there needs a new one. */

@@ -12,7 +12,7 @@ import type { AgentHandle, AgentReading } from '../../api/agent.js';
 import type { DeliveryState, StageState } from '../../api/record.js';
 import type { KindDef } from '../../api/config.js';
 import { deliverableRequest, readPlaces, type PlaceReading, type Reading } from '../status/reading.js';
-import { exitedNeeds, fingerprint, stoppedShort } from './decide.js';
+import { delivers, exitedNeeds, stoppedShort } from './decide.js';
 import type { UsageView } from './usage.js';
 
 /** A stage as status reports it. */
@@ -121,9 +121,9 @@ export async function stageView(
     if (!record.delivered && record.delivery === 'taken' && result && !result.present && result.needs) needs = result.needs;
     // What the reading shows now, though no step has recorded it yet: the deliverable and its stage's
     // end are seen in the same reading, with or without a supervisor.
-    if (!record.delivered && result?.present && fingerprint(result) !== record.presentAtStart) {
+    if (!record.delivered && delivers(record, result, flume.deliverables.get(options.type)?.landing)) {
       view.state = 'delivered';
-      view.delivered = { at: at.generatedAt, what: result.what ?? 'delivered' };
+      view.delivered = { at: at.generatedAt, what: result!.what ?? 'delivered' };
       // What a step recorded of the run before (a wait, a stall) is over: the delivery ends it.
       delete view.needs;
       delete view.stuckSince;

@@ -17,7 +17,7 @@ import type { AgentHandle } from '../../api/agent.js';
 import type { KindDef, StageDef } from '../../api/config.js';
 import type { PlaceRecord } from '../../api/record.js';
 import type { Flume } from '../../api/plugin.js';
-import { decide, fingerprint, onward, stoppedShort, type Action, type DecideLimits, type Facts } from './decide.js';
+import { decide, delivers, fingerprint, onward, stoppedShort, type Action, type DecideLimits, type Facts } from './decide.js';
 import { readPlaces, deliverableRequest, type PlaceReading, type Reading } from '../status/reading.js';
 import { readyPlace } from '../launch/ready.js';
 import { stageStart } from './stage-start.js';
@@ -115,7 +115,7 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
   if (def && flume.deliverables.get(stage.deliverable?.type ?? deliverableOf(def).type)?.landing) facts.lands = true;
   // A new deliverable decides alone (decide marks it delivered whatever the agent does): the agent
   // is read in the next round, once the delivery is on record, not before it.
-  if (!stage.delivered && facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) return facts;
+  if (!stage.delivered && delivers(stage, facts.deliverable, facts.lands)) return facts;
   const handle = stage.agent;
   const driver = handle ? reachDriver(flume, handle.driver) : undefined;
   if (handle && driver) {
@@ -128,7 +128,7 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
       const again = fresh.places[0]!;
       facts.head = again.branch?.head;
       facts.deliverable = await readStageDeliverable(repository, fresh, again, def);
-      if (facts.deliverable?.present && fingerprint(facts.deliverable) !== stage.presentAtStart) {
+      if (delivers(stage, facts.deliverable, facts.lands)) {
         delete facts.agent;
         return facts;
       }
@@ -302,7 +302,9 @@ export async function startStage(
     // The intent, written before the agent starts: a crash after the start finds the session id.
     agent: { driver: driverKey, sessionId, host: host.key, cwd: record.path, startedAt: new Date().toISOString() },
   };
-  const already = await readStageDeliverable(repository, reading, reading.places[0], def);
+  // What stands already is not this stage's delivery (decide.ts, delivers), but for a landing.
+  const lands = Boolean(flume.deliverables.get(record.stage.deliverable?.type ?? deliverableOf(def).type)?.landing);
+  const already = lands ? undefined : await readStageDeliverable(repository, reading, reading.places[0], def);
   if (already?.present) record.stage.presentAtStart = fingerprint(already);
   await recordWithEvent(commonDir, record, { event: 'stage-started', stage: def.name, index, attempt: record.stage.attempt, sessionId, host: host.key, ...(options.fixRound ? { fixRound: true } : {}) });
   const handle = await driver.start({ place: record, stage: def, sessionId, prompt, host: host.key }, host).catch(async (error) => {

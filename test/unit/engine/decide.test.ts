@@ -96,6 +96,15 @@ describe('decide', () => {
     expect(decide(kind, place(stage), facts({ deliverable: changed }), limits).type).toBe('mark-delivered');
   });
 
+  it('ends a stage on a landing it found already there: a landing is never old, and the stage stops short of nothing', () => {
+    const landed = { present: true, what: 'landed on main', facts: { target: 'main', unlanded: 0, by: 'patch-and-content' } };
+    // A record written before this rule: the landing read at the stage's start, the agent at rest since.
+    const stage = { index: 3, name: 'submission', presentAtStart: fingerprint(landed) };
+    const idle = { state: 'idle' as const, turnEnded: true, needs: 'Merged into main.', lastActivity: at(1000) };
+    expect(decide(kind, place(stage), facts({ deliverable: landed, lands: true, agent: idle }), limits)).toEqual({ type: 'mark-delivered', what: 'landed on main' });
+    expect(decide(kind, place({ ...stage, waiting: { needs: 'Merged into main.', at: at(1500) } }), facts({ deliverable: landed, lands: true, agent: idle }), limits).type).toBe('mark-delivered');
+  });
+
   it('ends a delivered stage\'s running agent before anything else, then starts the next stage', () => {
     const delivered = { delivered: { at: at(1), head: 'h', what: 'w' } };
     expect(decide(kind, place(delivered), facts(), limits).type).toBe('stop-agent');
