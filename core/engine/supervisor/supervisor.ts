@@ -29,6 +29,8 @@ import type { KindDef } from '../../api/config.js';
 import type { PlaceRecord } from '../../api/record.js';
 import { rewatch, type Watched } from './files.js';
 import { isOwnNote, supervisorLock, writePassNote } from './supervisor-state.js';
+import { notePanes, paneSweep, sweepPanes, type PaneSweep } from './panes.js';
+import type { PaneHost } from '../../api/pane-host.js';
 
 export { supervisorLock };
 
@@ -83,7 +85,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   options.signal?.addEventListener('abort', poke);
   let emptySince = Date.now();
   let passes = 0;
-  const run: Run = { log, pollMs, judged: 0, steps: new Map(), started: new Map(), stalled: new Set(), ended: new Map(), ends: 0, full: true, poke: () => poke(), afterStep: options.afterStep };
+  const run: Run = { log, pollMs, judged: 0, steps: new Map(), started: new Map(), stalled: new Set(), ended: new Map(), ends: 0, full: true, sweep: paneSweep(), poke: () => poke(), afterStep: options.afterStep };
   let lastFull = 0;
   const opening = new Map<string, Promise<Opened>>();
   // A repository whose opening takes longer than a moment is left to finish on its own; the next pass
@@ -114,16 +116,23 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       if (run.full) lastFull = Date.now();
       const paths = new Set<string>([hostStateDir()]);
       let places = 0;
+      // Dead panes are swept at a full look that read every known repository: a skipped one's places are unknown.
+      let whole = run.full;
+      const hosts = new Map<string, PaneHost>();
       for (const { root } of await knownRepositories().catch((error: Error) => (log(error.message), []))) {
         const result = await opened(root);
         // Its config is still loading (probed for the first time): the pass goes on without it.
-        if (!result) continue;
+        if (!result) {
+          whole = false;
+          continue;
+        }
         if ('entry' in result) skipped.delete(root);
         else {
           const error = result.error;
           // An untrusted, hung or broken config stops its own repository only: named once, then
           // passed over (a hung one answers from the host's probe record at once) until it changes.
           repositories.delete(root);
+          whole = false;
           const line = `${root}: skipped: ${error instanceof FlumeError ? `${error.code} ` : ''}${(error as Error).message.split('\n')[0]}`;
           if (skipped.get(root) !== line) log(line);
           skipped.set(root, line);
@@ -132,10 +141,16 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
         }
         try {
           places += await pass(result.entry, paths, run);
+          for (const host of result.entry.repository.flume.hosts.all()) if (!hosts.has(host.key)) hosts.set(host.key, host);
         } catch (error) {
+          whole = false;
           log(`${root}: ${(error as Error).message.split('\n')[0]}`);
         }
       }
+      if (whole) {
+        const closed = await sweepPanes(run.sweep, [...hosts.values()], log);
+        if (closed > 0) log(`closed ${closed} dead ${closed === 1 ? 'pane' : 'panes'} no place needs`);
+      } else run.sweep = paneSweep();
       // A path watched for the first time (a new place's folder, its agent's transcript) may have
       // changed after this pass read it and before its watcher opened: one more pass reads it.
       if (rewatch(watchers, paths, poke) > 0) dirty = true;
@@ -182,6 +197,8 @@ interface Run {
   ends: number;
   /** Wakes the next pass. */
   poke: () => void;
+  /** The panes the places name, and the dead ones no place needed at the last full look. */
+  sweep: PaneSweep;
   /** The caller's `afterStep`. */
   afterStep?: SupervisorOptions['afterStep'];
 }
@@ -199,6 +216,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
   const began = run.ends;
   const settled = (key: string) => !steps.has(join(info.commonDir, key)) && (run.ended.get(join(info.commonDir, key)) ?? 0) <= began;
   const { records } = await readRecords(info.commonDir);
+  if (run.full) notePanes(run.sweep, records);
   paths.add(placesStateDir(info.commonDir));
   paths.add(join(info.commonDir, 'refs', 'heads'));
   if (records.length === 0) return 0;

@@ -1,9 +1,11 @@
 import { describe, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { commit, git } from '../../helpers/repo.js';
 import { validStatus } from '../../helpers/status-schema.js';
+import { waitFor } from '../../helpers/wait.js';
 import { countTasks } from '../../../deliverables/index.js';
 import { LONG, promptsOf, repoFor, running } from './helpers.js';
 
@@ -184,6 +186,12 @@ describe.concurrent('the supervisor killed at a stage change', { timeout: LONG }
     const started = t.events('fix--cut').filter((e) => e.event === 'stage-started');
     expect(started.map((e) => [e.stage, e.attempt])).toEqual([['code', 1], ['submission', 1], ['submission', 2]]);
     expect(second.output()).not.toContain('Error');
+    // The pane the cut start opened, dead since its agent was ended through its session, is named by
+    // no place: the supervisor closes it at its slow poll. The new agent's pane stays.
+    const panes = () => execFileSync('tmux', ['-S', join(t.state, 'tmux', 'flume.sock'), 'list-panes', '-a', '-F', '#{pane_id} #{pane_dead}'], { encoding: 'utf8' }).trim().split('\n');
+    await waitFor(() => panes().length === 1 || undefined, `the dead pane of the cut start to be closed (panes: ${panes().join(', ')})`);
+    expect(panes()).toEqual([`${stage.agent.pane} 0`]);
+    expect(second.output()).toMatch(/closed 1 dead pane no place needs/);
   });
 });
 
