@@ -8,12 +8,16 @@
 // into main.". The project's fake-agent soak is test/integration/stages/soak.test.ts.
 //
 // It reports how many places landed and were tidied, how many read never-started, or waiting because
-// their agent exited, with their branch kept (their agents killed with tmux before landing), how many
+// their agent exited, with their branch kept and not on main (their agents killed with tmux before
+// landing), how many landed and were never finished (listed beside a landing of their own), how many
 // launched after the faults did not land and get tidied (must be 0), whether any agent process is
-// left running, and the times. It exits 1 when a place launched after the faults did not land and get
-// tidied, when any work is lost (a commit an agent made that is neither on main nor on a kept
-// branch), when the places do not settle within SOAK_TIMEOUT minutes, or when an agent process is
-// left running.
+// left running, and the times. It exits 1 when a place whose branch landed is not finished and tidied,
+// when a place launched after the faults did not land and get tidied, when any work is lost (a commit
+// an agent made that is neither on main nor on a kept branch), when the places do not settle within
+// SOAK_TIMEOUT minutes, or when an agent process is left running.
+//
+// SOAK_KILL_SUPERVISOR_AT=0 and SOAK_KILL_TMUX_AT=0 run it without that fault (both 0: every launch
+// must land and be tidied). SOAK_LOAD=K runs K busy processes beside it (a second process's load).
 //
 // The real program runs only in a network namespace with loopback alone (as the e2e tests do): run
 // this as root and it re-executes itself under `unshare -n` (or `unshare -rn`). The agents talk to
@@ -49,6 +53,8 @@ const AT_ONCE = Number(process.env.SOAK_AT_ONCE ?? 8);
 const KILL_SUPERVISOR_AT = Number(process.env.SOAK_KILL_SUPERVISOR_AT ?? 20);
 const KILL_TMUX_AT = Number(process.env.SOAK_KILL_TMUX_AT ?? 40);
 const TIMEOUT_MS = Number(process.env.SOAK_TIMEOUT ?? 20) * 60_000;
+const LOAD = Number(process.env.SOAK_LOAD ?? 0);
+const FAULTS = KILL_SUPERVISOR_AT > 0 || KILL_TMUX_AT > 0;
 const ENV = { ...process.env, ...GIT_ENV, FLUME_CONFIG_TIMEOUT_MS: '120000' };
 
 /** The first thing the user said in a conversation: which stage's agent is asking. */
@@ -186,6 +192,7 @@ if (trusted.status !== 0) throw new Error(`flume trust: ${trusted.stdout}${trust
 
 const names = Array.from({ length: LAUNCHES }, (_, i) => `s${i + 1}`);
 const loads = [load()];
+const loaders = Array.from({ length: LOAD }, () => spawn(process.execPath, ['-e', 'for(;;);'], { stdio: 'ignore' }));
 const began = Date.now();
 const faults = {};
 const results = new Map();
@@ -219,13 +226,19 @@ try {
   const launchesDone = Date.now();
   loads.push(load());
 
-  // Every place ends tidied (gone from status) or waiting / never-started; none is left at work.
+  // Every place ends tidied (gone from status) or waiting / never-started; none is left at work. A
+  // waiting place counts as settled once it has stayed so past the supervisor's slow poll (30 s), which
+  // reads every place afresh: one its landing would still move is not taken for one left behind.
   let places;
+  let still;
   for (const end = Date.now() + TIMEOUT_MS; ; ) {
     const status = await flumeAsync(env, repo, 'status', '--repo', repo, '--json');
     if (status.code === 0) {
       places = JSON.parse(status.stdout).places;
-      if (places.every((p) => ['waiting', 'never-started'].includes(p.stage?.state))) break;
+      const now = JSON.stringify(places.map((p) => [p.name, p.stage?.name, p.stage?.state]));
+      if (!places.every((p) => ['waiting', 'never-started'].includes(p.stage?.state))) still = undefined;
+      else if (places.length === 0 || (still?.now === now && Date.now() - still.since > 35_000)) break;
+      else if (still?.now !== now) still = { now, since: Date.now() };
     }
     if (Date.now() > end) {
       places = undefined;
@@ -247,7 +260,9 @@ try {
     const landed = onMain.includes(`Work on fix-${name}.txt`);
     let outcome;
     if (!place && !kept && landed) outcome = 'landed';
-    else if (place && kept && (place.stage?.state === 'never-started' || (place.stage?.state === 'waiting' && /its agent exited/.test(place.stage.needs ?? '')))) outcome = 'kept';
+    // Kept only when its work is not on main: a landed place still listed was never finished.
+    else if (place && kept && !landed && (place.stage?.state === 'never-started' || (place.stage?.state === 'waiting' && /its agent exited/.test(place.stage.needs ?? '')))) outcome = 'kept';
+    else if (landed) outcome = 'unfinished';
     else outcome = 'other';
     return { name, outcome, place, kept, landed, launch: results.get(name) };
   });
@@ -266,11 +281,13 @@ try {
     needs[why] = (needs[why] ?? 0) + 1;
   }
 
-  console.log(`the real Claude Code, ${LAUNCHES} fix launches ${AT_ONCE} at a time; supervisor killed after ${KILL_SUPERVISOR_AT} launches, tmux after ${KILL_TMUX_AT} (load average ${loads.join(' → ')}):`);
+  console.log(`the real Claude Code, ${LAUNCHES} fix launches ${AT_ONCE} at a time; ${FAULTS ? `supervisor killed after ${KILL_SUPERVISOR_AT || 'no'} launches, tmux after ${KILL_TMUX_AT || 'none'}` : 'no faults'}${LOAD ? `, ${LOAD} busy processes beside` : ''} (load average ${loads.join(' → ')}):`);
   console.log(`  faults: supervisor ${faults.supervisor ? (faults.supervisor.killed ? `pid ${faults.supervisor.pid} SIGKILLed at ${s(faults.supervisor.at)}` : `none running at ${s(faults.supervisor.at)}`) : 'never reached'}; tmux server ${faults.tmux ? `killed at ${s(faults.tmux.at)} (${faults.tmux.panes} live panes)` : 'never reached'}`);
   console.log(`  launches: exit codes ${JSON.stringify(codes)}; each ${stats(launchMs)}`);
   console.log(`  landed and tidied: ${rows.filter((r) => r.outcome === 'landed').length}`);
   console.log(`  waiting or never-started, branch kept: ${kept.length}${kept.length ? ` (${Object.entries(needs).map(([why, n]) => `${n} ${why}`).join('; ')})` : ''}`);
+  const unfinished = rows.filter((r) => r.outcome === 'unfinished');
+  console.log(`  landed and never finished: ${unfinished.length}${unfinished.length ? ` (${unfinished.map((r) => `${r.name}: ${r.place ? `${r.place.stage?.name} ${r.place.stage?.state}${r.place.stage?.needs ? ` (needs: ${r.place.stage.needs})` : ''}` : 'not listed'}, branch ${r.kept ? 'kept' : 'gone'}`).join('; ')})` : ''}`);
   console.log(`  neither: ${rows.filter((r) => r.outcome === 'other').map((r) => `${r.name} (${r.place ? `listed, ${r.place.stage?.state}` : 'not listed'}, branch ${r.kept ? 'kept' : 'gone'}, ${r.landed ? 'on main' : 'not on main'}, launch exit ${r.launch?.code})`).join(', ') || 'none'}`);
   console.log(`  launched after the faults (${afterFaults.length}: ${afterFaults[0] ?? '-'}…${afterFaults.at(-1) ?? ''}) that did not land and get tidied: ${notConverged.length}${notConverged.length ? ` (${notConverged.join(', ')})` : ''}`);
   console.log(`  commits the agents made: ${made.length}; lost (on no branch, main included): ${lost.length}${lost.length ? ` (${lost.map(([b, sha]) => `${b} ${sha.slice(0, 10)}`).join(', ')})` : ''}`);
@@ -283,7 +300,9 @@ try {
   const reasons = [
     !places && `the places did not settle within ${s(TIMEOUT_MS)}`,
     notConverged.length > 0 && 'places launched after the faults did not land and get tidied',
-    afterFaults.length === 0 && 'no launch started after the faults (raise SOAK_LAUNCHES or lower SOAK_KILL_TMUX_AT)',
+    unfinished.length > 0 && 'places whose branch landed were not finished and tidied',
+    !FAULTS && rows.some((r) => r.outcome !== 'landed') && 'without faults, not every launch landed and was tidied',
+    FAULTS && afterFaults.length === 0 && 'no launch started after the faults (raise SOAK_LAUNCHES or lower SOAK_KILL_TMUX_AT)',
     lost.length > 0 && 'work was lost',
     agents.length > 0 && 'agent processes are left running',
   ].filter(Boolean);
@@ -291,6 +310,7 @@ try {
   failed = reasons.length > 0;
   checked = true;
 } finally {
+  for (const loader of loaders) loader.kill('SIGKILL');
   // The supervisor ends its steps under way before it exits: the tmux server goes after it.
   const pid = supervisorPid(state);
   if (pid > 0 && alive(pid)) {
