@@ -193,6 +193,20 @@ if (trusted.status !== 0) throw new Error(`flume trust: ${trusted.stdout}${trust
 const names = Array.from({ length: LAUNCHES }, (_, i) => `s${i + 1}`);
 const loads = [load()];
 const loaders = Array.from({ length: LOAD }, () => spawn(process.execPath, ['-e', 'for(;;);'], { stdio: 'ignore' }));
+// The supervisor's resident memory and open files, every 5 s, by supervisor (a killed one is replaced).
+const samples = new Map();
+const sampler = setInterval(() => {
+  const pid = supervisorPid(state);
+  if (!pid || !alive(pid)) return;
+  try {
+    const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+    const fds = readdirSync(`/proc/${pid}/fd`).length;
+    if (!samples.has(pid)) samples.set(pid, []);
+    samples.get(pid).push({ at: Date.now() - began, rss, fds });
+  } catch {
+    // gone since
+  }
+}, 5000);
 const began = Date.now();
 const faults = {};
 const results = new Map();
@@ -293,10 +307,30 @@ try {
   console.log(`  commits the agents made: ${made.length}; lost (on no branch, main included): ${lost.length}${lost.length ? ` (${lost.map(([b, sha]) => `${b} ${sha.slice(0, 10)}`).join(', ')})` : ''}`);
   console.log(`  agent processes left running: ${agents.length}${agents.length ? ` (${agents.map((a) => `${a.pid} ${a.command}`).join('; ')})` : ''}; live panes: ${panes.length}`);
   console.log(`  times: launches ${s(launchesDone - began)}; then settled in ${places ? s(settled - launchesDone) : `no (gave up after ${s(settled - launchesDone)})`}; whole ${s(settled - began)}`);
+  for (const [pid, taken] of samples) {
+    if (taken.length < 4) continue;
+    const half = Math.floor(taken.length / 2);
+    const mean = (rows, key) => rows.reduce((sum, row) => sum + row[key], 0) / rows.length;
+    const first = taken.slice(0, half);
+    const last = taken.slice(half);
+    console.log(`  supervisor ${pid} (${taken.length} samples, ${s(taken[0].at)}–${s(taken.at(-1).at)}): RSS first half ${mean(first, 'rss').toFixed(0)} MB, second ${mean(last, 'rss').toFixed(0)} MB, max ${Math.max(...taken.map((t) => t.rss)).toFixed(0)} MB; open files first half ${mean(first, 'fds').toFixed(0)}, second ${mean(last, 'fds').toFixed(0)}, max ${Math.max(...taken.map((t) => t.fds))}`);
+  }
   console.log(`  the scripted API: ${api.requests.length} turns; unscripted or unknown: ${api.unexpected().length}`);
   if (process.env.VERBOSE) for (const r of rows) console.log(`    ${r.name} ${r.outcome} ${r.place ? `${r.place.stage?.state} ${r.place.stage?.needs ?? ''}` : ''} launch ${r.launch?.code} ${s(r.launch?.ms ?? 0)}`);
   // What a launch that did not exit 0 said: its error, as a caller reads it.
-  for (const r of rows.filter((row) => row.launch && row.launch.code !== 0)) console.log(`    ${r.name}'s launch exited ${r.launch.code}: ${(r.launch.stderr || r.launch.stdout).trim().split('\n').slice(0, 3).join(' | ').slice(0, 400)}`);
+  const said = (launch) => {
+    // A --json launch prints its error as JSON: its code and message say what happened.
+    for (const text of [launch.stdout, launch.stderr]) {
+      try {
+        const { error } = JSON.parse(text);
+        if (error?.code) return `${error.code}: ${String(error.message ?? '').split('\n')[0]}`;
+      } catch {
+        // not JSON
+      }
+    }
+    return (launch.stderr || launch.stdout).trim().split('\n').slice(0, 3).join(' | ');
+  };
+  for (const r of rows.filter((row) => row.launch && row.launch.code !== 0)) console.log(`    ${r.name}'s launch exited ${r.launch.code}: ${said(r.launch).slice(0, 400)}`);
   const reasons = [
     !places && `the places did not settle within ${s(TIMEOUT_MS)}`,
     notConverged.length > 0 && 'places launched after the faults did not land and get tidied',
@@ -310,6 +344,7 @@ try {
   failed = reasons.length > 0;
   checked = true;
 } finally {
+  clearInterval(sampler);
   for (const loader of loaders) loader.kill('SIGKILL');
   // The supervisor ends its steps under way before it exits: the tmux server goes after it.
   const pid = supervisorPid(state);
