@@ -34,6 +34,7 @@ export { programFileLock, recordTrustGrants, replaceFileKeepingMode, type TrustG
 export { toMs } from './support/duration.js';
 export { schemaCheck, type SchemaCheck } from './support/json-schema.js';
 export { contentWords } from './support/landing.js';
+export { identityVariables } from './support/git.js';
 export type { AgentHandle, AgentReading, AgentUsage, AgentState, PromptState, TokenCounts } from './api/agent.js';
 export type { DeliveryState, PlaceRecord, ReadyRecord, StageRecord, StageState } from './api/record.js';
 export type { Logger } from './api/plugin.js';

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import {
+  identityVariables,
   canType,
   defineDriver,
   isRepositoryTrusted,
@@ -40,6 +41,9 @@ export function geminiDriver(flume: Flume, options: GeminiOptions = {}, key = 'g
 
   const prepare = async (request: StartRequest, host: PaneHost) => {
     const env = geminiEnvironment(options, request.env);
+    // Its shell tool runs git with no global config (GIT_CONFIG_GLOBAL=/dev/null): the identity the
+    // user's git would commit with in the place is handed over in git's own variables.
+    Object.assign(env, await identityVariables(request.place.path, env));
     const binary = options.binary ?? 'gemini';
     // The program is found first where a pane runs it; a host that cannot type hands the command to
     // the operator's own shell.

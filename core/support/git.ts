@@ -773,3 +773,25 @@ async function readHeads(root: string, refs: string[]): Promise<Map<string, { co
 function firstLine(text: string): string {
   return text.split('\n').find((line) => line.trim())?.trim() ?? '';
 }
+
+/**
+ * The identity git would commit with in `cwd` under `env` (its own variables, else the config it reads
+ * there: the repository's, the user's global file, its `includeIf`s), as the variables that carry it
+ * into a program that reads none of the user's config (the Gemini CLI's shell tool runs git with
+ * `GIT_CONFIG_GLOBAL=/dev/null`). `git var` judges it as `git commit` does: where it finds none, nothing
+ * is answered, and the agent's commit fails as the user's own would. A variable `env` sets is kept.
+ */
+export async function identityVariables(cwd: string, env: Record<string, string>): Promise<Record<string, string>> {
+  const found: Record<string, string> = {};
+  for (const role of ['AUTHOR', 'COMMITTER'] as const) {
+    const name = `GIT_${role}_NAME`;
+    const email = `GIT_${role}_EMAIL`;
+    if (env[name] !== undefined && env[email] !== undefined) continue;
+    const out = await run('git', ['var', `GIT_${role}_IDENT`], { cwd, env, clean: true, timeoutMs: 10_000 });
+    const ident = /^(.*) <([^>]*)> \d+ [+-]\d{4}$/.exec(out.stdout.trim());
+    if (out.exitCode !== 0 || !ident) continue;
+    if (env[name] === undefined) found[name] = ident[1]!;
+    if (env[email] === undefined) found[email] = ident[2]!;
+  }
+  return found;
+}

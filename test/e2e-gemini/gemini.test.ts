@@ -4,7 +4,7 @@
  * 127.0.0.1, inside the network namespace `sh scripts/test.sh` makes. Every "taken" was read by flume
  * from the chat file the real program wrote.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { descendantsOf, processRunning } from '../../core/index.js';
@@ -78,6 +78,28 @@ describe('the Gemini CLI driver with the real Gemini CLI', () => {
     expect(lastUserText(codeTurns[0]!)).toBe('Fix the thing.');
     expect(lastParts(codeTurns[1]!)[0]).toHaveProperty('functionResponse.name', 'run_shell_command');
     expect(t.events('mend--one').filter((e) => e.event === 'stage-started').map((e) => e.stage)).toEqual(['code', 'check']);
+  });
+
+  it('commits as the user whose identity git finds only in their global config: Gemini\'s shell tool reads none, the driver hands it over', async () => {
+    const t = (current = await geminiRepo({
+      config: { kinds: [{ name: 'one', stages: [{ name: 'code', prompt: '{brief}', deliverable: 'commit', agent: 'gemini', permissionMode: 'bypassPermissions' }] }] },
+      script: (request) => {
+        const n = request.body.contents.filter((c: { role: string }) => c.role === 'model').length;
+        if (n === 0) return shell('echo fixed > fix.txt && git add fix.txt && git commit -q -m "Fix the thing"');
+        return n === 1 ? 'Committed the fix.' : undefined;
+      },
+    }));
+    // As most users have it: no identity in the environment nor the repository, only in the global
+    // file git reads (the test's repositories carry one of their own: taken out here).
+    for (const name of ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL']) delete t.env[name];
+    git(t.repo, 'config', '--unset', 'user.name');
+    git(t.repo, 'config', '--unset', 'user.email');
+    const global = join(t.state, 'gitconfig');
+    writeFileSync(global, '[user]\n\tname = Operator One\n\temail = one@example.org\n');
+    t.env.GIT_CONFIG_GLOBAL = global;
+    const place = await t.launch('one', 'who', 'Fix the thing.');
+    await t.until('one/who', (p) => p?.stage.state === 'delivered' || p === undefined || p.stage.needs, 'the commit, or what stopped it');
+    expect(git(place.path, 'log', '-1', '--format=%an <%ae> / %cn <%ce>')).toBe('Operator One <one@example.org> / Operator One <one@example.org>');
   });
 
   it('asks before a shell command in its default approval mode: status names the command, a tell is refused with nothing typed, stop ends every process of it', async () => {
