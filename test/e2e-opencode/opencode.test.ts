@@ -4,7 +4,7 @@
  * 127.0.0.1, inside the network namespace `sh scripts/test.sh` makes. Every "taken" was read by flume
  * from the record the real program keeps, through its own server.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { descendantsOf, processRunning } from '../../core/index.js';
@@ -13,6 +13,7 @@ import { assertIsolated } from '../helpers/netns.js';
 import { opencodeEnv, OPENCODE_VERSION, type OpencodeEnv } from '../helpers/opencode-env.js';
 import { programRepo, type ProgramRepo } from '../helpers/program-repo.js';
 import { git } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait.js';
 
 beforeAll(() => assertIsolated());
 
@@ -54,5 +55,30 @@ describe('the OpenCode driver with the real OpenCode', () => {
     const gone = await t.view('mend/one');
     expect(gone.stage.agent.state).toBe('exited');
     expect(gone.stage.usage).toMatchObject({ replies: 3 });
+  });
+
+  it('is recorded stopped short by the supervisor as its turn ends, not at the slow poll: what grows in its data folder wakes the reading', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((done) => (release = done));
+    // The model answers once the test releases it: the turn is under way until then.
+    const opencode = await opencodeEnv({ script: (_request, index) => (index === 0 ? held.then(() => 'I need the staging database URL to go on.') : undefined) });
+    const kinds = [{ name: 'mend', stages: [{ name: 'code', prompt: '{brief}', deliverable: 'commit', agent: 'opencode', permissionMode: 'bypassPermissions' }] }];
+    const t = (current = { ...programRepo('opencode', opencode.options, { kinds }, () => opencode.cleanup()), opencode });
+    await t.launch('mend', 'short', 'Fix the thing.');
+    // The turn is under way (its reply held); the supervisor's full look comes once in ten minutes,
+    // so only the events its watch sees can bring the end of the turn to its record.
+    t.watch({ poll: '10m' });
+    const passes = () => {
+      try {
+        return JSON.parse(readFileSync(join(t.state, 'watch.json'), 'utf8')).passes as number;
+      } catch {
+        return 0;
+      }
+    };
+    await waitFor(() => passes() >= 2 || undefined, 'two passes of the supervisor');
+    expect(t.record('mend--short').stage.waiting).toBeUndefined();
+    release();
+    const waiting = await waitFor(() => t.record('mend--short').stage.waiting, 'the supervisor to record the stage stopped short');
+    expect(waiting.needs).toContain('staging database URL');
   });
 });

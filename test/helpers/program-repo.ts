@@ -28,7 +28,8 @@ export interface ProgramRepo extends AgentRepo {
   /** The place's live record (`.git/flume/places/<key>.json`). */
   record(key: string): any;
   /** Starts `flume watch` (the supervisor) in the background; cleanup ends it. */
-  watch(): void;
+  /** Starts `flume watch` (its slow poll 1 s unless `poll` names another). */
+  watch(options?: { poll?: string }): void;
 }
 
 /**
@@ -78,8 +79,8 @@ export function programRepo(driver: string, options: object, config: Record<stri
     record(key) {
       return JSON.parse(readFileSync(join(base.repo, '.git', 'flume', 'places', `${key}.json`), 'utf8'));
     },
-    watch() {
-      const child = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', '1s', '--linger', '0', '--quiet'], { cwd: base.repo, env: base.env, stdio: 'ignore' });
+    watch(options = {}) {
+      const child = spawn(process.execPath, [FLUME_BIN, 'watch', '--poll', options.poll ?? '1s', '--linger', '0', '--quiet'], { cwd: base.repo, env: base.env, stdio: 'ignore' });
       watches.push(child);
     },
     async cleanup() {

@@ -8,7 +8,7 @@
  * step under way, and its end wakes a pass that looks at the place again.
  */
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
 import { sameProcess } from '../../support/process.js';
@@ -378,7 +378,7 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   // The files the last reading of its deliverable came from outside any commit (a lander's record): no ref moves when they do.
   const readFrom = last?.facts.deliverable?.readFrom ?? [];
   const files = [handle?.transcriptPath, ...watched, record.path, ...readFrom];
-  const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
+  const stats = await Promise.all(files.map((file) => (file ? pathStamp(file) : '-')));
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.
   const { unpublished: _unpublished, ...recorded } = record;
@@ -387,6 +387,20 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   const facts = await gather(repository, reading, place, kind, Date.now());
   memo.set(key, { stamp, facts });
   return { facts, fresh: true };
+}
+
+/**
+ * What a path a reading came from stands at: a file's size and time; a folder's time and each of its
+ * entries'. A folder's own time moves only when an entry comes or goes: what grows inside it (a
+ * chat file, a database's write-ahead log) shows in its entry's stamp, not in the folder's.
+ */
+async function pathStamp(path: string): Promise<string> {
+  const s = await stat(path).catch(() => undefined);
+  if (!s) return '-';
+  if (!s.isDirectory()) return `${s.size}:${s.mtimeMs}`;
+  const names = await readdir(path).catch(() => [] as string[]);
+  const entries = await Promise.all(names.sort().map((name) => stat(join(path, name)).then((e) => `${name}:${e.size}:${e.mtimeMs}`, () => name)));
+  return `${s.mtimeMs}[${entries.join('|')}]`;
 }
 
 /**
