@@ -49,7 +49,7 @@ export interface Watched {
  * Returns how many watchers it opened. A change made to a newly watched path after the caller read it
  * and before its watcher opened wakes nothing: a caller that opened any reads once more.
  */
-export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke: (event?: string, filename?: string | null) => void): number {
+export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke: (event?: string, filename?: string | null, path?: string) => void): number {
   let opened = 0;
   for (const [path, watched] of watchers) {
     if (!paths.has(path) || identityOf(path) !== watched.identity) {
@@ -70,11 +70,11 @@ export function rewatch(watchers: Map<string, Watched>, paths: Set<string>, poke
       };
       const watcher = watch(path, { persistent: false }, (event, name) => {
         if (event === 'rename' && identityOf(path) !== identity) drop();
-        poke(event, name);
+        poke(event, name, path);
       });
       watcher.on('error', () => {
         drop();
-        poke();
+        poke(undefined, undefined, path);
       });
       watchers.set(path, { watcher, identity });
       opened++;

@@ -8,7 +8,7 @@
  * step under way, and its end wakes a pass that looks at the place again.
  */
 import { existsSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
 import { sameProcess } from '../../support/process.js';
@@ -76,16 +76,20 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   const watchers = new Map<string, Watched>();
   let wake: (() => void) | undefined;
   let dirty = true;
-  const poke = (_event?: unknown, filename?: string | null) => {
+  // How many events each watched path has had: a memo read before the last of them is read again.
+  const touched = new Map<string, number>();
+  let touches = 0;
+  const poke = (_event?: unknown, filename?: string | null, path?: string) => {
     // The note of a pass is written after it: it must not wake the next one.
     if (isOwnNote(filename)) return;
+    if (path) touched.set(path, ++touches);
     dirty = true;
     wake?.();
   };
   options.signal?.addEventListener('abort', poke);
   let emptySince = Date.now();
   let passes = 0;
-  const run: Run = { log, pollMs, judged: 0, steps: new Map(), started: new Map(), stalled: new Set(), ended: new Map(), ends: 0, full: true, sweep: paneSweep(), poke: () => poke(), afterStep: options.afterStep };
+  const run: Run = { log, pollMs, judged: 0, steps: new Map(), started: new Map(), stalled: new Set(), ended: new Map(), ends: 0, full: true, sweep: paneSweep(), touched, poke: () => poke(), afterStep: options.afterStep };
   let lastFull = 0;
   const opening = new Map<string, Promise<Opened>>();
   // A repository whose opening takes longer than a moment is left to finish on its own; the next pass
@@ -197,6 +201,8 @@ interface Run {
   ends: number;
   /** Wakes the next pass. */
   poke: () => void;
+  /** How many events each watched path has had (a count of all events at its last one). */
+  touched: Map<string, number>;
   /** The panes the places name, and the dead ones no place needed at the last full look. */
   sweep: PaneSweep;
   /** The caller's `afterStep`. */
@@ -242,7 +248,7 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
         over.push({ key: keyOf(record), stamp: await tidyStamp(reading, place) });
       }
       if (!kind || !settled(keyOf(record))) return;
-      const { facts, fresh } = await factsOf(entry.memo, repository, reading, place, kind, run.full);
+      const { facts, fresh } = await factsOf(entry.memo, repository, reading, place, kind, run.full, run.touched);
       const action = decide(kind, record, facts, limitsOf(repository, record.stage ? kind.stages[record.stage.index] : undefined, kind));
       // A record written with events not yet published (a flume killed between the two) is stepped:
       // the step publishes them, whatever it decides.
@@ -367,7 +373,7 @@ interface Memo {
  * moved on. An idle place then costs a few stat calls a pass, not an agent reading (processes). A
  * stage whose prompt is not yet taken is always read afresh: a slow start shows only on screen.
  */
-async function factsOf(memo: Map<string, Memo>, repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef, full = false): Promise<{ facts: Facts; fresh: boolean }> {
+async function factsOf(memo: Map<string, Memo>, repository: Repository, reading: Reading, place: PlaceReading, kind: KindDef, full = false, touched: Map<string, number> = new Map()): Promise<{ facts: Facts; fresh: boolean }> {
   const record = place.record;
   const handle = record.stage?.agent;
   const driver = handle ? reachDriver(repository.flume, handle.driver) : undefined;
@@ -378,29 +384,18 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   // The files the last reading of its deliverable came from outside any commit (a lander's record): no ref moves when they do.
   const readFrom = last?.facts.deliverable?.readFrom ?? [];
   const files = [handle?.transcriptPath, ...watched, record.path, ...readFrom];
-  const stats = await Promise.all(files.map((file) => (file ? pathStamp(file) : '-')));
+  const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
+  // A folder's own time moves only when an entry comes or goes: what grows inside it (a chat file,
+  // a database's write-ahead log) shows only as an event of its watch, counted by path.
+  const events = files.map((file) => (file ? (touched.get(file) ?? 0) : 0));
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.
   const { unpublished: _unpublished, ...recorded } = record;
-  const stamp = JSON.stringify([recorded, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, handle?.pid ? sameProcess(handle.pid, handle.pidStart) : null]);
+  const stamp = JSON.stringify([recorded, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, events, handle?.pid ? sameProcess(handle.pid, handle.pidStart) : null]);
   if (!full && last && last.stamp === stamp && record.stage?.delivery === 'taken') return { facts: { ...last.facts, now: Date.now() }, fresh: false };
   const facts = await gather(repository, reading, place, kind, Date.now());
   memo.set(key, { stamp, facts });
   return { facts, fresh: true };
-}
-
-/**
- * What a path a reading came from stands at: a file's size and time; a folder's time and each of its
- * entries'. A folder's own time moves only when an entry comes or goes: what grows inside it (a
- * chat file, a database's write-ahead log) shows in its entry's stamp, not in the folder's.
- */
-async function pathStamp(path: string): Promise<string> {
-  const s = await stat(path).catch(() => undefined);
-  if (!s) return '-';
-  if (!s.isDirectory()) return `${s.size}:${s.mtimeMs}`;
-  const names = await readdir(path).catch(() => [] as string[]);
-  const entries = await Promise.all(names.sort().map((name) => stat(join(path, name)).then((e) => `${name}:${e.size}:${e.mtimeMs}`, () => name)));
-  return `${s.mtimeMs}[${entries.join('|')}]`;
 }
 
 /**
