@@ -82,7 +82,10 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
   const poke = (_event?: unknown, filename?: string | null, path?: string) => {
     // The note of a pass is written after it: it must not wake the next one.
     if (isOwnNote(filename)) return;
-    if (path) touched.set(path, ++touches);
+    if (path) {
+      touched.set(path, ++touches);
+      if (typeof filename === 'string') touched.set(join(path, filename), touches);
+    }
     dirty = true;
     wake?.();
   };
@@ -386,8 +389,10 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   const files = [handle?.transcriptPath, ...watched, record.path, ...readFrom];
   const stats = await Promise.all(files.map((file) => (file ? stat(file).then((s) => `${s.size}:${s.mtimeMs}`, () => '-') : '-')));
   // A folder's own time moves only when an entry comes or goes: what grows inside it (a chat file,
-  // a database's write-ahead log) shows only as an event of its watch, counted by path.
-  const events = files.map((file) => (file ? (touched.get(file) ?? 0) : 0));
+  // a database's write-ahead log) shows only as an event of its watch, counted by path. A folder the
+  // reading also names a file of (Claude Code's transcript, its own state file) is judged by that
+  // file alone: another agent's file in a shared folder reads nothing of this place's again.
+  const events = files.map((file) => (file && !files.some((other) => other !== file && other !== undefined && dirname(other) === file) ? (touched.get(file) ?? 0) : 0));
   // The target's head too: a landing changes what the place's facts mean (one pass, one reading). A
   // killed agent changes no file: whether its process runs is part of what the facts were read from.
   const { unpublished: _unpublished, ...recorded } = record;
