@@ -6,7 +6,7 @@ import type { FlumePlugin } from '../../../core/api/plugin.js';
 import { defineDeliverable } from '../../../core/api/deliverable.js';
 import { commit, git } from '../../helpers/repo.js';
 import { HANG_MS } from '../../helpers/wait.js';
-import { LONG, repoFor } from './helpers.js';
+import { repoFor } from './helpers.js';
 
 // A property test of where a stage's deliverable appears against what flume reads. Each place's agent
 // ends every turn at once without its deliverable ("Done.": a stage stopped short), and the test makes
@@ -68,7 +68,7 @@ function schedules(seed: number): Schedule[] {
 
 const describeMoment = (m: Moment) => `${m.when} the ${m.point === 'start' ? 'agent start' : `${m.point} reading`} #${m.n}`;
 
-describe('a deliverable made around what flume reads', { timeout: LONG }, () => {
+describe('a deliverable made around what flume reads', { timeout: HANG_MS * 10 }, () => {
   for (const seed of SEEDS) {
     it(`ends every stage whose deliverable exists, and none before it (seed ${seed})`, async ({ expect, onTestFinished }) => {
       const two = {
@@ -144,7 +144,8 @@ describe('a deliverable made around what flume reads', { timeout: LONG }, () => 
       // Steps, as passes take them, until every launch finished; a launch that has had both its
       // deliverables for STEPS_AFTER steps and is not finished is stuck.
       const stepsSince = new Map<string, number>();
-      for (const deadline = Date.now() + HANG_MS * 3; ; ) {
+      // The steps bound the run (LATE, STEPS_AFTER); the clock only guards a hang, far above them.
+      for (const deadline = Date.now() + HANG_MS * 8; ; ) {
         const open = names.filter((name) => !t.record(`two--${name}`)?.finished);
         if (open.length === 0) break;
         for (const name of open) {
