@@ -4,17 +4,9 @@
  * mixed at random from a seed, so a failure names a seed and a case that can be run again.
  */
 
-/** A seeded PRNG (mulberry32): the same seed gives the same files. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../helpers/prng.js';
+
+export { prng };
 
 const INDENTS = ['', '', '', '', ' ', '  ', '   ', '    ', '      ', '\t', '\t\t', ' \t', '\u00a0', '\u3000', '\ufeff'];
 const MARKERS = ['-', '-', '-', '*', '*', '+', '1.', '1)', '2.', '10)', '123456789.', '1234567890.', '0.', 'a.', '#', '>', '', '•', '- -', '1', '-.'];

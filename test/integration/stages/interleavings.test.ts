@@ -5,6 +5,7 @@ import type { DeliverableRequest } from '../../../core/api/hooks.js';
 import type { FlumePlugin } from '../../../core/api/plugin.js';
 import { defineDeliverable } from '../../../core/api/deliverable.js';
 import { commit, git } from '../../helpers/repo.js';
+import { prng } from '../../helpers/prng.js';
 import { HANG_MS } from '../../helpers/wait.js';
 import { repoFor } from './helpers.js';
 
@@ -40,18 +41,6 @@ const LATE = 6;
 /** A launch that took every moment and has not finished after this many steps is stuck. */
 const STEPS_AFTER = 12;
 
-/** mulberry32: a small seeded generator, so a run replays from its seed. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The moments that broke flume before: a landing made just before, or just after, its stage's start reads it. */
 const EDGES: Schedule[] = [
   { commit: { point: 'agent', n: 1, when: 'after' }, land: { point: 'deliverable', n: 1, when: 'before' } },
@@ -60,7 +49,7 @@ const EDGES: Schedule[] = [
 ];
 
 function schedules(seed: number): Schedule[] {
-  const random = generator(seed);
+  const random = prng(seed);
   const moment = (): Moment => ({ point: POINTS[Math.floor(random() * POINTS.length)]!, n: 1 + Math.floor(random() * 3), when: random() < 0.5 ? 'before' : 'after' });
   const drawn = Array.from({ length: PLACES }, () => ({ commit: moment(), land: moment() }));
   return seed === SEEDS[0] ? [...EDGES, ...drawn].slice(0, PLACES) : drawn;

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { isAncestor, promptsOf, repoFor, running, tip, type StageRepo } from './helpers.js';
 import { sameProcess } from '../../../core/support/process.js';
+import { prng } from '../../helpers/prng.js';
 
 // A property test of the supervisor. Random interleavings of deliveries, kills of agents
 // and of the supervisor, tmux server restarts and commands (tell, stop, retry, drop, go-on, stage,
@@ -40,18 +41,6 @@ const CLI_EVERY = 6;
 const STAGES: Record<string, string[]> = { fix: ['code', 'submission'], question: ['session'] };
 const READER = fileURLToPath(new URL('../../helpers/status-reader.mjs', import.meta.url));
 
-/** mulberry32: a small seeded generator, so a run replays from its seed. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Step = 'deliver' | 'kill-agent' | 'kill-supervisor' | 'restart-tmux' | 'tell' | 'stop' | 'retry' | 'drop' | 'go-on' | 'stage' | 'launch';
 const WEIGHTS: Array<[Step, number]> = [
   ['deliver', 5],
@@ -70,7 +59,7 @@ const WEIGHTS: Array<[Step, number]> = [
 describe.concurrent('the supervisor under random steps', { timeout: 360_000 }, () => {
   for (const seed of SEEDS) {
     it(`status never claims what process, pane, transcript, git or the lock deny (seed ${seed})`, async ({ expect, onTestFinished }) => {
-      const random = generator(seed);
+      const random = prng(seed);
       const pick = <T,>(items: T[]): T => items[Math.floor(random() * items.length)];
       const t = repoFor({ onTestFinished }, {}, { limits: { promptTimeout: '5s', startTimeout: '20s' } });
       // Each agent's work waits for the test to open its place's gate, then commits (code), lands

@@ -11,17 +11,9 @@ import { join } from 'node:path';
 import { tempDir, write } from '../../helpers/repo.js';
 import { git, tryGit } from './support.js';
 
-/** A seeded PRNG (mulberry32): the same seed draws the same plan. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../helpers/prng.js';
+
+export { prng };
 
 /** What one commit in a place does. */
 export type CommitKind = 'add' | 'edit' | 'empty' | 'rename' | 'mode' | 'merge-side' | 'merge-main' | 'merge-main-extra' | 'merge-main-conflict';
