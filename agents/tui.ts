@@ -5,7 +5,7 @@
  * screen reads (`TuiScreen`); what its record says stays its own.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { flumeError, lookAtPane, ownsPane, quitAgent, typeWhole, type AgentDriver, type AgentHandle, type PaneHost, type StartRequest } from '../core/index.js';
+import { flumeError, lookAtPane, ownsPane, quitAgent, typeWhole, withdrawText, type AgentDriver, type AgentHandle, type PaneHost, type StartRequest } from '../core/index.js';
 import { handedCommand } from './printed.js';
 
 /** After the input box first shows, keys typed at once can be lost while the program finishes starting. */
@@ -32,10 +32,16 @@ export interface Tui {
   showMs?: number;
   /** Enter waits this long after the prompt showed. */
   enterAfterMs?: number;
+  /**
+   * What a prompt must not start with: at the start of its input box these make the text something
+   * else than a prompt however it arrives (Codex: `!` a shell command it runs, `/` its command menu).
+   * Such a text is sent with one space before it, which the program trims as it takes the prompt.
+   */
+  keyStart?: RegExp;
 }
 
 /** The driver methods that only look at and type into the agent's pane. */
-export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' | 'resend' | 'hasDraft' | 'stop'> {
+export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' | 'resend' | 'hasDraft' | 'withdraw' | 'stop'> {
   const { screen: reads } = tui;
   const methods: ReturnType<typeof tuiMethods> = {
     async waitForInput(handle, timeoutMs) {
@@ -61,7 +67,7 @@ export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' 
 
     async send(handle, text) {
       const host = await ownHost(tui, handle);
-      await typeWhole(host, handle, text, { draft: reads.draft, same: reads.same, ...(tui.showMs ? { showMs: tui.showMs } : {}), ...(tui.enterAfterMs ? { enterAfterMs: tui.enterAfterMs } : {}) });
+      await typeWhole(host, handle, tui.keyStart?.test(text) ? ` ${text}` : text, { draft: reads.draft, same: reads.same, ...(tui.showMs ? { showMs: tui.showMs } : {}), ...(tui.enterAfterMs ? { enterAfterMs: tui.enterAfterMs } : {}) });
     },
 
     async resend(handle, text) {
@@ -77,6 +83,11 @@ export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' 
       const host = tui.hostOf(handle);
       const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
       return screen !== undefined && reads.draft(screen) !== '';
+    },
+
+    async withdraw(handle, text) {
+      const host = tui.hostOf(handle);
+      return host ? withdrawText(host, handle, text, reads) : true;
     },
 
     async stop(handle, options = {}) {

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
-import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTrusted, lookAtPane, ownsPane, sameProcess, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest, waitFor } from '../../core/index.js';
+import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTrusted, lookAtPane, ownsPane, sameProcess, signalQuietly, waitForChange, type AgentDriver, type AgentHandle, type Flume, type PaneHost, type StartRequest, waitFor, withdrawText } from '../../core/index.js';
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
@@ -209,6 +209,12 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const host = hostOf(handle);
       const screen = host && (await ownsPane(host, handle)) ? await host.capture(handle.pane!) : undefined;
       return screen !== undefined && draftText(screen, patternsFor(handle.version)) !== '';
+    },
+
+    async withdraw(handle, text) {
+      const host = hostOf(handle);
+      const patterns = patternsFor(handle.version);
+      return host ? withdrawText(host, handle, asRecorded(text, patterns), { draft: (screen) => draftText(screen, patterns), same: (draft, sent) => sameText(draft, sent, patterns) }) : true;
     },
 
     async stop(handle, stopOptions = {}) {

@@ -129,10 +129,12 @@ export function sameText(offer: string, want: string, p: ClaudeCodePatterns): bo
 
 /**
  * The text as Claude Code records it, which is what the driver sends: each TAB made what the agent
- * makes of one (patterns `transcript.tab`), so a prompt taken once is found, never sent again.
+ * makes of one (patterns `transcript.tab`), so a prompt taken once is found, never sent again; and
+ * a space before a first character that would make it a command (`transcript.keyStart`).
  */
 export function asRecorded(text: string, p: ClaudeCodePatterns): string {
-  return text.replace(/\t/g, p.transcript.tab);
+  const tabbed = text.replace(/\t/g, p.transcript.tab);
+  return p.transcript.keyStart.test(tabbed) ? ` ${tabbed}` : tabbed;
 }
 
 /** CRLF to LF, trailing spaces off every line, blank lines off both ends. */

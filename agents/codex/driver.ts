@@ -33,6 +33,12 @@ import { startedHandle, tuiMethods } from '../tui.js';
  * an Enter pressed at once after the draft showed was taken too (the e2e suite passed with 0 here).
  */
 const ENTER_AFTER_DRAFT_MS = 250;
+/**
+ * What a prompt must not start with (tui.ts `keyStart`): 0.171.0 ran a pasted `!touch x` as a shell
+ * command and held a pasted `/touch …` in its command menu; each with a space before it was taken as
+ * sent, trimmed (the conformance kit's `characters` check).
+ */
+const KEY_START = /^[!/]/;
 /** The longest wait for a typed draft to show before Enter is pressed anyway. */
 const DRAFT_SHOW_MS = 1500;
 
@@ -64,7 +70,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
 
   const driver: AgentDriver = {
     key,
-    ...tuiMethods({ agent: 'Codex', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS }),
+    ...tuiMethods({ agent: 'Codex', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS, keyStart: KEY_START }),
     sessionVariables: CODEX_SESSION_VARIABLES,
     checks: () => codexChecks(options),
 

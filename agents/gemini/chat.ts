@@ -154,14 +154,29 @@ export async function readChat(path: string): Promise<ChatState | undefined> {
 
 /**
  * Was `text` taken as a prompt? `taken` once the chat records it as the user's (at or after `since`,
- * less a minute of clock slack), `not-yet` while it does not, `unknown` while no chat is found.
+ * less a minute of clock slack), alone or as one of the messages Gemini held queued and then
+ * submitted together (joined by a blank line); `not-yet` while it does not, `unknown` while no chat
+ * is found. Whether Gemini holds it queued meanwhile is on its screen (screen.ts, isQueued).
  */
 export function promptState(state: ChatState | undefined, text: string, since?: string): PromptState {
   if (!state) return 'unknown';
   const want = squash(text);
   const from = since === undefined ? -Infinity : Date.parse(since) - 60_000;
-  const same = (said: string | undefined) => said !== undefined && squash(said) === want;
+  const size = text.trim().replace(/\r\n?/g, '\n').split('\n\n').length;
+  const same = (said: string | undefined) => said !== undefined && joined(said, size).some((part) => squash(part) === want);
   return state.prompts.some((p) => Date.parse(p.at) >= from && (same(p.text) || same(p.typed))) ? 'taken' : 'not-yet';
+}
+
+/**
+ * The runs of `size` neighbouring messages a prompt may have been joined from: Gemini submits what it
+ * held queued as one message, each trimmed and joined by a blank line, so a message holding `size - 1`
+ * blank lines of its own is a run of `size` parts.
+ */
+function joined(said: string, size: number): string[] {
+  const parts = said.replace(/\r\n?/g, '\n').split('\n\n');
+  const runs: string[] = [];
+  for (let from = 0; from + size <= parts.length; from++) runs.push(parts.slice(from, from + size).join('\n\n'));
+  return runs;
 }
 
 /** The cursor `readUsage` hands back: how far the chat was read, the totals so far, and the last reply counted. */

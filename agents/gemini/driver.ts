@@ -25,7 +25,7 @@ import { geminiChecks } from './checks.js';
 import { programVersion } from '../program.js';
 import { GEMINI_SESSION_VARIABLES, geminiEnvironment, geminiHome, requireProgram } from './environment.js';
 import { GEMINI_OPTIONS_SCHEMA, type GeminiOptions } from './options.js';
-import { askedFor, classifyScreen, draftText, sameDraft } from './screen.js';
+import { askedFor, classifyScreen, draftText, isQueued, questionOf, sameDraft } from './screen.js';
 
 /** A stage's permission mode as Gemini's `--approval-mode` (the default mode asks before each tool that writes or runs). */
 const APPROVAL_MODES: Record<string, string> = { bypassPermissions: 'yolo', acceptEdits: 'auto_edit', plan: 'plan' };
@@ -89,7 +89,13 @@ export function geminiDriver(flume: Flume, options: GeminiOptions = {}, key = 'g
     },
 
     async confirm({ handle, text, since }) {
-      return promptState(await chatOf(handle), text, since);
+      const state = promptState(await chatOf(handle), text, since);
+      if (state === 'taken') return state;
+      // Submitted while its start or a turn runs, Gemini holds the text queued (on its screen only)
+      // and submits it by itself later: held, never to be typed again.
+      const host = hostOf(handle);
+      const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
+      return pane?.alive && pane.screen !== undefined && isQueued(pane.screen, text) ? 'held' : state;
     },
 
     async read(handle) {
@@ -133,6 +139,11 @@ export function judge(handle: AgentHandle, chat: ChatState | undefined, pane: { 
     const asked = pane.screen ? askedFor(pane.screen) : undefined;
     const what = asked ? (asked.what ? `\`${asked.what}\`` : asked.tool) : chat?.pendingCall?.name;
     return { state: 'asking', dialog: 'permission', needs: `approval to run ${what ?? 'a tool'}`, ...activity };
+  }
+  if (view === 'question') {
+    // Its `ask_user` tool: text typed now would answer the question, so it is the operator's.
+    const question = pane.screen ? questionOf(pane.screen) : '';
+    return { state: 'asking', dialog: 'question', needs: question ? `an answer: ${question}` : 'an answer to its question', ...activity };
   }
   if (!chat?.prompts.length) return { state: view === 'input-ready' ? 'idle' : 'starting', ...activity };
   if (chat.working || view === 'working') return { state: 'working', ...activity };

@@ -5,7 +5,7 @@
  */
 
 /** What a screen shows, most specific first. */
-export type GeminiView = 'trust' | 'permission' | 'working' | 'input-ready' | 'unknown';
+export type GeminiView = 'trust' | 'permission' | 'question' | 'working' | 'input-ready' | 'unknown';
 
 /** The first run in an untrusted folder: "Do you trust the files in this folder?" with `1. Trust folder (<name>)`. */
 const TRUST = /Do you trust the files in this folder\?|Trust folder \(/;
@@ -15,6 +15,14 @@ const TRUST = /Do you trust the files in this folder\?|Trust folder \(/;
  * changes (esc)`; an edit asks "Apply this change?" with the same options.
  */
 const PERMISSION = /Allow execution of|Apply this change\?|\d\. Allow once|No, suggest changes \(esc\)/;
+/**
+ * The model's question (its `ask_user` tool), boxed with the input box hidden: `Answer Questions`,
+ * the question, `> Enter your response` (or numbered choices), `Enter to submit · Esc to cancel`.
+ * Text typed now answers it.
+ */
+const QUESTION = /Answer Questions|Enter to submit · Esc to cancel/;
+/** The title above what Gemini holds queued, each below it indented four spaces (at most three shown). */
+const QUEUED = /^ {2}Queued \(press ↑ to edit\):\s*$/;
 /** A turn running: `⠙ Thinking... (esc to cancel, 1s)`. */
 const WORKING = /esc to cancel/;
 /**
@@ -37,6 +45,7 @@ export function classifyScreen(screen: string): GeminiView {
   // A dialog hides the input box: one is open only below the last input box on screen.
   const box = inputLine(lines);
   if (lastIndex(lines, (line) => PERMISSION.test(line)) > box) return 'permission';
+  if (lastIndex(lines, (line) => QUESTION.test(line)) > box) return 'question';
   if (WORKING.test(screen)) return 'working';
   return box >= 0 ? 'input-ready' : 'unknown';
 }
@@ -48,6 +57,44 @@ export function askedFor(screen: string): { tool: string; what: string } | undef
   if (at < 0) return undefined;
   const [, tool, what] = ASKED.exec(lines[at]!)!;
   return { tool: tool!, what: what!.trim() };
+}
+
+/** The question the model's question box asks ('' when none shows): its lines between the title and the answer's line. */
+export function questionOf(screen: string): string {
+  const lines = screen.split('\n').map((line) => line.replace(/^[│ ]+|[│ ]+$/g, ''));
+  const at = lastIndex(lines, (line) => line === 'Answer Questions');
+  if (at < 0) return '';
+  const asked: string[] = [];
+  for (const line of lines.slice(at + 1)) {
+    if (/^(> |● |\d+\. )|^Enter to submit/.test(line)) break;
+    if (line) asked.push(line);
+  }
+  return asked.join(' ');
+}
+
+/**
+ * What Gemini holds queued, to submit by itself once its start or its turn ends: each shown on one
+ * line (whitespace runs as one space), cut at the screen's width.
+ */
+export function queuedOf(screen: string): string[] {
+  const lines = screen.split('\n');
+  const at = lastIndex(lines, (line) => QUEUED.test(line));
+  if (at < 0) return [];
+  const queued: string[] = [];
+  for (const line of lines.slice(at + 1)) {
+    if (!/^ {4}\S/.test(line) || /^ {4}\.\.\. \(\+\d+ more\)$/.test(line)) break;
+    queued.push(line.trim());
+  }
+  return queued;
+}
+
+/** True when `text` is among what Gemini shows queued (a preview cut at the width matches the text's start). */
+export function isQueued(screen: string, text: string): boolean {
+  const whole = squash(text);
+  return queuedOf(screen).some((shown) => {
+    const preview = squash(shown.replace(/…$/, ''));
+    return preview !== '' && (preview === whole || (shown.endsWith('…') && whole.startsWith(preview)));
+  });
 }
 
 /** The text in the input box ('' when empty or showing its placeholder); lines of a draft joined by newlines. */

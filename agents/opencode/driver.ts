@@ -6,6 +6,7 @@
  * flume's public entry alone, as a third party's driver would be.
  */
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   canType,
   defineDriver,
@@ -18,7 +19,7 @@ import {
   type StartRequest,
 } from '../../core/index.js';
 import { agentConfig, agentHome, dataFolder, homeEnvironment, keepUsage, keptUsage, prepareHome, serverPassword, userDataDir } from './home.js';
-import { promptState, readRecord, sameUsage, usageOf, type RecordState, type Server } from './record.js';
+import { promptState, readRecord, sameUsage, steps, usageOf, type RecordState, type Server } from './record.js';
 import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { opencodeChecks } from './checks.js';
 import { programVersion } from '../program.js';
@@ -32,6 +33,11 @@ const ENTER_AFTER_DRAFT_MS = 250;
 /** The longest wait for a typed draft to show before Enter is pressed anyway. */
 const DRAFT_SHOW_MS = 2500;
 
+/** The longest wait, when an agent is hung up, for the model step it is in to close and write its tokens. */
+const STEP_CLOSE_MS = 10_000;
+/** How often the record is read meanwhile. */
+const STEP_POLL_MS = 200;
+
 /** The OpenCode driver, configured from the config's `agents.opencode`. */
 export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key = 'opencode'): AgentDriver {
   const hostOf = (handle: AgentHandle): PaneHost | undefined => flume.hosts.get(handle.host);
@@ -44,6 +50,22 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
   const recordOf = async (handle: AgentHandle): Promise<RecordState | undefined> => {
     const server = await serverOf(handle);
     return server ? readRecord(server, handle.cwd, handle.startedAt) : undefined;
+  };
+
+  /** The record once the step open now has closed (or `STEP_CLOSE_MS` passed, or none was open). */
+  const stepClosed = async (handle: AgentHandle): Promise<RecordState | undefined> => {
+    const first = await recordOf(handle);
+    if (!first || !steps(first).open) return first;
+    const { closed } = steps(first);
+    let last = first;
+    for (const deadline = Date.now() + STEP_CLOSE_MS; Date.now() < deadline; ) {
+      await sleep(STEP_POLL_MS);
+      const now = await recordOf(handle);
+      if (!now) break;
+      last = now;
+      if (steps(now).closed > closed || !steps(now).open) break;
+    }
+    return last;
   };
 
   const prepare = async (request: StartRequest, host: PaneHost) => {
@@ -110,7 +132,9 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
     },
 
     async stop(handle, options) {
-      const record = await recordOf(handle);
+      // Hung up as its stage delivered: the step that made the deliverable (a commit in a tool call)
+      // writes its tokens only as it closes, a moment after; its usage is read once it has.
+      const record = options?.hangUp ? await stepClosed(handle) : await recordOf(handle);
       if (record) await keepUsage(homeOf(handle), { sessionId: record.sessionId, usage: usageOf(record).usage });
       return pane.stop(handle, options);
     },

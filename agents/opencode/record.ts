@@ -125,6 +125,27 @@ export function recordState(sessionId: string, messages: Message[], status?: str
 }
 
 /**
+ * How many model steps the record has closed (`step-finish` parts), and whether one is open (its
+ * last `step-start` has no `step-finish` after it): OpenCode writes a step's tokens only once its
+ * tool calls have returned, so a step that committed is counted only after it closes.
+ */
+export function steps(state: RecordState): { closed: number; open: boolean } {
+  let closed = 0;
+  let open = false;
+  for (const { info, parts } of state.messages) {
+    if (info.role !== 'assistant') continue;
+    for (const part of parts) {
+      if (part.type === 'step-start') open = true;
+      if (part.type === 'step-finish') {
+        closed += 1;
+        open = false;
+      }
+    }
+  }
+  return { closed, open };
+}
+
+/**
  * Was `text` taken as a prompt? `taken` once the record holds it as a user message (at or after
  * `since`, less a minute of clock slack), `not-yet` while it does not, `unknown` while no session is
  * found (OpenCode makes it at the first prompt, so before that no reading can say more).

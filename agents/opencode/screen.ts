@@ -50,8 +50,16 @@ export function draftText(screen: string): string {
   return text.startsWith(PLACEHOLDER) ? '' : text;
 }
 
-/** True when a draft on screen is `text` (the box wraps long lines; a long paste may show shortened). */
+/**
+ * A paste of three lines or more, or of more than 150 characters, shown folded in the box:
+ * `[Pasted ~N lines]`, N the paste's lines.
+ */
+const FOLDED = /^\[Pasted ~(\d+) lines?\]$/;
+
+/** True when a draft on screen is `text` (the box wraps long lines; a paste may show folded or shortened). */
 export function sameDraft(draft: string, text: string): boolean {
+  const folded = FOLDED.exec(draft.trim());
+  if (folded) return Number(folded[1]) === text.split(/\r\n?|\n/).length;
   const a = squash(draft);
   const b = squash(text);
   return a === b || a.replace(/ /g, '') === b.replace(/ /g, '') || (b.length > 200 && a.length >= 50 && b.startsWith(a.slice(0, 100)));

@@ -62,8 +62,13 @@ export interface AgentUsage {
   recordedCost?: { amount: number; currency: string };
 }
 
-/** What a reading of the transcript says of a prompt sent to the agent. */
-export type PromptState = 'taken' | 'not-yet' | 'unknown';
+/**
+ * What a reading of the transcript says of a prompt sent to the agent: `taken` once its record holds
+ * it; `held` while the program shows it holds the text queued, to submit by itself once its start or
+ * its turn ends (the Gemini CLI): not taken yet, and never to be sent again; `not-yet`; `unknown`
+ * while there is no record to read.
+ */
+export type PromptState = 'taken' | 'held' | 'not-yet' | 'unknown';
 
 /** The agent's state, read from its own record (and, for dialogs, its screen). */
 export type AgentState = 'not-up' | 'starting' | 'idle' | 'working' | 'asking' | 'exited';

@@ -62,7 +62,7 @@ export interface AgentDriver {
    * types it again if the box is empty, and refuses (AGENT_BUSY) if the box holds anything else.
    */
   resend(handle: AgentHandle, text: string): Promise<void>;
-  /** Reads the transcript: was the text taken as a prompt? */
+  /** Reads the transcript: was the text taken as a prompt (or is it held, queued by the program: PromptState)? */
   confirm(request: ConfirmRequest): Promise<PromptState>;
   /** Reads the agent's state from its own record (and its screen, for dialogs). */
   read(handle: AgentHandle): Promise<AgentReading>;
@@ -74,6 +74,13 @@ export interface AgentDriver {
   readMany?(handles: AgentHandle[]): Promise<Array<AgentReading | undefined>>;
   /** True when the input box holds text nobody submitted (a tell must not submit it). */
   hasDraft(handle: AgentHandle): Promise<boolean>;
+  /**
+   * Optional: takes back `text` that flume sent and the agent did not take, so nothing is left typed
+   * one Enter away from work behind the record: clears the input box when it holds that text, and
+   * leaves a box holding anything else alone. True when the box holds nothing afterwards. Called
+   * after a prompt or a tell was given up on; without it, what was typed stays.
+   */
+  withdraw?(handle: AgentHandle, text: string): Promise<boolean>;
   /**
    * Ends the agent; resolves once its process is gone, else throws AGENT_DID_NOT_EXIT. `hangUp` ends it
    * at once (its stage delivered, nothing of its turn is wanted) rather than asking it to quit.

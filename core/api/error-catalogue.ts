@@ -323,7 +323,7 @@ export const ERROR_CATALOGUE = {
   },
   PROMPT_NOT_TAKEN: {
     exit: 1,
-    message: "The tell to {place} was sent twice and its agent's transcript does not hold it.",
+    message: "The tell to {place} was sent twice and its agent's transcript does not hold it; what was typed was taken back out of its input box.",
     fix: 'Look at its pane (flume status names it); the agent may be hung. flume stop, then flume retry, starts it afresh.',
   },
   CANNOT_ATTACH: {

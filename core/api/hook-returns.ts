@@ -47,6 +47,7 @@ export function driverReturnCheck(method: string): ReturnCheck | undefined {
     case 'waitForInput':
       return (value) => oneOf(value, ['ready', 'slow', 'exited']);
     case 'hasDraft':
+    case 'withdraw':
       return (value) => (typeof value === 'boolean' ? [] : [`expected true or false, got ${describe(value)}`]);
     case 'watchPaths':
       return (value) => (strings.test(value) ? [] : [`expected ${strings.expected}, got ${describe(value)}`]);
@@ -83,7 +84,7 @@ const strings: Field = { expected: 'an array of strings', test: (value) => Array
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const enumOf = (values: readonly string[]): Field => ({ expected: `one of ${values.map((v) => `"${v}"`).join(', ')}`, test: (value) => values.includes(value as string) });
 
-const PROMPT_STATES = ['taken', 'not-yet', 'unknown'] as const;
+const PROMPT_STATES = ['taken', 'held', 'not-yet', 'unknown'] as const;
 const AGENT_STATES = ['not-up', 'starting', 'idle', 'working', 'asking', 'exited'] as const;
 
 /** AgentHandle (core/api/agent.ts). */

@@ -152,6 +152,25 @@ export async function typeWhole(host: PaneHost, handle: AgentHandle, text: strin
 }
 
 /**
+ * Takes back `text` that was typed into the handle's own pane and not taken: when its input box holds
+ * that text, one Ctrl-C (which clears a draft in every agent flume drives, and only quits from an
+ * empty box), then a look until the box is empty. A box holding other text, or none, is left alone.
+ * True when the box holds nothing afterwards.
+ */
+export async function withdrawText(host: PaneHost, handle: AgentHandle, text: string, box: Pick<InputBox, 'draft' | 'same'>): Promise<boolean> {
+  if (!canType(host) || !handle.pane || !(await ownsPane(host, handle))) return true;
+  const draftNow = async () => {
+    const screen = await host.capture(handle.pane!);
+    return screen === undefined ? '' : box.draft(screen);
+  };
+  const draft = await draftNow();
+  if (draft === '') return true;
+  if (!box.same(draft, text)) return false;
+  await host.keys(handle.pane, ['C-c']);
+  return waitFor(async () => (await draftNow()) === '', 2000);
+}
+
+/**
  * Ends a terminal program in the handle's own pane, truthfully: unless `hangUp`, Ctrl-C twice (a
  * running turn is interrupted, an idle program quits), twice over; then the pane is closed, and every
  * process of the agent found before (the pane's program and its descendants: an npm launcher and its

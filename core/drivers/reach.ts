@@ -37,6 +37,8 @@ export interface ReachedDriver {
   /** Many agents read at once (`readMany` where the driver has it, else `read` each); undefined where one could not be read. */
   readMany(handles: AgentHandle[]): Promise<Array<AgentReading | undefined>>;
   hasDraft(handle: AgentHandle): Promise<boolean>;
+  /** The driver's `withdraw` where it has one; true (nothing to take back) where it has none. */
+  withdraw(handle: AgentHandle, text: string): Promise<boolean>;
   stop(handle: AgentHandle, options?: { hangUp?: boolean }): Promise<void>;
   usage(handle: AgentHandle, cursor?: unknown): Promise<UsageRead | undefined>;
   watchPaths(handle: AgentHandle): string[];
@@ -107,6 +109,7 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
       return Promise.all(handles.map((handle) => this.read(handle).catch(() => undefined)));
     },
     hasDraft: (handle) => (own('hasDraft'), call('hasDraft', () => driver.hasDraft(handle))),
+    withdraw: async (handle, text) => (typeof driver.withdraw === 'function' ? call('withdraw', () => driver.withdraw!(handle, text)) : true),
     stop: (handle, options) => (own('stop'), call('stop', () => driver.stop(handle, options))),
     usage: async (handle, cursor) => (typeof driver.usage === 'function' ? call('usage', () => driver.usage!(handle, cursor)) : undefined),
     watchPaths: (handle) => (typeof driver.watchPaths === 'function' ? call('watchPaths', () => driver.watchPaths(handle)) : []),

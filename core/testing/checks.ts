@@ -4,6 +4,8 @@
  * the engine functions flume itself runs (a stage's start and step, tell, stop).
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFlumeError } from '../api/errors.js';
 import { processRunning } from '../support/process.js';
@@ -13,6 +15,13 @@ import type { AgentHandle, AgentReading } from '../api/agent.js';
 import type { PlaceRecord } from '../api/record.js';
 import { pidOf, type Bench, type Place } from './bench.js';
 import { timeoutsOf, type ConformanceHarness } from './harness.js';
+
+/**
+ * What the `characters` check's tells start with: each a key to some agent when typed (`!` shell
+ * mode, `#` memory, `/` a command, `?` shortcuts, `@` a file, a TAB completion), or text a reader
+ * could mangle (a backslash, a bracket, a letter outside ASCII).
+ */
+export const CHARACTER_STARTS = ['!', '?', '#', '/', '@', '\\', '\t', '[', 'é'] as const;
 
 /** Throws the check's ConformanceFailure with what was seen. */
 type Fail = (seen: string) => never;
@@ -107,6 +116,34 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
       if (count(taken, text) !== 1) fail(`after driver.resend the agent took ${JSON.stringify(taken)}: the text in the box must be submitted as it is, once (not typed again beside itself)`);
     }),
 
+    check('characters', 'a tell reaches the agent as the text sent, whatever characters it starts with or holds', async (fail: Fail) => {
+      // Typed key by key, some characters are keys to an agent: `!` its shell mode (the words after it
+      // run as a command), `?` its shortcuts, `#`, `/` and `@` its menus, a TAB its completion.
+      const place = await bench.place('answers');
+      await takenAgent(place, fail, true);
+      const wrong: string[] = [];
+      for (const start of CHARACTER_STARTS) {
+        const marker = `conformance-bang-${letters()}`;
+        // No control character but where the TAB is tried: a host may type text without one another way.
+        // A TAB goes inside (a tell is sent trimmed, so one at the start would not be sent).
+        const text = `${start === '\t' ? 'A\tTAB: ' : start}touch ${marker} ? # / @ \\ [x] {y} (z) é日本 ${letters()}`;
+        const handle = await takenAgent(place, fail, true);
+        const before = count(squashed(await truth(place)), squash(text));
+        const told = await tell(place.repository, place.key, text).then((result) => result.sends, (error: unknown) => error);
+        const taken = await truthUntil(place, (seen) => count(squashed(seen), squash(text)) > before);
+        const shown = JSON.stringify(text);
+        if (existsSync(join((await place.record()).path, marker))) wrong.push(`the tell ${shown} ran as a shell command in the place (it made ${marker}): a caller's words must never become a command`);
+        else if (typeof told !== 'number') wrong.push(`the tell ${shown} failed with ${describe(told)}; the agent took ${JSON.stringify(taken.slice(-2))}`);
+        else if (count(squashed(taken), squash(text)) !== before + 1) wrong.push(`the tell ${shown} was reported taken after ${told} sending(s), but the agent took ${JSON.stringify(taken.slice(-2))}: it must reach the agent once, as the text sent`);
+        const reading = await readingUntil(place, handle, (r) => r.state === 'idle');
+        if (reading.state !== 'idle') {
+          wrong.push(`after the tell ${shown} the agent did not end its turn: driver.read says ${JSON.stringify(reading)}`);
+          break;
+        }
+      }
+      if (wrong.length) fail(`${wrong.join('\n')}${await screenOf(bench, await place.record())}`);
+    }),
+
     check('resend', 'a prompt the agent did not take is sent once more, and then taken', async (fail: Fail) => {
       const place = await bench.place('drops-first');
       const record = await place.record();
@@ -124,6 +161,14 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
       if (record.stage?.delivery === 'taken') fail(`flume was told the prompt was taken, but the agent drops every prompt (it took ${JSON.stringify(taken)})`);
       if (taken.length) fail(`the harness says the agent took ${JSON.stringify(taken)} though it drops every prompt: check the scenario`);
       if (record.stage?.delivery !== 'never-started' || record.stage.sends !== 2) fail(`an agent that is up and took neither of two sendings is never started; the stage reads ${stageOf(record, place)}${await screenOf(bench, record)}`);
+      // Never started means nothing is left typed, one Enter away from work behind the record; a tell
+      // given up on likewise.
+      const handle = record.stage.agent!;
+      if (await place.driver.hasDraft(handle)) fail(`the stage was given up as never started, yet its agent's input box still holds text${await screenOf(bench, record)}`);
+      const text = `Conformance tell ${letters()}`;
+      const error = await tell(place.repository, place.key, text).then(() => undefined, (e: unknown) => e);
+      if (!isFlumeError(error) || error.code !== 'PROMPT_NOT_TAKEN') fail(`a tell to an agent that takes nothing must fail with PROMPT_NOT_TAKEN, and it ${error ? `failed with ${describe(error)}` : 'was reported taken'}`);
+      if (await place.driver.hasDraft(handle)) fail(`the tell was given up on (PROMPT_NOT_TAKEN), yet its text is left in the agent's input box${await screenOf(bench, record)}`);
     }),
 
     check('never-up', 'an agent that does not come up is reported never started, not confirmed', async (fail: Fail) => {
@@ -232,6 +277,18 @@ function answered(place: Place): string {
 function describe(error: unknown): string {
   if (isFlumeError(error)) return `${error.code}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Whitespace runs as one space, trimmed: the agents trim a prompt and some make a TAB spaces (Claude
+ * Code), which changes none of its words.
+ */
+function squash(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function squashed(list: string[]): string[] {
+  return list.map(squash);
 }
 
 function count(list: string[], item: string): number {

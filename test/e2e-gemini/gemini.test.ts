@@ -4,12 +4,12 @@
  * 127.0.0.1, inside the network namespace `sh scripts/test.sh` makes. Every "taken" was read by flume
  * from the chat file the real program wrote.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { descendantsOf, processRunning } from '../../core/index.js';
 import { GEMINI_MODEL, GEMINI_VERSION } from '../helpers/gemini-env.js';
-import { lastParts, lastUserText, shell, type GeminiRequest } from '../helpers/gemini-api.js';
+import { call, lastParts, lastUserText, shell, type GeminiRequest } from '../helpers/gemini-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { git } from '../helpers/repo.js';
 import { geminiRepo, type GeminiRepo } from './gemini-repo.js';
@@ -122,5 +122,53 @@ describe('the Gemini CLI driver with the real Gemini CLI', () => {
     expect(processes.filter(processRunning)).toEqual([]);
     expect((await t.view('mend/asks')).stage.agent.state).toBe('exited');
     expect(existsSync(join(t.repo, 'places', 'outside.txt'))).toBe(false);
+  });
+
+  it("reads its own question (the model's ask_user) as a question: status names it, a tell is refused with nothing typed, stop needs no force", async () => {
+    const t = (current = await geminiRepo({ config: mend(), script: [call('ask_user', { questions: [{ question: 'Which colour should it be?', header: 'Colour', type: 'text' }] })] }));
+    const place = await t.launch('mend', 'question', 'Ask me.');
+    const asking = await t.until('mend/question', (p) => p?.stage.agent.state === 'asking' && p, 'the question');
+    expect(asking.stage).toMatchObject({ state: 'waiting', needs: 'an answer: Which colour should it be?' });
+
+    const told = await t.flume(['tell', 'mend/question', 'Blue.', '--json', '--no-watch']);
+    expect(JSON.parse(told.stdout).error?.code, told.stdout).toBe('AGENT_ASKING');
+    expect(await t.promptsOf(place.stage.agent.sessionId, 1)).toEqual(['Ask me.']);
+    expect(t.gemini.api.requests).toHaveLength(1);
+
+    // An agent waiting on its own question is not working: stop ends it without --force.
+    const stopped = await t.flume(['stop', 'mend/question', '--json', '--no-watch']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+    expect((await t.view('mend/question')).stage.agent.state).toBe('exited');
+  });
+
+  it('waits for what it holds queued: a prompt sent while its MCP server starts is taken once, never sent again, and a tell during a turn is reported queued, then taken once', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((done) => (release = done));
+    // The prompt timeout is short, so flume's first wait ends while Gemini still holds the prompt.
+    const config = mend();
+    Object.assign(config.kinds[0]!, { limits: { promptTimeout: '4s' } });
+    const t = (current = await geminiRepo({ config, script: ['Started.', { text: 'Working on it.', until: held }, 'Noted.'] }));
+    // An MCP server that takes 15 s to fail: until then Gemini queues what is submitted.
+    const settings = join(t.gemini.home, '.gemini', 'settings.json');
+    writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), mcpServers: { slow: { command: 'sh', args: ['-c', 'sleep 15'] } } }));
+    const place = await t.launch('mend', 'queued', 'Start now.');
+    expect(place.stage).toMatchObject({ delivery: 'sending', sends: 1 });
+    t.watch();
+    await t.until('mend/queued', (p) => p?.stage.delivery === 'taken' && p, 'the queued prompt to be taken', 60_000);
+    expect(await t.promptsOf(place.stage.agent.sessionId, 1)).toEqual(['Start now.']);
+    expect(t.record('mend--queued').stage.sends).toBe(1);
+    expect(t.events('mend--queued').map((e) => e.event)).not.toContain('never-started');
+
+    // A turn held open; a tell now is queued by Gemini: reported so, typed once, and taken when the turn ends.
+    await t.until('mend/queued', (p) => p?.stage.agent.state === 'idle' && p, 'the first turn to end');
+    const busy = t.flume(['tell', 'mend/queued', 'Go on with the rest.', '--json', '--no-watch']);
+    await t.gemini.api.waitForRequest(2);
+    const told = await t.flume(['tell', 'mend/queued', 'Also add a test.', '--json', '--no-watch']);
+    expect(JSON.parse(told.stdout), told.stdout + told.stderr).toEqual({ place: 'mend/queued', taken: false, held: true, sends: 1 });
+    expect((await busy).code).toBe(0);
+    release();
+    await t.gemini.api.waitForRequest(3);
+    expect(await t.promptsOf(place.stage.agent.sessionId, 3)).toEqual(['Start now.', 'Go on with the rest.', 'Also add a test.']);
+    expect(t.gemini.api.requests.map((request) => lastUserText(request))).toEqual(['Start now.', 'Go on with the rest.', 'Also add a test.']);
   });
 });

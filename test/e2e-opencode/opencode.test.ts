@@ -81,4 +81,23 @@ describe('the OpenCode driver with the real OpenCode', () => {
     const waiting = await waitFor(() => t.record('mend--short').stage.waiting, 'the supervisor to record the stage stopped short');
     expect(waiting.needs).toContain('staging database URL');
   });
+
+  it("keeps the tokens of the step that committed: the agent hung up as its stage delivers is read once that step has closed", async () => {
+    // The commit lands while its tool call still runs; OpenCode writes the step's tokens only once the
+    // call has returned, a moment after flume sees the commit and ends the agent.
+    const opencode = await opencodeEnv({
+      script: [bash('echo fixed > fix.txt && git add fix.txt && git commit -q -m "Fix the thing" && sleep 2', { usage: { prompt_tokens: 1000, cached_tokens: 400, completion_tokens: 50 } }), 'Committed the fix.'],
+    });
+    const kinds = [{ name: 'mend', stages: [
+      { name: 'code', prompt: '{brief}', deliverable: 'commit', agent: 'opencode', permissionMode: 'bypassPermissions' },
+      { name: 'check', prompt: 'Check it.', deliverable: 'commit', agent: 'opencode', permissionMode: 'bypassPermissions' },
+    ] }];
+    const t = (current = { ...programRepo('opencode', opencode.options, { kinds }, () => opencode.cleanup()), opencode });
+    await t.launch('mend', 'tokens', 'Fix the thing.');
+    t.watch();
+    const moved = await t.until('mend/tokens', (p) => p?.stage.name === 'check' && p, 'the code stage to deliver and the next to start');
+    const code = moved.usage.stages.find((run: { name: string }) => run.name === 'code');
+    expect(Object.keys(code.usage.models)).toHaveLength(1);
+    expect(Object.values(code.usage.models)[0]).toMatchObject({ input: 600, cacheRead: 400, output: 50 });
+  });
 });

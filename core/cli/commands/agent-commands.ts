@@ -27,13 +27,19 @@ export const tellCommand: Command = {
     const text = args.file !== undefined ? await readText(String(args.file)) : String(args.text);
     const { repository, key } = await placeFrom(args, context);
     const after = await beforeActing(args, repository, 'told');
-    const { record, sends } = await tell(repository, key, text);
+    const { record, sends, held } = await tell(repository, key, text);
     await superviseAfter(args, context, record);
     if (after !== undefined) return waitAndReport(args, context, repository, record, after);
-    if (args.json) printJson(context.io, { place: record.id, taken: true, sends });
-    else context.io.stdout(`told ${record.id}: taken${sends > 1 ? ' (sent twice)' : ''}\n`);
+    if (args.json) printJson(context.io, { place: record.id, taken: !held, ...(held ? { held } : {}), sends });
+    else context.io.stdout(`${toldLine(record.id, sends, held)}\n`);
   },
 };
+
+/** What `flume tell` (and the live view's tell) answers. */
+export function toldLine(place: string, sends: number, held?: true): string {
+  if (held) return `told ${place}: queued by its agent, which submits it when its turn ends`;
+  return `told ${place}: taken${sends > 1 ? ' (sent twice)' : ''}`;
+}
 
 /** `flume stop PLACE [--force]`. */
 export const stopCommand: Command = {

@@ -6,6 +6,7 @@
 import type { CliContext } from '../command.js';
 import { placeFrom } from '../command.js';
 import { superviseAfter } from '../commands/watch.js';
+import { toldLine } from '../commands/agent-commands.js';
 import { canType, ownsPane } from '../../api/pane-host.js';
 import { openRepository, type Repository } from '../../config/repository.js';
 import { flumeError } from '../../api/errors.js';
@@ -22,9 +23,9 @@ export type ViewAction = 'tell' | 'stop' | 'force-stop' | 'retry' | 'go-on' | 'n
 export async function act(context: CliContext, place: PlaceStatus, action: ViewAction, text = ''): Promise<string> {
   const { repository, key } = await placeFrom({ place: place.id, repo: place.repo }, context);
   if (action === 'tell') {
-    const { record, sends } = await tell(repository, key, text);
+    const { record, sends, held } = await tell(repository, key, text);
     await superviseAfter({}, context, record);
-    return `told ${record.id}: taken${sends > 1 ? ' (sent twice)' : ''}`;
+    return toldLine(record.id, sends, held);
   }
   if (action === 'stop' || action === 'force-stop') {
     const { record, already } = await stopAgent(repository, key, action === 'force-stop');

@@ -141,6 +141,8 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
     const needs = facts.agent.needs ?? 'its agent asks whether to trust this folder';
     return stage.waiting?.needs === needs ? { type: 'wait', reason: 'waiting on the operator' } : { type: 'mark-waiting', needs };
   }
+  // The program holds the prompt queued and submits it by itself: sending it again would double it.
+  if (facts.prompt === 'held') return { type: 'wait', reason: 'its agent holds the prompt queued' };
   const sentAt = stage.lastSentAt ? Date.parse(stage.lastSentAt) : undefined;
   if (sentAt === undefined) {
     // Not sent yet: the agent was still starting. A slow start is slow, never failed.

@@ -7,7 +7,11 @@ import type { Flume } from '../../api/plugin.js';
 import type { AgentHandle, PromptState } from '../../api/agent.js';
 import { waitForChange } from '../supervisor/files.js';
 
-/** Reads the transcript until the prompt is taken or `timeoutMs` passes; returns the last reading. */
+/**
+ * Reads the transcript until the prompt is taken or `timeoutMs` passes; returns the last reading,
+ * which may be `held` (the program shows it queued: it submits it by itself, and nothing may be sent
+ * again).
+ */
 export async function awaitPrompt(flume: Flume, handle: AgentHandle, text: string, since: string | undefined, timeoutMs: number): Promise<PromptState> {
   const driver = reachDriver(flume, handle.driver);
   if (!driver) return 'unknown';

@@ -17,9 +17,11 @@ import { advance, goOnFromCaller, limitsOf, startStage } from './step.js';
 import { waitsForCaller, type Action } from './decide.js';
 
 /** Tells the place's agent `text`: confirmed in its transcript as a prompt, or refused with nothing typed. */
-export async function tell(repository: Repository, key: string, typed: string): Promise<{ record: PlaceRecord; sends: number }> {
+export async function tell(repository: Repository, key: string, typed: string): Promise<{ record: PlaceRecord; sends: number; held?: true }> {
   if (!typed.trim()) throw flumeError('BAD_USAGE', {});
-  const text = checkText(typed, 'The tell');
+  // Sent trimmed, as a stage's prompt is: the agents drop the whitespace a prompt starts or ends
+  // with (the Gemini CLI a leading TAB), and what is confirmed is what was sent.
+  const text = checkText(typed, 'The tell').trim();
   return withPlaceLock(repository.info.commonDir, key, async () => {
     const record = await placeRecord(repository, key);
     const { handle, driver } = agentOf(repository, record);
@@ -46,11 +48,19 @@ export async function tell(repository: Repository, key: string, typed: string): 
     const since = new Date(Date.now() - 1000).toISOString();
     for (let sends = 1; sends <= 2; sends++) {
       await (sends === 1 ? driver.send(handle, text) : driver.resend(handle, text));
-      if ((await awaitPrompt(repository.flume, handle, text, since, limits.promptTimeoutMs)) === 'taken') {
+      const state = await awaitPrompt(repository.flume, handle, text, since, limits.promptTimeoutMs);
+      if (state === 'taken') {
         await appendEvent(repository.info.commonDir, key, { event: 'told', sends });
         return { record, sends };
       }
+      // Queued by the program, which submits it when its turn ends: typing it again would double it.
+      if (state === 'held') {
+        await appendEvent(repository.info.commonDir, key, { event: 'told', sends, held: true });
+        return { record, sends, held: true };
+      }
     }
+    // Given up on: what was typed is taken back, so the tell cannot go in later behind the caller's back.
+    await driver.withdraw(handle, text).catch(() => false);
     throw flumeError('PROMPT_NOT_TAKEN', { place: record.id }, {
       details: { place: record.id },
     });

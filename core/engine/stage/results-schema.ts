@@ -27,7 +27,8 @@ export const tellSchema = published('tell', 'flume tell --json', {
   required: ['place', 'taken', 'sends'],
   properties: {
     place: placeId,
-    taken: { const: true, description: 'The text was confirmed in the agent\'s transcript (anything else is an error).' },
+    taken: { type: 'boolean', description: 'True once the text was confirmed in the agent\'s transcript; false only with `held` (a tell neither taken nor held is an error).' },
+    held: { const: true, description: 'The agent shows the text queued (the Gemini CLI, while its turn or its start runs): it submits it by itself when that ends, and flume types nothing more. Absent when taken.' },
     sends: { type: 'integer', minimum: 1, description: 'How many times it was typed (twice when the first was not taken).' },
   },
 });

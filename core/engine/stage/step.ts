@@ -174,6 +174,11 @@ async function act(repository: Repository, record: PlaceRecord, kind: KindDef, a
       break;
     case 'mark-delivery':
       stage!.delivery = action.delivery;
+      // Given up on after its sendings: what was typed is taken back, so nothing is left one Enter
+      // away from work behind the record.
+      if (action.delivery === 'never-started' && stage!.sends > 0 && stage!.agent) {
+        await driverFor(repository, record).withdraw(stage!.agent, stage!.prompt).catch(() => false);
+      }
       break;
     case 'mark-waiting':
       stage!.waiting = { needs: action.needs, at: stamp };

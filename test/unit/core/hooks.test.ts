@@ -91,7 +91,7 @@ describe('returns checked at the boundary', () => {
       [callHook('readDeliverable(bad)', hooks.readDeliverable.get('bad')!, probe('x')), 'acme:reader', 'readDeliverable(bad)', [/"present" must be true or false, got "yes"/, /"progress" must be \{ done, total \}/, /"needs" must be a string, got 3/, /"readFrom" must be an array of strings/]],
       [callHook('startAgent(acme)', hooks.startAgent.get('acme')!, request), 'acme:driver', 'startAgent(acme)', [/"sessionId" is missing/]],
       [callHook('startAgent(other)', hooks.startAgent.get('other')!, request), 'acme:driver', 'startAgent(other)', [/"driver" must be "other"/]],
-      [callHook('confirmPrompt(acme)', hooks.confirmPrompt.get('acme')!, request), 'acme:driver', 'confirmPrompt(acme)', [/expected one of "taken", "not-yet", "unknown", got "done"/]],
+      [callHook('confirmPrompt(acme)', hooks.confirmPrompt.get('acme')!, request), 'acme:driver', 'confirmPrompt(acme)', [/expected one of "taken", "held", "not-yet", "unknown", got "done"/]],
       [callHook('planAgent(acme)', hooks.planAgent.get('acme')!, request), 'acme:driver', 'planAgent(acme)', [/"command" must be an array of strings/]],
       [callHook('beforeTidy', hooks.beforeTidy, { place: {} as never }), 'acme:veto', 'beforeTidy', [/expected a string/]],
     ];

@@ -140,6 +140,13 @@ describe('decide', () => {
       expect(decide(kind, place(twice), facts({ prompt: 'not-yet', now: T0 + 15_000 }), limits).type).toBe('wait');
       expect(decide(kind, place(twice), facts({ prompt: 'not-yet', now: T0 + 22_000 }), limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
     });
+    it('waits for a prompt the agent holds queued, past every time, never sending it again', () => {
+      const twice = { ...sending, sends: 2, lastSentAt: at(11_000) };
+      expect(decide(kind, place(sending), facts({ prompt: 'held', now: T0 + 60_000, acceptsInput: true }), limits).type).toBe('wait');
+      expect(decide(kind, place(twice), facts({ prompt: 'held', now: T0 + 600_000, acceptsInput: true }), limits).type).toBe('wait');
+      // Gone while it held it: it can take nothing now.
+      expect(decide(kind, place(sending), facts({ prompt: 'held', agent: { state: 'exited' } }), limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
+    });
     it('reports a start it cannot read as unknown, not as never started', () => {
       const twice = { ...sending, sends: 2, lastSentAt: at(11_000) };
       expect(decide(kind, place(twice), facts({ prompt: 'unknown', now: T0 + 22_000 }), limits)).toEqual({ type: 'mark-delivery', delivery: 'unknown' });

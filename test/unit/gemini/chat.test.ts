@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { promptState, readChat, readUsage } from '../../../agents/gemini/chat.js';
-import { askedFor, classifyScreen, draftText, sameDraft } from '../../../agents/gemini/screen.js';
+import { askedFor, classifyScreen, draftText, isQueued, questionOf, queuedOf, sameDraft } from '../../../agents/gemini/screen.js';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -40,6 +40,17 @@ describe("the Gemini CLI's chat", () => {
     expect(promptState(state, 'hello   there', '2026-12-04T14:44:00.000Z')).toBe('taken');
     expect(promptState(state, 'This is the Gemini CLI.')).toBe('not-yet');
     expect((await readUsage(path))!.usage).toEqual({ models: { 'gemini-2.5-flash': { input: 70, cacheRead: 30, cacheWrite: 0, output: 20 } }, replies: 1 });
+  });
+
+  it('takes each of the messages it held queued and then submitted as one, joined by a blank line', async () => {
+    const path = chat([
+      { sessionId: '5c5d5a67-2ff4', projectHash: 'h', startTime: '2026-12-04T14:43:57.136Z', lastUpdated: '2026-12-04T14:43:57.136Z', kind: 'main' },
+      { id: 'u1', timestamp: '2026-12-04T14:44:08.067Z', type: 'user', content: [{ text: 'First queued.\n\nSecond, with\n\na blank line of its own.\n\nThird.' }] },
+    ]);
+    const state = (await readChat(path))!;
+    for (const text of ['First queued.', 'Second, with\n\na blank line of its own.', 'Third.']) expect(promptState(state, text)).toBe('taken');
+    expect(promptState(state, 'First')).toBe('not-yet');
+    expect(promptState(state, 'a blank line of its own.\n\nThird. More')).toBe('not-yet');
   });
 
   it('reads a call in flight as working, a call that ran as working on, and counts its reply once though written twice', async () => {
@@ -107,5 +118,26 @@ describe("the Gemini CLI's screen", () => {
     expect(sameDraft('[Pasted Text: 20 lines]', text)).toBe(true);
     expect(sameDraft(text.split('\n').slice(10).join('\n'), text)).toBe(true);
     expect(sameDraft('Line 20 of the paste.', text)).toBe(false);
+  });
+
+  it('reads its question box as a question, naming what it asks, with no box', () => {
+    const box = (line: string) => `│ ${line.padEnd(60)} │`;
+    const asked = [' > Ask me.', `╭${'─'.repeat(62)}╮`, box('Answer Questions'), box(''), box('Which colour should it be?'), box(''), box('> Enter your response'), box(''), box('Enter to submit · Esc to cancel'), `╰${'─'.repeat(62)}╯`].join('\n');
+    expect(classifyScreen(asked)).toBe('question');
+    expect(questionOf(asked)).toBe('Which colour should it be?');
+    expect(draftText(asked)).toBe('');
+    // The same words in the history above a box are not a question open.
+    expect(classifyScreen([asked, ...bottom([' >   Type your message or @path/to/file'])].join('\n'))).toBe('input-ready');
+  });
+
+  it('reads what it holds queued, each on a line of its own, a long one cut at the width', () => {
+    const long = `Prompt B ${'is long '.repeat(30)}and ends here.`;
+    const screen = [' > Prompt A here.', '  Queued (press ↑ to edit):', '    Prompt   two\tspaced.', `    ${long.slice(0, 100)}…`, ' ⠧ Thinking... (esc to cancel, 2s)', ...bottom([' >   Type your message or @path/to/file'])].join('\n');
+    expect(queuedOf(screen)).toEqual(['Prompt   two\tspaced.', `${long.slice(0, 100)}…`]);
+    expect(isQueued(screen, 'Prompt two\n  spaced.')).toBe(true);
+    expect(isQueued(screen, long)).toBe(true);
+    expect(isQueued(screen, 'Prompt two')).toBe(false);
+    expect(isQueued(screen, 'Prompt A here.')).toBe(false);
+    expect(isQueued(bottom([' >   Type your message or @path/to/file']).join('\n'), 'Prompt A here.')).toBe(false);
   });
 });
