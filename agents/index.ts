@@ -13,6 +13,7 @@ import type { GeminiOptions } from './gemini/options.js';
 import { opencodeDriver } from './opencode/driver.js';
 import type { OpencodeOptions } from './opencode/options.js';
 import { printedHost, printedHostPlugin } from './printed.js';
+import { programOptionsSchema } from './program.js';
 import { tmuxHost } from './panes/tmux.js';
 
 export { claudeCodeDriver } from './claude-code/driver.js';
@@ -36,16 +37,7 @@ export const tmuxHostPlugin = () =>
   definePlugin({ name: 'flume:host:tmux', apply: (flume) => flume.hosts.add(tmuxHost({ socket: flumeTmuxSocket() })) });
 
 /** Claude Code's options (`agents["claude-code"]`), checked when the repository opens. */
-export const CLAUDE_CODE_OPTIONS = {
-  type: 'object',
-  properties: {
-    binary: { type: 'string', minLength: 1 },
-    args: { type: 'array', items: { type: 'string' } },
-    env: { type: 'object', additionalProperties: { type: 'string' } },
-    configDir: { type: 'string', minLength: 1 },
-  },
-  additionalProperties: false,
-};
+export const CLAUDE_CODE_OPTIONS = programOptionsSchema({ configDir: { type: 'string', minLength: 1 } });
 
 /**
  * Registers the Claude Code driver, configured from the config's `agents["claude-code"]`, and the

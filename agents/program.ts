@@ -1,10 +1,12 @@
 /**
- * What the drivers of a program on PATH share for `flume doctor`: asking its version once, and the
- * two checks every such driver makes (its program found; its version one flume was checked against).
+ * What the drivers of a program on PATH share: finding it (AGENT_START_FAILED naming how to install
+ * it), the agent's environment, the options every such driver takes, and for `flume doctor` asking
+ * its version once and the two checks every such driver makes (its program found; its version one
+ * flume was checked against).
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { keptCache, run, which, FlumeError, type DoctorCheck } from '../core/index.js';
+import { agentBaseEnvironment, flumeError, keptCache, run, which, FlumeError, type DoctorCheck } from '../core/index.js';
 
 const asked = keptCache<string, Promise<string | undefined>>('agent versions', { holds: 'the version each agent program reports, by its path and PATH', entries: 100 });
 
@@ -56,9 +58,9 @@ function packageVersion(binary: string, env: Record<string, string>, npm: string
   return undefined;
 }
 
-/** A program a driver runs, as doctor checks it. */
-export interface AgentProgram {
-  /** Its name in doctor's list (`Codex CLI`). */
+/** A program a driver runs: what names it, and where it comes from. */
+export interface Program {
+  /** Its name in messages and doctor's list (`Codex CLI`). */
   name: string;
   /** What comes before its name in a sentence: default `the ` (`Install the Codex CLI`); '' for a proper name. */
   article?: string;
@@ -66,19 +68,69 @@ export interface AgentProgram {
   npm: string;
   /** The driver's key, whose options name the program (`agents.<key>.binary`). */
   driver: string;
+}
+
+/** A program a driver runs, as doctor checks it. */
+export interface AgentProgram extends Program {
   binary: string;
   env: Record<string, string>;
   /** The versions flume's readings were checked against, newest last. */
   checked: readonly string[];
-  /** Finds the program, or throws AGENT_START_FAILED saying why not. */
-  find(binary: string, env: Record<string, string>): string;
+  /** Finds the program, or throws AGENT_START_FAILED saying why not; default {@link requireProgram}. */
+  find?(binary: string, env: Record<string, string>): string;
+}
+
+/** What the options of every driver of a program on PATH hold (`agents.<key>`). */
+export interface ProgramOptions {
+  /** The program; default the driver's own name for it on PATH. */
+  binary?: string;
+  /** Arguments after flume's own. */
+  args?: string[];
+  /** Variables added to the agent's environment. */
+  env?: Record<string, string>;
+}
+
+/** The JSON schema of a driver's options: {@link ProgramOptions}, and the driver's `own` properties beside. */
+export function programOptionsSchema(own: Record<string, object> = {}): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: {
+      binary: { type: 'string', minLength: 1 },
+      args: { type: 'array', items: { type: 'string' } },
+      env: { type: 'object', additionalProperties: { type: 'string' } },
+      ...own,
+    },
+    additionalProperties: false,
+  };
+}
+
+/** Throws AGENT_START_FAILED unless `binary` is found (a path, or a name on the agent's PATH), naming how to install the program. */
+export function requireProgram(program: Program, binary: string, env: Record<string, string>): string {
+  const found = which(binary, env.PATH ?? '');
+  if (found) return found;
+  throw flumeError('AGENT_START_FAILED', { program: binary, driver: program.driver, install: `Install ${program.article ?? 'the '}${program.name} (npm install -g ${program.npm})` }, {
+    variant: binary.includes('/') ? 'programNotExecutable' : 'programNotOnPath',
+    details: { program: binary },
+  });
+}
+
+/**
+ * The agent's environment: the caller's (`base`), less git's local variables and the program's own
+ * session variables, with a UTF-8 locale where it has none (core/support/environment.ts); then
+ * `defaults`, the config's `env` over them, and TERM where neither set one.
+ */
+export function programEnvironment(sessionVariables: readonly string[], options: ProgramOptions, base: NodeJS.ProcessEnv = process.env, defaults: Record<string, string> = {}): Record<string, string> {
+  const env = agentBaseEnvironment(sessionVariables, base);
+  Object.assign(env, defaults, options.env ?? {});
+  env.TERM ??= 'xterm-256color';
+  return env;
 }
 
 /** The program found (with its version), and whether that version is one flume was checked against. */
 export async function programChecks(program: AgentProgram): Promise<DoctorCheck[]> {
   let path: string;
   try {
-    path = program.find(program.binary, program.env);
+    path = (program.find ?? ((binary, env) => requireProgram(program, binary, env)))(program.binary, program.env);
   } catch (error) {
     const detail = error instanceof FlumeError ? error.message : String(error);
     return [{ name: program.name, ok: false, needed: true, detail, fix: `Install ${program.article ?? 'the '}${program.name} (npm install -g ${program.npm}), or name its program in the config (agents.${program.driver}.binary).` }];

@@ -148,7 +148,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       // what the transcript holds is what was sent (findPrompt looks for the same).
       const patterns = patternsFor(handle.version);
       const text = asRecorded(raw, patterns);
-      await host.type(handle.pane!, text);
+      // One bracketed paste whatever it asked its terminal for: typed key by key, a TAB is a key to it.
+      await host.type(handle.pane!, text, { paste: true });
       // Let the TUI take the text in before Enter submits it: Enter once the box shows it (the
       // lines, or the placeholder of a long paste), looked at every 30 ms, and at most 1 s for a
       // paste (500 ms for a short line) where it never shows. On a loaded machine 2.1.332 echoed a

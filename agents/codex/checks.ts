@@ -5,7 +5,7 @@
  */
 import type { DoctorCheck } from '../../core/index.js';
 import { programChecks, programVersion } from '../program.js';
-import { codexEnvironment, requireProgram } from './environment.js';
+import { CODEX, codexEnvironment } from './environment.js';
 import type { CodexOptions } from './options.js';
 
 /** The Codex CLI versions flume's readings were checked against. */
@@ -17,7 +17,7 @@ export const codexVersion = (binary: string, env: Record<string, string>) => pro
 /** The checks of the Codex driver configured with `options`. */
 export async function codexChecks(options: CodexOptions): Promise<DoctorCheck[]> {
   const env = codexEnvironment(options);
-  const checks = await programChecks({ name: 'Codex CLI', npm: '@openai/codex', driver: 'codex', binary: options.binary ?? 'codex', env, checked: CHECKED_VERSIONS, find: requireProgram });
+  const checks = await programChecks({ ...CODEX, binary: options.binary ?? 'codex', env, checked: CHECKED_VERSIONS });
   const key = options.provider?.env_key;
   if (!key || !checks[0]!.ok) return checks;
   return [...checks, { name: 'Codex provider key', ok: Boolean(env[key]), needed: false, detail: env[key] ? `${key} is set` : `${key} is not set`, ...(env[key] ? {} : { fix: `Set ${key} in the environment flume runs in, or in agents.codex.env.` }) }];

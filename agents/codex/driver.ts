@@ -5,27 +5,16 @@
  * is gone. Written against flume's public entry alone, as a third party's driver would be.
  */
 import { join } from 'node:path';
-import {
-  canType,
-  defineDriver,
-  isRepositoryTrusted,
-  lookAtPane,
-  type AgentDriver,
-  type AgentHandle,
-  type AgentReading,
-  type Flume,
-  type PaneHost,
-  type StartRequest,
-} from '../../core/index.js';
+import { canType, isRepositoryTrusted, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { agentHome, prepareHome } from './home.js';
 import { commitFolders } from './sandbox.js';
-import { findRollout, promptState, readRollout, readUsage } from './rollout.js';
+import { findRollout, promptState, readRollout, readUsage, type RolloutState } from './rollout.js';
 import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { codexChecks, codexVersion } from './checks.js';
-import { CODEX_SESSION_VARIABLES, codexEnvironment, requireProgram } from './environment.js';
+import { CODEX, CODEX_SESSION_VARIABLES, codexEnvironment } from './environment.js';
+import { requireProgram } from '../program.js';
 import type { CodexOptions } from './options.js';
-import { printedCommand } from '../printed.js';
-import { startedHandle, tuiMethods } from '../tui.js';
+import { judgeTui, openTui, plannedCommand, tuiDriver, type TuiReads } from '../tui.js';
 
 /**
  * Enter waits this long after the draft shows. A margin, not a measured need: Codex's TUI has a
@@ -42,9 +31,21 @@ const KEY_START = /^[!/]/;
 /** The longest wait for a typed draft to show before Enter is pressed anyway. */
 const DRAFT_SHOW_MS = 1500;
 
+/** How Codex's agent reads: its rollout, its screen, and its dialogs. */
+const READS: TuiReads<RolloutState> = {
+  agent: 'Codex',
+  classify: classifyScreen,
+  dialog(view, _screen, rollout) {
+    if (view !== 'permission') return undefined;
+    const call = rollout?.pendingCall;
+    const what = call ? commandOf(call) : undefined;
+    return { dialog: 'permission', needs: `approval to run ${what ? `\`${what}\`` : 'a command'}` };
+  },
+  cut: 'its turn was interrupted',
+};
+
 /** The Codex driver, configured from the config's `agents.codex`. */
 export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'codex'): AgentDriver {
-  const hostOf = (handle: AgentHandle): PaneHost | undefined => flume.hosts.get(handle.host);
   const homeOf = (handle: AgentHandle): string => handle.data?.codexHome ?? agentHome(handle.sessionId);
   const rolloutOf = async (handle: AgentHandle): Promise<string | undefined> => handle.transcriptPath ?? findRollout(homeOf(handle), handle.cwd, handle.startedAt);
 
@@ -53,7 +54,7 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
     const binary = options.binary ?? 'codex';
     // The program is found first where a pane runs it; a host that cannot type hands the command to
     // the operator's own shell.
-    if (canType(host)) requireProgram(binary, env);
+    if (canType(host)) requireProgram(CODEX, binary, env);
     const home = agentHome(request.sessionId);
     env.CODEX_HOME = home;
     const { stage } = request;
@@ -68,9 +69,13 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
     return { env, binary, home, argv };
   };
 
-  const driver: AgentDriver = {
+  return tuiDriver(flume, {
     key,
-    ...tuiMethods({ agent: 'Codex', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS, keyStart: KEY_START }),
+    reads: READS,
+    screen: { classify: classifyScreen, draft: draftText, same: sameDraft },
+    showMs: DRAFT_SHOW_MS,
+    enterAfterMs: ENTER_AFTER_DRAFT_MS,
+    keyStart: KEY_START,
     sessionVariables: CODEX_SESSION_VARIABLES,
     checks: () => codexChecks(options),
 
@@ -81,29 +86,20 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       // Under Codex's sandbox the agent may also write what a commit on its branch needs (sandbox.ts).
       const writable = request.stage.permissionMode === 'bypassPermissions' ? [] : await commitFolders(request.place.path, request.place.branch);
       const [version] = await Promise.all([codexVersion(binary, env), prepareHome(home, options, env, trusted ? [request.place.path] : [], writable)]);
-      const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
-      return startedHandle(key, request, host, opened, { env, argv, version, data: { codexHome: home } });
+      return openTui(key, request, host, { env, argv, version, data: { codexHome: home } });
     },
 
     async plan(request, host) {
       const { env, binary, argv } = prepare(request, host);
       const version = await codexVersion(binary, env);
-      return { command: printedCommand(env, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
+      return plannedCommand(request, host, env, argv, version);
     },
 
-    async confirm({ handle, text, since }) {
+    async record(handle) {
       const path = await rolloutOf(handle);
-      return promptState(path ? await readRollout(path) : undefined, text, since);
+      return path ? readRollout(path) : undefined;
     },
-
-    async read(handle) {
-      const host = hostOf(handle);
-      const path = await rolloutOf(handle);
-      const rollout = path ? await readRollout(path) : undefined;
-      // The screen after the rollout: it is the newer reading.
-      const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
-      return judge(handle, rollout, pane, !canType(host));
-    },
+    promptState,
 
     async usage(handle, cursor) {
       const path = await rolloutOf(handle);
@@ -118,36 +114,15 @@ export function codexDriver(flume: Flume, options: CodexOptions = {}, key = 'cod
       const days = [start, start + 60_000].map((at) => join(sessions, ...localDay(new Date(at))));
       return [...new Set([sessions, ...days])];
     },
-  };
-  return defineDriver(driver);
+  });
 }
 
 /**
  * The reading of an agent from its rollout (undefined: none yet) and one look at its pane;
  * `paneless` when its host cannot type (its command went to the operator, who may not have run it yet).
  */
-export function judge(handle: AgentHandle, rollout: Awaited<ReturnType<typeof readRollout>>, pane: { own: boolean; alive: boolean; screen?: string } | undefined, paneless = false): AgentReading {
-  const activity = rollout?.lastActivity ? { lastActivity: rollout.lastActivity } : {};
-  if (!pane?.alive) {
-    if (!rollout && paneless) return { state: 'not-up' };
-    return { state: 'exited', ...(handle.pane && !pane?.own ? { paneGone: true } : {}), ...(rollout?.lastText ? { needs: rollout.lastText } : {}), ...activity };
-  }
-  const view = pane.screen === undefined ? 'unknown' : classifyScreen(pane.screen);
-  if (view === 'trust') {
-    return { state: 'asking', dialog: 'trust', needs: `Codex asks whether to trust the folder ${handle.cwd}: answer it with \`flume trust --repo ${handle.cwd}\` (after reading the repository's flume config, if it has one), then \`flume retry\` the place` };
-  }
-  if (view === 'permission') {
-    const call = rollout?.pendingCall;
-    const what = call ? commandOf(call) : undefined;
-    return { state: 'asking', dialog: 'permission', needs: `approval to run ${what ? `\`${what}\`` : 'a command'}`, ...activity };
-  }
-  if (!rollout) return { state: view === 'input-ready' ? 'idle' : 'starting' };
-  if (rollout.working || view === 'working') return { state: 'working', ...activity };
-  if (rollout.turnEnded) {
-    const needs = rollout.aborted ? 'its turn was interrupted' : rollout.lastText;
-    return { state: 'idle', turnEnded: true, ...(needs ? { needs } : {}), ...activity };
-  }
-  return { state: 'idle', ...activity };
+export function judge(handle: AgentHandle, rollout: RolloutState | undefined, pane: { own: boolean; alive: boolean; screen?: string } | undefined, paneless = false): AgentReading {
+  return judgeTui(READS, handle, rollout, pane, paneless);
 }
 
 /** A date's `YYYY`, `MM`, `DD` in local time, as Codex names its rollout folders. */

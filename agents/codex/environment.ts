@@ -1,8 +1,8 @@
 /**
  * What the Codex driver and its checks share: the variables a Codex session hands the commands it
- * runs (never passed on to an agent flume starts), the agent's environment, and finding its program.
+ * runs (never passed on to an agent flume starts), the agent's environment, and how it is named.
  */
-import { agentBaseEnvironment, flumeError, which } from '../../core/index.js';
+import { programEnvironment, type Program } from '../program.js';
 import type { CodexOptions } from './options.js';
 
 /**
@@ -16,18 +16,8 @@ export const CODEX_SESSION_VARIABLES: readonly string[] = ['CODEX_THREAD_ID', 'C
  * variables, with a UTF-8 locale where it has none (core/support/environment.ts), the config's added.
  */
 export function codexEnvironment(options: CodexOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env = agentBaseEnvironment(CODEX_SESSION_VARIABLES, base);
-  Object.assign(env, options.env ?? {});
-  env.TERM ??= 'xterm-256color';
-  return env;
+  return programEnvironment(CODEX_SESSION_VARIABLES, options, base);
 }
 
-/** Throws AGENT_START_FAILED unless the program is found (a path, or a name on the agent's PATH). */
-export function requireProgram(program: string, env: Record<string, string>): string {
-  const found = which(program, env.PATH ?? '');
-  if (found) return found;
-  throw flumeError('AGENT_START_FAILED', { program, driver: 'codex', install: 'Install the Codex CLI (npm install -g @openai/codex)' }, {
-    variant: program.includes('/') ? 'programNotExecutable' : 'programNotOnPath',
-    details: { program },
-  });
-}
+/** The Codex CLI, as errors and doctor name it. */
+export const CODEX: Program = { name: 'Codex CLI', npm: '@openai/codex', driver: 'codex' };

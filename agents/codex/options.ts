@@ -1,11 +1,11 @@
-/** How a repository points flume at its Codex CLI: the config's `agents.codex`. */
-export interface CodexOptions {
-  /** The program; default `codex` on PATH. */
-  binary?: string;
-  /** Arguments after flume's own (`-c key=value` sets any Codex config value). */
-  args?: string[];
-  /** Variables added to the agent's environment (the provider's key, under its `env_key`). */
-  env?: Record<string, string>;
+import type { ProgramOptions } from '../program.js';
+
+/**
+ * How a repository points flume at its Codex CLI: the config's `agents.codex`. `binary` defaults to
+ * `codex` on PATH; `args` go after flume's own (`-c key=value` sets any Codex config value); `env`
+ * holds the provider's key, under its `env_key`.
+ */
+export interface CodexOptions extends ProgramOptions {
   /** The user's Codex home, whose login (`auth.json`) each agent's own home links to. Default `$CODEX_HOME`, else `~/.codex`. */
   configDir?: string;
   /** The model (`model` in Codex's config); a stage's `model` wins. */

@@ -15,7 +15,7 @@
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentUsage, PromptState, TokenCounts } from '../../core/index.js';
-import { squash } from './screen.js';
+import { promptIn } from '../prompts.js';
 
 /** One rollout line. */
 interface Line {
@@ -121,10 +121,7 @@ export async function readRollout(path: string): Promise<RolloutState | undefine
  * found (Codex writes it at the first prompt, so before that no reading can say more).
  */
 export function promptState(state: RolloutState | undefined, text: string, since?: string): PromptState {
-  if (!state) return 'unknown';
-  const want = squash(text);
-  const from = since === undefined ? -Infinity : Date.parse(since) - 60_000;
-  return state.prompts.some((p) => Date.parse(p.at) >= from && squash(p.text) === want) ? 'taken' : 'not-yet';
+  return promptIn(state?.prompts, text, since);
 }
 
 /** The cursor `readUsage` hands back: how far the rollout was read and the totals so far. */

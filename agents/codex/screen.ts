@@ -3,6 +3,7 @@
  * question, an approval request, a working turn, and the input line with its draft. The strings are
  * pinned against the real program in test/integration/codex-vs-real.test.ts.
  */
+import { squash } from '../prompts.js';
 
 /** What a screen shows, most specific first. */
 export type CodexView = 'trust' | 'permission' | 'working' | 'input-ready' | 'unknown';
@@ -55,9 +56,4 @@ export function sameDraft(draft: string, text: string): boolean {
   const a = squash(draft);
   const b = squash(text);
   return a === b || (b.length > 200 && a.length >= 50 && b.startsWith(a.slice(0, 100)));
-}
-
-/** Whitespace runs as one space, trimmed: how a prompt is compared across the screen and the rollout. */
-export function squash(value: string): string {
-  return value.replace(/\s+/g, ' ').trim();
 }

@@ -22,7 +22,7 @@ import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { keptCache, type AgentUsage, type PromptState, type TokenCounts } from '../../core/index.js';
-import { squash } from './screen.js';
+import { promptIn, squash } from '../prompts.js';
 
 /** One message of the chat. */
 interface Message {
@@ -159,12 +159,10 @@ export async function readChat(path: string): Promise<ChatState | undefined> {
  * is found. Whether Gemini holds it queued meanwhile is on its screen (screen.ts, isQueued).
  */
 export function promptState(state: ChatState | undefined, text: string, since?: string): PromptState {
-  if (!state) return 'unknown';
-  const want = squash(text);
-  const from = since === undefined ? -Infinity : Date.parse(since) - 60_000;
+  // A prompt counts as recorded both as sent and as typed (`displayContent`, where it differs).
+  const said = state?.prompts.flatMap((p) => [{ text: p.text, at: p.at }, ...(p.typed === undefined ? [] : [{ text: p.typed, at: p.at }])]);
   const size = text.trim().replace(/\r\n?/g, '\n').split('\n\n').length;
-  const same = (said: string | undefined) => said !== undefined && joined(said, size).some((part) => squash(part) === want);
-  return state.prompts.some((p) => Date.parse(p.at) >= from && (same(p.text) || same(p.typed))) ? 'taken' : 'not-yet';
+  return promptIn(said, text, since, (recorded, want) => joined(recorded, size).some((part) => squash(part) === want));
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { DoctorCheck } from '../../core/index.js';
 import { programChecks } from '../program.js';
-import { geminiEnvironment, requireProgram } from './environment.js';
+import { GEMINI, geminiEnvironment } from './environment.js';
 import type { GeminiOptions } from './options.js';
 
 /** The Gemini CLI versions flume's readings were checked against. */
@@ -14,5 +14,5 @@ export const CHECKED_VERSIONS = ['0.61.0'];
 /** The checks of the Gemini driver configured with `options`. */
 export function geminiChecks(options: GeminiOptions): Promise<DoctorCheck[]> {
   const env = geminiEnvironment(options);
-  return programChecks({ name: 'Gemini CLI', npm: '@google/gemini-cli', driver: 'gemini', binary: options.binary ?? 'gemini', env, checked: CHECKED_VERSIONS, find: requireProgram });
+  return programChecks({ ...GEMINI, binary: options.binary ?? 'gemini', env, checked: CHECKED_VERSIONS });
 }

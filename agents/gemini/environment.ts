@@ -1,10 +1,10 @@
 /**
  * What the Gemini CLI driver and its checks share: the variable a Gemini session hands the commands
  * it runs (never passed on to an agent flume starts), the agent's environment, where its record is
- * kept, and finding its program.
+ * kept, and how it is named.
  */
 import { homedir } from 'node:os';
-import { agentBaseEnvironment, flumeError, which } from '../../core/index.js';
+import { programEnvironment, type Program } from '../program.js';
 import type { GeminiOptions } from './options.js';
 
 /** What a Gemini session's shell tool hands the commands it runs: `GEMINI_CLI=1`, its mark. */
@@ -16,9 +16,7 @@ export const GEMINI_SESSION_VARIABLES: readonly string[] = ['GEMINI_CLI'];
  * and a CI machine's marks changed so that the program stays interactive.
  */
 export function geminiEnvironment(options: GeminiOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env = agentBaseEnvironment(GEMINI_SESSION_VARIABLES, base);
-  Object.assign(env, options.env ?? {});
-  env.TERM ??= 'xterm-256color';
+  const env = programEnvironment(GEMINI_SESSION_VARIABLES, options, base);
   return Object.assign(env, interactiveMarks(env));
 }
 
@@ -41,12 +39,5 @@ export function geminiHome(env: Record<string, string | undefined>): string {
   return env.GEMINI_CLI_HOME || env.HOME || homedir();
 }
 
-/** Throws AGENT_START_FAILED unless the program is found (a path, or a name on the agent's PATH). */
-export function requireProgram(program: string, env: Record<string, string>): string {
-  const found = which(program, env.PATH ?? '');
-  if (found) return found;
-  throw flumeError('AGENT_START_FAILED', { program, driver: 'gemini', install: 'Install the Gemini CLI (npm install -g @google/gemini-cli)' }, {
-    variant: program.includes('/') ? 'programNotExecutable' : 'programNotOnPath',
-    details: { program },
-  });
-}
+/** The Gemini CLI, as errors and doctor name it. */
+export const GEMINI: Program = { name: 'Gemini CLI', npm: '@google/gemini-cli', driver: 'gemini' };

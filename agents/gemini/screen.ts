@@ -3,6 +3,7 @@
  * question, a tool's approval request, a working turn, and the input box with its draft. The strings
  * are pinned against the real program in test/e2e-gemini/gemini-vs-real.test.ts.
  */
+import { squash } from '../prompts.js';
 
 /** What a screen shows, most specific first. */
 export type GeminiView = 'trust' | 'permission' | 'question' | 'working' | 'input-ready' | 'unknown';
@@ -133,10 +134,6 @@ export function sameDraft(draft: string, text: string): boolean {
   return a === b || (a.length >= 40 && b.endsWith(a));
 }
 
-/** Whitespace runs as one space, trimmed: how a prompt is compared across the screen and the record. */
-export function squash(value: string): string {
-  return value.replace(/\s+/g, ' ').trim();
-}
 
 function lastIndex(lines: string[], test: (line: string) => boolean): number {
   for (let i = lines.length - 1; i >= 0; i--) if (test(lines[i]!)) return i;

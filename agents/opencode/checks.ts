@@ -5,7 +5,7 @@
  */
 import type { DoctorCheck } from '../../core/index.js';
 import { programChecks } from '../program.js';
-import { opencodeEnvironment, requireProgram } from './environment.js';
+import { OPENCODE, opencodeEnvironment } from './environment.js';
 import type { OpencodeOptions } from './options.js';
 
 /** The OpenCode versions flume's readings were checked against. */
@@ -14,5 +14,5 @@ export const CHECKED_VERSIONS = ['1.18.33'];
 /** The checks of the OpenCode driver configured with `options`. */
 export function opencodeChecks(options: OpencodeOptions): Promise<DoctorCheck[]> {
   const env = opencodeEnvironment(options);
-  return programChecks({ name: 'OpenCode', article: '', npm: 'opencode-ai', driver: 'opencode', binary: options.binary ?? 'opencode', env, checked: CHECKED_VERSIONS, find: requireProgram });
+  return programChecks({ ...OPENCODE, binary: options.binary ?? 'opencode', env, checked: CHECKED_VERSIONS });
 }

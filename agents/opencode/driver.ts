@@ -7,26 +7,15 @@
  */
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  canType,
-  defineDriver,
-  lookAtPane,
-  type AgentDriver,
-  type AgentHandle,
-  type AgentReading,
-  type Flume,
-  type PaneHost,
-  type StartRequest,
-} from '../../core/index.js';
+import { canType, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { agentConfig, agentHome, dataFolder, homeEnvironment, keepUsage, keptUsage, prepareHome, serverPassword, userDataDir } from './home.js';
 import { promptState, readRecord, sameUsage, steps, usageOf, type RecordState, type Server } from './record.js';
 import { classifyScreen, draftText, sameDraft } from './screen.js';
 import { opencodeChecks } from './checks.js';
-import { programVersion } from '../program.js';
-import { OPENCODE_SESSION_VARIABLES, opencodeEnvironment, requireProgram } from './environment.js';
+import { programVersion, requireProgram } from '../program.js';
+import { OPENCODE, OPENCODE_SESSION_VARIABLES, opencodeEnvironment } from './environment.js';
 import { OPENCODE_OPTIONS, type OpencodeOptions } from './options.js';
-import { printedCommand } from '../printed.js';
-import { startedHandle, tuiMethods } from '../tui.js';
+import { judgeTui, openTui, plannedCommand, tuiDriver, type TuiReads } from '../tui.js';
 
 /** Enter waits this long after the draft shows (the TUI redraws a long draft up to a second late). */
 const ENTER_AFTER_DRAFT_MS = 250;
@@ -38,9 +27,20 @@ const STEP_CLOSE_MS = 10_000;
 /** How often the record is read meanwhile. */
 const STEP_POLL_MS = 200;
 
+/** How OpenCode's agent reads: its record, its screen, and its dialogs (the record names them). */
+const READS: TuiReads<RecordState> = {
+  agent: 'OpenCode',
+  classify: classifyScreen,
+  dialog(view, _screen, record) {
+    if (record?.question) return { dialog: 'question', needs: record.question };
+    if (view === 'permission' || record?.permission) return { dialog: 'permission', needs: `approval for ${record?.permission ?? 'a tool call'}` };
+    return undefined;
+  },
+  cut: 'its turn was interrupted',
+};
+
 /** The OpenCode driver, configured from the config's `agents.opencode`. */
 export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key = 'opencode'): AgentDriver {
-  const hostOf = (handle: AgentHandle): PaneHost | undefined => flume.hosts.get(handle.host);
   const homeOf = (handle: AgentHandle): string => handle.data?.opencodeHome ?? agentHome(handle.sessionId);
   const serverOf = async (handle: AgentHandle): Promise<Server | undefined> => {
     const port = Number(handle.data?.port);
@@ -73,7 +73,7 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
     const binary = options.binary ?? 'opencode';
     // The program is found first where a pane runs it; a host that cannot type hands the command to
     // the operator's own shell.
-    if (canType(host)) requireProgram(binary, env);
+    if (canType(host)) requireProgram(OPENCODE, binary, env);
     const home = agentHome(request.sessionId);
     Object.assign(env, homeEnvironment(home));
     const port = await freePort();
@@ -89,39 +89,31 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
     return { env, binary, home, port, argv, config };
   };
 
-  const pane = tuiMethods({ agent: 'OpenCode', screen: { classify: classifyScreen, draft: draftText, same: sameDraft }, hostOf, showMs: DRAFT_SHOW_MS, enterAfterMs: ENTER_AFTER_DRAFT_MS });
-  const driver: AgentDriver = {
+  return tuiDriver(flume, {
     key,
-    ...pane,
+    reads: READS,
+    screen: { classify: classifyScreen, draft: draftText, same: sameDraft },
+    showMs: DRAFT_SHOW_MS,
+    enterAfterMs: ENTER_AFTER_DRAFT_MS,
     optionsSchema: OPENCODE_OPTIONS,
     sessionVariables: OPENCODE_SESSION_VARIABLES,
     checks: () => opencodeChecks(options),
 
     async start(request, host) {
       const { env, binary, home, port, argv, config } = await prepare(request, host);
-      const [version, password] = await Promise.all([programVersion(binary, env, 'opencode-ai'), prepareHome(home, config, userDataDir(options, opencodeEnvironment(options, request.env)))]);
+      const [version, password] = await Promise.all([programVersion(binary, env, OPENCODE.npm), prepareHome(home, config, userDataDir(options, opencodeEnvironment(options, request.env)))]);
       env.OPENCODE_SERVER_PASSWORD = password;
-      const opened = await host.open({ title: `${request.place.id}:${request.stage.name}`, cwd: request.place.path, argv, env });
-      return startedHandle(key, request, host, opened, { env, argv, version, data: { opencodeHome: home, port: String(port) } });
+      return openTui(key, request, host, { env, argv, version, data: { opencodeHome: home, port: String(port) } });
     },
 
     async plan(request, host) {
       const { env, binary, argv } = await prepare(request, host);
-      const version = await programVersion(binary, env, 'opencode-ai');
-      return { command: printedCommand({ ...env, OPENCODE_SERVER_PASSWORD: '' }, argv), cwd: request.place.path, host: host.key, ...(version ? { version } : {}) };
+      const version = await programVersion(binary, env, OPENCODE.npm);
+      return plannedCommand(request, host, { ...env, OPENCODE_SERVER_PASSWORD: '' }, argv, version);
     },
 
-    async confirm({ handle, text, since }) {
-      return promptState(await recordOf(handle), text, since);
-    },
-
-    async read(handle) {
-      const host = hostOf(handle);
-      const record = await recordOf(handle);
-      // The screen after the record: it is the newer reading.
-      const pane = host && handle.pane ? await lookAtPane(host, handle) : undefined;
-      return judge(handle, record, pane, !canType(host));
-    },
+    record: recordOf,
+    promptState,
 
     async usage(handle, cursor) {
       const record = await recordOf(handle);
@@ -131,20 +123,19 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
       return kept ? sameUsage(kept.sessionId, kept.usage, cursor) : undefined;
     },
 
-    async stop(handle, options) {
+    async stop(handle, stopOptions, stop) {
       // Hung up as its stage delivered: the step that made the deliverable (a commit in a tool call)
       // writes its tokens only as it closes, a moment after; its usage is read once it has.
-      const record = options?.hangUp ? await stepClosed(handle) : await recordOf(handle);
+      const record = stopOptions?.hangUp ? await stepClosed(handle) : await recordOf(handle);
       if (record) await keepUsage(homeOf(handle), { sessionId: record.sessionId, usage: usageOf(record).usage });
-      return pane.stop(handle, options);
+      return stop(handle, stopOptions);
     },
 
     watchPaths(handle) {
       // The database's write-ahead log grows with every message; a folder's watch sees its entries.
       return [dataFolder(homeOf(handle))];
     },
-  };
-  return defineDriver(driver);
+  });
 }
 
 /**
@@ -152,23 +143,7 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
  * its pane; `paneless` when its host cannot type (its command went to the operator).
  */
 export function judge(handle: AgentHandle, record: RecordState | undefined, pane: { own: boolean; alive: boolean; screen?: string } | undefined, paneless = false): AgentReading {
-  const activity = record?.lastActivity ? { lastActivity: record.lastActivity } : {};
-  if (!pane?.alive) {
-    if (!record && paneless) return { state: 'not-up' };
-    return { state: 'exited', ...(handle.pane && !pane?.own ? { paneGone: true } : {}), ...(record?.lastText ? { needs: record.lastText } : {}), ...activity };
-  }
-  const view = pane.screen === undefined ? 'unknown' : classifyScreen(pane.screen);
-  if (record?.question) return { state: 'asking', dialog: 'question', needs: record.question, ...activity };
-  if (view === 'permission' || record?.permission) {
-    return { state: 'asking', dialog: 'permission', needs: `approval for ${record?.permission ?? 'a tool call'}`, ...activity };
-  }
-  if (!record) return { state: view === 'input-ready' ? 'idle' : 'starting' };
-  if (record.working || view === 'working') return { state: 'working', ...activity };
-  if (record.turnEnded) {
-    const needs = record.aborted ? 'its turn was interrupted' : record.lastText;
-    return { state: 'idle', turnEnded: true, ...(needs ? { needs } : {}), ...activity };
-  }
-  return { state: 'idle', ...activity };
+  return judgeTui(READS, handle, record, pane, paneless);
 }
 
 /** A TCP port free on 127.0.0.1 now, for the TUI's server. */

@@ -1,9 +1,9 @@
 /**
  * What the OpenCode driver and its checks share: the variables an OpenCode session hands the
- * commands it runs (never passed on to an agent flume starts), the agent's environment, and finding
- * its program.
+ * commands it runs (never passed on to an agent flume starts), the agent's environment, and how it
+ * is named.
  */
-import { agentBaseEnvironment, flumeError, which } from '../../core/index.js';
+import { programEnvironment, type Program } from '../program.js';
 import type { OpencodeOptions } from './options.js';
 
 /**
@@ -17,19 +17,8 @@ export const OPENCODE_SESSION_VARIABLES: readonly string[] = ['OPENCODE', 'OPENC
  * variables, with a UTF-8 locale where it has none, the self-update off, the config's added.
  */
 export function opencodeEnvironment(options: OpencodeOptions, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env = agentBaseEnvironment(OPENCODE_SESSION_VARIABLES, base);
-  env.OPENCODE_DISABLE_AUTOUPDATE = '1';
-  Object.assign(env, options.env ?? {});
-  env.TERM ??= 'xterm-256color';
-  return env;
+  return programEnvironment(OPENCODE_SESSION_VARIABLES, options, base, { OPENCODE_DISABLE_AUTOUPDATE: '1' });
 }
 
-/** Throws AGENT_START_FAILED unless the program is found (a path, or a name on the agent's PATH). */
-export function requireProgram(program: string, env: Record<string, string>): string {
-  const found = which(program, env.PATH ?? '');
-  if (found) return found;
-  throw flumeError('AGENT_START_FAILED', { program, driver: 'opencode', install: 'Install OpenCode (npm install -g opencode-ai)' }, {
-    variant: program.includes('/') ? 'programNotExecutable' : 'programNotOnPath',
-    details: { program },
-  });
-}
+/** OpenCode, as errors and doctor name it. */
+export const OPENCODE: Program = { name: 'OpenCode', article: '', npm: 'opencode-ai', driver: 'opencode' };

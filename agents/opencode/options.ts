@@ -1,11 +1,11 @@
-/** How a repository points flume at its OpenCode: the config's `agents.opencode`. */
-export interface OpencodeOptions {
-  /** The program; default `opencode` on PATH. */
-  binary?: string;
-  /** Arguments after flume's own (`--agent plan`, `--pure`, …). */
-  args?: string[];
-  /** Variables added to the agent's environment (a provider's API key, `OPENCODE_DISABLE_MODELS_FETCH`). */
-  env?: Record<string, string>;
+import { programOptionsSchema, type ProgramOptions } from '../program.js';
+
+/**
+ * How a repository points flume at its OpenCode: the config's `agents.opencode`. `binary` defaults to
+ * `opencode` on PATH; `args` go after flume's own (`--agent plan`, `--pure`, …); `env` might hold a
+ * provider's API key or `OPENCODE_DISABLE_MODELS_FETCH`.
+ */
+export interface OpencodeOptions extends ProgramOptions {
   /** The model, as OpenCode names it: `<provider>/<model>`. A stage's `model` wins. */
   model?: string;
   /**
@@ -18,15 +18,8 @@ export interface OpencodeOptions {
 }
 
 /** OpenCode's options (`agents.opencode`), checked when the repository opens. */
-export const OPENCODE_OPTIONS = {
-  type: 'object',
-  properties: {
-    binary: { type: 'string', minLength: 1 },
-    args: { type: 'array', items: { type: 'string' } },
-    env: { type: 'object', additionalProperties: { type: 'string' } },
-    model: { type: 'string', minLength: 1 },
-    config: { type: 'object' },
-    dataDir: { type: 'string', minLength: 1 },
-  },
-  additionalProperties: false,
-};
+export const OPENCODE_OPTIONS = programOptionsSchema({
+  model: { type: 'string', minLength: 1 },
+  config: { type: 'object' },
+  dataDir: { type: 'string', minLength: 1 },
+});

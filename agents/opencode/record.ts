@@ -16,7 +16,7 @@
  * - `GET /permission`, `GET /question`: what waits on the user, by `sessionID`.
  */
 import type { AgentUsage, PromptState, TokenCounts } from '../../core/index.js';
-import { squash } from './screen.js';
+import { promptIn } from '../prompts.js';
 
 /** Where an agent's server listens and its password. */
 export interface Server {
@@ -151,10 +151,7 @@ export function steps(state: RecordState): { closed: number; open: boolean } {
  * found (OpenCode makes it at the first prompt, so before that no reading can say more).
  */
 export function promptState(state: RecordState | undefined, text: string, since?: string): PromptState {
-  if (!state) return 'unknown';
-  const want = squash(text);
-  const from = since === undefined ? -Infinity : Date.parse(since) - 60_000;
-  return state.prompts.some((p) => Date.parse(p.at) >= from && squash(p.text) === want) ? 'taken' : 'not-yet';
+  return promptIn(state?.prompts, text, since);
 }
 
 /** The cursor `usageOf` hands back: the session and what was counted, to tell an unchanged reading. */

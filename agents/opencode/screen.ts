@@ -14,6 +14,7 @@
  * Earlier prompts in the history are drawn with the same bar but no edge below, and a sidebar may
  * share the box's lines to its right, so the draft is read between the bar and the edge's width.
  */
+import { squash } from '../prompts.js';
 
 /** What a screen shows, most specific first. */
 export type OpencodeView = 'permission' | 'working' | 'input-ready' | 'unknown';
@@ -65,10 +66,6 @@ export function sameDraft(draft: string, text: string): boolean {
   return a === b || a.replace(/ /g, '') === b.replace(/ /g, '') || (b.length > 200 && a.length >= 50 && b.startsWith(a.slice(0, 100)));
 }
 
-/** Whitespace runs as one space, trimmed: how a prompt is compared across the screen and the record. */
-export function squash(value: string): string {
-  return value.replace(/\s+/g, ' ').trim();
-}
 
 /** The last input box: its edge's line, the bar's column and the box's width. */
 function inputBox(lines: string[]): { edge: number; column: number; width: number } | undefined {

@@ -16,9 +16,13 @@
  * - Each pane is marked at open with a pane option `@flume-pane <uuid>`, its identity: tmux numbers
  *   panes afresh in a new server, so after a restart another agent's pane can carry an old handle's
  *   id, but never its mark (core/api/pane-host.ts ownsPane).
- * - Text goes as one bracketed paste, markers written by flume (`load-buffer` from stdin,
- *   `paste-buffer -d`; core/drivers/pane-env.ts asPaste): typed key by key, `!`, `?`, `/` or a
- *   newline are keys to an agent. Pressing Enter is the caller's separate step.
+ * - Text goes as literal keys (`send-keys -l`) in bursts of at most 200 characters, 100 ms apart,
+ *   which an agent takes as typing. Text holding a newline or any other control character goes as
+ *   one paste instead (`load-buffer` from stdin, `paste-buffer -p -d`, bracketed where the program
+ *   asked for it): inside a paste a newline is text, where a typed one would submit. With `paste`
+ *   (TypeOptions) every text goes as one bracketed paste whose markers flume writes itself (no `-p`).
+ *   The paste markers are stripped from the text until none is left, so no marker hidden inside
+ *   another can end the paste early. Pressing Enter is the caller's separate step.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -36,8 +40,10 @@ import {
   processRunning,
   run,
   signalQuietly,
+  splitBursts,
   waitGone,
   which,
+  withoutPasteMarkers,
   type PaneHost,
   type PaneLook,
   type PaneState,
@@ -55,6 +61,10 @@ export interface TmuxHostOptions {
   startTimeoutMs?: number;
 }
 
+/** The most characters sent in one `send-keys -l`. */
+export const TMUX_BURST_CHARS = 200;
+/** The pause between two bursts, so the agent takes them as typing rather than a paste. */
+export const TMUX_BURST_GAP_MS = 100;
 /** The pause between two named keys, so each reaches the program in a read of its own. */
 export const TMUX_KEY_GAP_MS = 40;
 /** The pane option holding the identity flume gave the pane at open. */
@@ -200,14 +210,21 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       // tmux this nests (TMUX unset, as tmux asks), and that tmux's prefix is then pressed twice.
       return { file: 'tmux', args: ['-S', options.socket, '-f', '/dev/null', 'attach-session', '-t', pane], env: { TMUX: undefined, TMUX_PANE: undefined }, leave: 'C-b d leaves it' };
     },
-    async type(pane, text) {
+    async type(pane, text, options = {}) {
       if (text === '') return;
       await livePane(pane);
-      // The markers are in the buffer itself (no `-p`, which adds them only once the program asked
-      // for bracketed paste): see asPaste. A newline goes as a carriage return, as a terminal pastes it.
-      const buffer = `flume-${process.pid}-${++pastes}`;
-      const result = await tmux([['load-buffer', '-b', buffer, '-'], ['paste-buffer', '-d', '-b', buffer, '-t', pane]], asPaste(text));
-      return check(result, `paste into ${pane}`, pane);
+      if (options.paste || /[\u0000-\u001f\u007f]/.test(text)) {
+        // Framed by flume (asPaste; no `-p`), or by tmux where the program asked for bracketed paste (`-p`).
+        const buffer = `flume-${process.pid}-${++pastes}`;
+        const framed = options.paste ? asPaste(text) : withoutPasteMarkers(text);
+        const result = await tmux([['load-buffer', '-b', buffer, '-'], ['paste-buffer', ...(options.paste ? [] : ['-p']), '-d', '-b', buffer, '-t', pane]], framed);
+        return check(result, `paste into ${pane}`, pane);
+      }
+      const bursts = splitBursts(text, TMUX_BURST_CHARS);
+      for (const [index, burst] of bursts.entries()) {
+        if (index > 0) await sleep(TMUX_BURST_GAP_MS);
+        await check(await tmux([['send-keys', '-t', pane, '-l', '--', burst]]), `type into ${pane}`, pane);
+      }
     },
     async keys(pane, keys) {
       await livePane(pane);

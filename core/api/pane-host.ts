@@ -6,6 +6,20 @@ import { flumeError } from './errors.js';
 import { processRunning, sameProcess } from '../support/process.js';
 import type { AgentHandle } from './agent.js';
 
+/** How a host types text (`PaneHost.type`). */
+export interface TypeOptions {
+  /**
+   * Send the text as one bracketed paste (`ESC[200~ … ESC[201~`, core/drivers/pane-env.ts asPaste)
+   * framed by the host whatever the program asked its terminal for, so that no character of it is a
+   * key. For a program that reads bracketed paste (every agent flume drives): typed key by key, `!` is
+   * a shell mode to the Gemini CLI and OpenCode (the words after it run as a command) and `?` the Gemini
+   * CLI's shortcuts, and the Gemini CLI asks for bracketed paste only a moment after its input box
+   * shows, so a terminal's own paste comes to it as keys at first. A program that does not read it
+   * (a line reader) would take the markers as text: its driver types without.
+   */
+  paste?: boolean;
+}
+
 /** What a pane host opens: one program in one folder with one environment. */
 export interface PaneSpec {
   /** A label for the pane (the place id and stage). */
@@ -57,8 +71,13 @@ export interface PaneHost {
   identity(pane: string): Promise<string | undefined>;
   /** The pane's screen as text (`history`: with what scrolled off, where the host keeps it), or undefined when the host cannot read screens. */
   capture(pane: string, options?: { history?: boolean }): Promise<string | undefined>;
-  /** Types literal text into the pane; no key is interpreted and nothing is submitted. */
-  type(pane: string, text: string): Promise<void>;
+  /**
+   * Types literal text into the pane; nothing is submitted. As a terminal would give it to the
+   * program: keys, or one paste where the text holds a newline or another control character (framed
+   * as a bracketed paste when the program asked for one). With `paste`, always one bracketed paste
+   * framed by the host (TypeOptions).
+   */
+  type(pane: string, text: string, options?: TypeOptions): Promise<void>;
   /** Presses named keys (`Enter`, `Escape`, `C-c`, `C-u`). */
   keys(pane: string, keys: string[]): Promise<void>;
   /** True while the pane's program is running. */

@@ -129,6 +129,8 @@ export interface InputBox {
   showMs?: number;
   /** Enter waits this long after the text showed. Default 250 ms. */
   enterAfterMs?: number;
+  /** Type the text as one bracketed paste framed by the host, for a program that reads one (TypeOptions). */
+  paste?: boolean;
 }
 
 /**
@@ -138,7 +140,7 @@ export interface InputBox {
  */
 export async function typeWhole(host: PaneHost, handle: AgentHandle, text: string, box: InputBox): Promise<void> {
   await typable(host, handle);
-  await host.type(handle.pane!, text);
+  await host.type(handle.pane!, text, { paste: box.paste === true });
   const until = Date.now() + (box.showMs ?? 1500);
   for (;;) {
     const screen = await host.capture(handle.pane!);

@@ -6,7 +6,8 @@
  * environment, a user's shell), and the script removes itself, exports exactly flume's variables and
  * `exec`s the program, so the program keeps the pane's pid and no value ever stands in an argv.
  *
- * Also here, for every host that types: text as one bracketed paste, and text without paste markers.
+ * Also here, for every host that types: text as one bracketed paste, text without paste markers, and
+ * long text split into bursts.
  */
 import { checkPaneSpec, type PaneSpec } from '../api/pane-host.js';
 
@@ -54,13 +55,20 @@ export function withoutPasteMarkers(text: string): string {
 }
 
 /**
- * The text as one bracketed paste (`ESC[200~ … ESC[201~`), its own markers stripped first. Every text
- * a host types goes this way, with the markers written by flume whatever the program asked its
- * terminal for: typed key by key, some characters are keys to an agent (`!` its shell mode, `?` its
- * shortcuts, `#`, `/` or `@` a menu, a newline Enter), and a program that has not yet turned bracketed
- * paste on (the Gemini CLI just after its input box shows) would get the text as keys from a
- * terminal's own paste. Inside the markers every character is text.
+ * The text as one bracketed paste (`ESC[200~ … ESC[201~`), its own markers stripped first: what a
+ * host sends for `type(pane, text, { paste: true })` (core/api/pane-host.ts TypeOptions).
  */
 export function asPaste(text: string): string {
   return `\u001b[200~${withoutPasteMarkers(text)}\u001b[201~`;
+}
+
+/**
+ * Text split into bursts of at most `size` characters, never inside a surrogate pair: a host types
+ * long text a burst at a time, with a pause between, so the agent's input reader keeps up.
+ */
+export function splitBursts(text: string, size: number): string[] {
+  const chars = Array.from(text);
+  const bursts: string[] = [];
+  for (let i = 0; i < chars.length; i += size) bursts.push(chars.slice(i, i + size).join(''));
+  return bursts;
 }

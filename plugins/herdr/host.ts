@@ -7,9 +7,10 @@
  *
  * - `capture` is `pane read --source visible` (the rendered screen, ANSI stripped), which herdr reads
  *   without moving an agent's viewport; a pane gone reads as undefined.
- * - `type` sends the text as one bracketed paste flume frames itself (`pane send-text`,
- *   `ESC[200~ … ESC[201~`): herdr's CLI has no paste that does not submit (`pane run` and
- *   `agent prompt` press Enter), and typed key by key `!`, `?`, `/` or a newline are keys to an agent.
+ * - `type` sends literal bytes (`pane send-text`) in bursts of 200 characters, like typing. herdr's
+ *   CLI has no paste that does not submit (`pane run` and `agent prompt` press Enter), so text
+ *   holding a newline or other control character, and any text typed with `paste` (TypeOptions), is
+ *   sent as one bracketed paste flume frames itself (`ESC[200~ … ESC[201~`).
  * - `alive` reads `pane process-info`: a program other than the pane's shell holds its foreground.
  * - `look` answers identity, alive and the screen from one `process-info` and one `pane read`.
  */
@@ -18,7 +19,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { asPaste, definePaneHost, flumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, processRunning, processStart, signalQuietly, waitGone, which, type PaneHost } from '../../core/index.js';
+import { asPaste, definePaneHost, flumeError, hostStateDir, privateDir, PRIVATE_FILE_MODE, processRunning, processStart, signalQuietly, splitBursts, waitGone, which, type PaneHost } from '../../core/index.js';
 import { herdrBinary, herdrCli, herdrKey, pick, str, type Herdr, type HerdrReply } from './herdr.js';
 import { agentName, herdrLaunch, launchLine, projectOf } from './launch-script.js';
 
@@ -32,6 +33,10 @@ export interface HerdrHostOptions {
   startTimeoutMs?: number;
 }
 
+/** The most characters sent in one `pane send-text`. */
+export const HERDR_BURST_CHARS = 200;
+/** The pause between two bursts, so the agent takes them as typing rather than a paste. */
+export const HERDR_BURST_GAP_MS = 100;
 /** The pause between two named keys, so each reaches the program in a read of its own. */
 export const HERDR_KEY_GAP_MS = 40;
 
@@ -171,11 +176,16 @@ export function herdrHost(options: HerdrHostOptions = {}): PaneHost {
       const reply = await herdr(['pane', 'read', pane, '--source', 'visible']);
       return { identity: identityOf(found.pid), alive: true, ...(reply.ok ? { screen: reply.text } : {}) };
     },
-    async type(pane, text) {
+    async type(pane, text, options = {}) {
       if (text === '') return;
       await livePane(pane);
-      // One bracketed paste, its markers written here (core/drivers/pane-env.ts asPaste).
-      return check(await herdr(['pane', 'send-text', pane, asPaste(text)]), `paste into ${pane}`, pane);
+      if (options.paste || /[\u0000-\u001f\u007f]/.test(text)) {
+        return check(await herdr(['pane', 'send-text', pane, asPaste(text)]), `paste into ${pane}`, pane);
+      }
+      for (const [index, burst] of splitBursts(text, HERDR_BURST_CHARS).entries()) {
+        if (index > 0) await sleep(HERDR_BURST_GAP_MS);
+        await check(await herdr(['pane', 'send-text', pane, burst]), `type into ${pane}`, pane);
+      }
     },
     async keys(pane, keys) {
       await livePane(pane);

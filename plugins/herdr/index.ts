@@ -7,7 +7,7 @@
 import { definePlugin, type FlumePlugin } from '../../core/index.js';
 import { herdrHost, type HerdrHostOptions } from './host.js';
 
-export { herdrHost, HERDR_KEY_GAP_MS } from './host.js';
+export { herdrHost, HERDR_BURST_CHARS, HERDR_BURST_GAP_MS, HERDR_KEY_GAP_MS } from './host.js';
 export type { HerdrHostOptions } from './host.js';
 export { sidebarRows, rowTokens, sidebarRefresher, startedWaiting, startedAwaiting, awaitingNeeds, watchSidebar, normalise, SIDEBAR_TOKENS, SIDEBAR_SOURCE, SIDEBAR_TTL_MS, SIDEBAR_POLL_MS } from './sidebar.js';
 export type { SidebarRow, SidebarReport, SidebarRefresher, SidebarMemory } from './sidebar.js';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
+import { splitBursts } from '../../core/index.js';
 import { isFlumeError } from '../../core/api/errors.js';
 import { lookAtPane, ownsPane } from '../../core/api/pane-host.js';
 import { run, which } from '../../core/support/exec.js';
@@ -106,17 +107,27 @@ describe.skipIf(!hasTmux)('tmux pane host', () => {
     expect(existsSync(file[1])).toBe(false);
   });
 
-  it('types text as one bracketed paste even where the program asked for none, across ; and - and unicode, and presses keys by name', async () => {
-    // Typed key by key, `!` and `?` are keys to an agent (asPaste): the markers go whatever the program asked its terminal for.
+  it('types literal text in bursts of 200, across ; and - and unicode, and presses keys by name', async () => {
     const { pane, input } = await start('raw');
-    const text = `!${'x'.repeat(198)}a;-y "$HOME" \\; ? ${'é日本❯'.repeat(60)}-x;`;
+    const text = `${'x'.repeat(198)}a;-y "$HOME" \\; ${'é日本❯'.repeat(60)}-x;`;
+    const began = Date.now();
     await host.type(pane, text);
+    expect(Date.now() - began).toBeGreaterThanOrEqual(splitBursts(text, 200).length * 100 - 100);
     await host.type(pane, `${'z'.repeat(200)};`);
-    await waitFor(() => input().endsWith('\x1b[201~\x1b[200~' + 'z'.repeat(200) + ';\x1b[201~'), 'typed text');
-    expect(input()).toBe(`\x1b[200~${text}\x1b[201~\x1b[200~${'z'.repeat(200)};\x1b[201~`);
+    await waitFor(() => input().endsWith(';'), 'typed text');
+    expect(input()).toBe(`${text}${'z'.repeat(200)};`);
     await host.keys(pane, ['Enter', 'C-u', 'Escape', 'C-c']);
     await waitFor(() => input().endsWith('\x03'), 'keys');
     expect(input().slice(-4)).toBe('\r\x15\x1b\x03');
+  });
+
+  it('types text as one bracketed paste it frames itself when asked, even where the program asked for none', async () => {
+    // For a program that reads bracketed paste: typed key by key, `!` and `?` are keys to an agent (TypeOptions).
+    const { pane, input } = await start('raw');
+    const text = `!${'x'.repeat(250)} ? é日本 \x1b[201~end`;
+    await host.type(pane, text, { paste: true });
+    await waitFor(() => input().endsWith('end\x1b[201~'), 'the paste');
+    expect(input()).toBe(`\x1b[200~!${'x'.repeat(250)} ? é日本 end\x1b[201~`);
   });
 
   it('pastes text with newlines as one bracketed paste, so no newline submits', async () => {

@@ -69,9 +69,9 @@ export function containerHost(flume: Pick<Flume, 'hosts'>): PaneHost {
       const { host, pane } = inner(id);
       return host.capture(pane, options);
     },
-    async type(id, text) {
+    async type(id, text, options) {
       const { host, pane } = inner(id);
-      return host.type(pane, text);
+      return host.type(pane, text, options);
     },
     async keys(id, keys) {
       const { host, pane } = inner(id);

@@ -5,7 +5,7 @@
  * Then each example is shown to work: `flume plugins --json` lists each registration from its file;
  * `flume kinds` shows the kind; a launch runs the kind's stage with the page's driver (its options
  * reaching the agent's command line) on the fake agent in tmux, and the page's reader sees the
- * agent's commit; the page's driver written from nothing passes the conformance kit 7 of 7 on
+ * agent's commit; the page's driver written from nothing passes the conformance kit 8 of 8 on
  * `testHost()` (flume imported as an installed package) and runs from the CLI, a process for each of
  * launch, status, tell and stop; the page's host, loaded as a config loads it, runs a program and
  * reads its screen across processes.
@@ -119,7 +119,7 @@ describe('the "Writing a plugin" page', { timeout: 120_000 }, () => {
     expect(place.stage).toMatchObject({ state: 'delivered', delivered: { what: 'NOTES.md: Looks fine' } });
   });
 
-  it('passes the conformance kit 7 of 7 with the driver written from nothing, on testHost(), flume installed as a package', async ({ expect, onTestFinished }) => {
+  it('passes the conformance kit 8 of 8 with the driver written from nothing, on testHost(), flume installed as a package', async ({ expect, onTestFinished }) => {
     const t = pageRepo();
     onTestFinished(() => t.cleanup());
     // The harness the page describes: each scenario's args, a records folder of its own that taken() reads.
@@ -153,7 +153,7 @@ await createJiti(import.meta.url).import('./kit.ts');
     // Not spawnSync: the test's own writes (its repository's trust) go on meanwhile.
     const run = await promisify(execFile)(process.execPath, ['run.mjs'], { cwd: t.repo, env: t.env, encoding: 'utf8', timeout: 100_000 });
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual(['taken', 'screen', 'resend', 'never-started', 'never-up', 'tell', 'stop'].map((id) => ({ id })));
+    expect(JSON.parse(run.stdout)).toEqual(['taken', 'screen', 'characters', 'resend', 'never-started', 'never-up', 'tell', 'stop'].map((id) => ({ id })));
   });
 
   it('runs the driver written from nothing from the CLI: launched by one process, read, told and stopped by others', async ({ expect, onTestFinished }) => {

@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { herdrHost } from '../../../plugins/herdr/index.js';
-import { lookAtPane, type AgentHandle } from '../../../core/index.js';
+import { lookAtPane, splitBursts, type AgentHandle } from '../../../core/index.js';
 import { isFlumeError } from '../../../core/api/errors.js';
 import { which } from '../../../core/support/exec.js';
 import { fakeHerdr, type FakeHerdr } from '../../helpers/fake-herdr/index.js';
@@ -188,18 +188,29 @@ describe.skipIf(!hasTmux)('herdr pane host, against a fake herdr', () => {
     }
   });
 
-  it('types text as one bracketed paste even where the program asked for none, and presses keys by herdr name', async () => {
+  it('types literal text in bursts of 200, and presses keys by herdr name', async () => {
     const { pane, input } = await start('raw');
     herdr.clearLog();
-    const text = `!${'x'.repeat(198)}a;-y "$HOME" \\; --help ? ${'é日本❯'.repeat(60)}-x;`;
+    const text = `${'x'.repeat(198)}a;-y "$HOME" \\; --help ${'é日本❯'.repeat(60)}-x;`;
     await host.type(pane, text);
-    await waitFor(() => input().endsWith('-x;\x1b[201~'), 'typed text');
-    expect(input()).toBe(`\x1b[200~${text}\x1b[201~`);
-    expect(herdr.callsOf('pane', 'send-text').map((call) => call.argv[3])).toEqual([`\x1b[200~${text}\x1b[201~`]);
+    await waitFor(() => input().endsWith('-x;'), 'typed text');
+    expect(input()).toBe(text);
+    expect(herdr.callsOf('pane', 'send-text').map((call) => call.argv[3])).toEqual(splitBursts(text, 200));
     await host.keys(pane, ['Enter', 'C-u', 'Escape', 'C-c']);
     await waitFor(() => input().endsWith('\x03'), 'keys');
     expect(input().slice(-4)).toBe('\r\x15\x1b\x03');
     expect(herdr.callsOf('pane', 'send-keys').map((call) => call.argv[3])).toEqual(['enter', 'ctrl+u', 'esc', 'ctrl+c']);
+    await host.close(pane);
+  });
+
+  it('sends text as one bracketed paste it frames itself when asked, whatever the text', async () => {
+    const { pane, input } = await start('raw');
+    herdr.clearLog();
+    const text = `!${'x'.repeat(250)} ? é日本`;
+    await host.type(pane, text, { paste: true });
+    await waitFor(() => input().endsWith('\x1b[201~'), 'the paste');
+    expect(input()).toBe(`\x1b[200~${text}\x1b[201~`);
+    expect(herdr.callsOf('pane', 'send-text').map((call) => call.argv[3])).toEqual([`\x1b[200~${text}\x1b[201~`]);
     await host.close(pane);
   });
 

@@ -58,7 +58,8 @@ describe.skipIf(which('tmux') === undefined)('a launch where herdr runs', () => 
     const told = await repo.flume(['tell', 'fix/in-herdr', 'Answer: blue', '--json']);
     expect(told.code, told.stdout).toBe(0);
     expect(prompts(agent.transcript)).toContain('Answer: blue');
-    expect(herdr.callsOf('pane', 'send-text').some((call) => call.argv[2] === agent.pane && call.argv[3] === 'Answer: blue')).toBe(true);
+    // Sent as one bracketed paste the host frames: Claude Code reads one, and typed key by key a TAB is a key to it.
+    expect(herdr.callsOf('pane', 'send-text').some((call) => call.argv[2] === agent.pane && call.argv[3] === '\x1b[200~Answer: blue\x1b[201~')).toBe(true);
 
     // The plugin's tell popup, over the agent's pane, reaches it the same way.
     const popup = await bin(['popup', 'tell'], { focused_pane_id: agent.pane }, 'Answer: from herdr\n\n\n');

@@ -216,7 +216,7 @@ describe('the packed package, used by a third party', { timeout: 120_000 }, () =
     expect(imported.trim().split('\n')).toEqual(schemaNames.map((name) => `${name} file://${installed}/schemas/${name} https://flume.dev/${name}`));
     // The conformance kit a driver's author runs, from the package as installed.
     const checks = execFileSync(process.execPath, ['--input-type=module', '-e', `import { driverConformance } from 'flume/testing'; console.log(driverConformance({ agent: 'x', host: {}, scenario: async () => ({ plugins: [], taken: () => [] }) }).checks.map((c) => c.id).join(' '))`], { cwd: repo, encoding: 'utf8' });
-    expect(checks.trim()).toBe('taken screen resend never-started never-up tell stop');
+    expect(checks.trim()).toBe('taken screen characters resend never-started never-up tell stop');
     // The host the kit's checks run on, and the helpers a driver of a program in a pane is built on.
     const host = execFileSync(process.execPath, ['--input-type=module', '-e', `import { testHost } from 'flume/testing'; import * as flume from 'flume'; const host = testHost(); console.log(host.key, await host.available(), ['openAgent', 'submit', 'resendInBox', 'closeAgent', 'readJsonl', 'waitFor'].map((name) => typeof flume[name]).join(' ')); await host.end();`], { cwd: repo, encoding: 'utf8' });
     expect(host.trim()).toBe(`tmux true ${Array(6).fill('function').join(' ')}`);

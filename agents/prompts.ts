@@ -1,0 +1,26 @@
+/**
+ * How the drivers of a program with a terminal UI tell a prompt in their agent's record from the text
+ * flume sent: the same words, whitespace aside (a screen wraps lines, a program trims a prompt and may
+ * make a TAB spaces), recorded at or after the sending.
+ */
+import type { PromptState } from '../core/index.js';
+
+/** A record may stamp a prompt this long before the sending's `since` (the two clocks differ). */
+const CLOCK_SLACK_MS = 60_000;
+
+/** Whitespace runs as one space, trimmed: how a prompt is compared across a screen and a record. */
+export function squash(value: string): string {
+  return value.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Was `text` taken as a prompt? `taken` once one of the record's `prompts` is it (`same`: the same
+ * words, by default) at or after `since`, less a minute of clock slack; `not-yet` while none is;
+ * `unknown` while there is no record to read (undefined).
+ */
+export function promptIn(prompts: ReadonlyArray<{ text: string; at: string }> | undefined, text: string, since?: string, same: (said: string, want: string) => boolean = (said, want) => squash(said) === want): PromptState {
+  if (!prompts) return 'unknown';
+  const want = squash(text);
+  const from = since === undefined ? -Infinity : Date.parse(since) - CLOCK_SLACK_MS;
+  return prompts.some((p) => Date.parse(p.at) >= from && same(p.text, want)) ? 'taken' : 'not-yet';
+}
