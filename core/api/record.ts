@@ -45,6 +45,12 @@ export interface StageRecord {
   sends: number;
   /** When the prompt was last sent (ISO); unset while the agent has not yet accepted input. */
   lastSentAt?: string;
+  /**
+   * When the agent last showed it holds the prompt queued (ISO; PromptState `held`): the time to
+   * take it is counted from then, so the moment between the program submitting what it held and its
+   * record holding it is never read as a prompt not taken.
+   */
+  heldAt?: string;
   /** The prompt as sent, so the transcript can be searched for it. */
   prompt: string;
   /** Recorded when the agent stopped short: what it needs. */

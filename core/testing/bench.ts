@@ -125,7 +125,9 @@ export class Bench {
     if (!driver) {
       throw new Error(`conformance: the plugins of scenario "${scenario}" register no driver "${this.harness.agent}" (they register: ${repository.flume.agents.all().map((d) => d.key).join(', ') || 'none'})`);
     }
-    const prompt = `Conformance check (${scenario}): reply in one short line. ${randomBytes(4).toString('hex')}`;
+    // Three lines, as a stage's prompt has several: an agent may show such a paste folded in its box
+    // (OpenCode: `[Pasted ~3 lines]`), and a second sending must still find it there.
+    const prompt = `Conformance check (${scenario}).\nReply in one short line.\n${randomBytes(4).toString('hex')}`;
     const record = await makePlace(repository, { kind: CONFORMANCE_KIND, name: scenario, brief: prompt, watch: false });
     const key = `${record.kind}--${record.name}`;
     const { commonDir } = repository.info;

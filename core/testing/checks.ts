@@ -88,8 +88,8 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
       const record = await place.record();
       const stage = record.stage;
       if (stage?.delivery !== 'taken') fail(`the agent takes every prompt, yet flume's stage start did not confirm it: the stage reads ${stageOf(record, place)}; the agent took ${JSON.stringify(await truth(place))}`);
-      const taken = await truthUntil(place, (seen) => seen.includes(place.prompt));
-      if (!taken.includes(place.prompt)) fail(`the driver confirmed the prompt, but the agent has not taken it (it took ${JSON.stringify(taken)}): a prompt is taken only when the agent's own record holds it`);
+      const taken = await truthUntil(place, (seen) => has(seen, place.prompt));
+      if (!has(taken, place.prompt)) fail(`the driver confirmed the prompt, but the agent has not taken it (it took ${JSON.stringify(taken)}): a prompt is taken only when the agent's own record holds it`);
       if (count(taken, place.prompt) !== 1) fail(`the agent took the prompt ${count(taken, place.prompt)} times from ${stage.sends} sending(s); it must take it once`);
       const never = `Never sent ${letters()}`;
       const state = await place.driver.confirm({ handle: stage.agent!, text: never, since: stage.startedAt });
@@ -108,10 +108,10 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
         const state = await place.driver.confirm({ handle, text, since });
         if (state === 'taken') fail(`driver.confirm says "taken" for text that sits in the input box, never submitted (the agent took ${JSON.stringify(await truth(place))}): the screen alone never makes a prompt taken`);
       }
-      if ((await truth(place)).includes(text)) fail(`the harness says the agent took ${JSON.stringify(text)}, which was typed and never submitted: check the scenario`);
+      if (has(await truth(place), text)) fail(`the harness says the agent took ${JSON.stringify(text)}, which was typed and never submitted: check the scenario`);
       await place.driver.resend(handle, text);
       const state = await awaitPrompt(place.repository.flume, handle, text, since, t.promptMs);
-      const taken = await truthUntil(place, (seen) => seen.includes(text));
+      const taken = await truthUntil(place, (seen) => has(seen, text));
       if (state !== 'taken') fail(`driver.resend did not get the text sitting in the input box taken: confirm reads "${state}" ${t.promptMs} ms later, and the agent took ${JSON.stringify(taken)}`);
       if (count(taken, text) !== 1) fail(`after driver.resend the agent took ${JSON.stringify(taken)}: the text in the box must be submitted as it is, once (not typed again beside itself)`);
     }),
@@ -128,13 +128,13 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
         // A TAB goes inside (a tell is sent trimmed, so one at the start would not be sent).
         const text = `${start === '\t' ? 'A\tTAB: ' : start}touch ${marker} ? # / @ \\ [x] {y} (z) é日本 ${letters()}`;
         const handle = await takenAgent(place, fail, true);
-        const before = count(squashed(await truth(place)), squash(text));
+        const before = count(await truth(place), text);
         const told = await tell(place.repository, place.key, text).then((result) => result.sends, (error: unknown) => error);
-        const taken = await truthUntil(place, (seen) => count(squashed(seen), squash(text)) > before);
+        const taken = await truthUntil(place, (seen) => count(seen, text) > before);
         const shown = JSON.stringify(text);
         if (existsSync(join((await place.record()).path, marker))) wrong.push(`the tell ${shown} ran as a shell command in the place (it made ${marker}): a caller's words must never become a command`);
         else if (typeof told !== 'number') wrong.push(`the tell ${shown} failed with ${describe(told)}; the agent took ${JSON.stringify(taken.slice(-2))}`);
-        else if (count(squashed(taken), squash(text)) !== before + 1) wrong.push(`the tell ${shown} was reported taken after ${told} sending(s), but the agent took ${JSON.stringify(taken.slice(-2))}: it must reach the agent once, as the text sent`);
+        else if (count(taken, text) !== before + 1) wrong.push(`the tell ${shown} was reported taken after ${told} sending(s), but the agent took ${JSON.stringify(taken.slice(-2))}: it must reach the agent once, as the text sent`);
         const reading = await readingUntil(place, handle, (r) => r.state === 'idle');
         if (reading.state !== 'idle') {
           wrong.push(`after the tell ${shown} the agent did not end its turn: driver.read says ${JSON.stringify(reading)}`);
@@ -147,8 +147,8 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
     check('resend', 'a prompt the agent did not take is sent once more, and then taken', async (fail: Fail) => {
       const place = await bench.place('drops-first');
       const record = await place.record();
-      const taken = await truthUntil(place, (seen) => seen.includes(place.prompt));
-      if (record.stage?.delivery === 'taken' && !taken.includes(place.prompt)) fail(`flume was told the prompt was taken, but the agent never took it (it took ${JSON.stringify(taken)}): confirm must read the agent's own record`);
+      const taken = await truthUntil(place, (seen) => has(seen, place.prompt));
+      if (record.stage?.delivery === 'taken' && !has(taken, place.prompt)) fail(`flume was told the prompt was taken, but the agent never took it (it took ${JSON.stringify(taken)}): confirm must read the agent's own record`);
       if (record.stage?.delivery !== 'taken') fail(`the agent drops only the first sending, so flume's second sending should be taken; the stage reads ${stageOf(record, place)}, and the agent took ${JSON.stringify(taken)}${await screenOf(bench, record)}`);
       if (record.stage.sends !== 2) fail(`the agent dropped the first sending, yet the stage reads taken after ${record.stage.sends} sending(s)`);
       if (count(taken, place.prompt) !== 1) fail(`the agent took the prompt ${count(taken, place.prompt)} times (${JSON.stringify(taken)}); the second sending must be taken once`);
@@ -280,19 +280,20 @@ function describe(error: unknown): string {
 }
 
 /**
- * Whitespace runs as one space, trimmed: the agents trim a prompt and some make a TAB spaces (Claude
- * Code), which changes none of its words.
+ * Whitespace runs as one space, trimmed: the agents trim a prompt, some make a TAB spaces (Claude
+ * Code), OpenCode ends a paste it showed folded with a space; none of which changes its words.
  */
 function squash(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-function squashed(list: string[]): string[] {
-  return list.map(squash);
+/** How many times the agent took `item`, whitespace aside. */
+function count(list: string[], item: string): number {
+  return list.filter((entry) => squash(entry) === squash(item)).length;
 }
 
-function count(list: string[], item: string): number {
-  return list.filter((entry) => entry === item).length;
+function has(list: string[], item: string): boolean {
+  return count(list, item) > 0;
 }
 
 /**

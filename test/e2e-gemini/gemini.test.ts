@@ -155,8 +155,8 @@ describe('the Gemini CLI driver with the real Gemini CLI', () => {
     expect(place.stage).toMatchObject({ delivery: 'sending', sends: 1 });
     t.watch();
     await t.until('mend/queued', (p) => p?.stage.delivery === 'taken' && p, 'the queued prompt to be taken', 60_000);
+    expect(t.record('mend--queued').stage.sends, JSON.stringify(t.events('mend--queued'))).toBe(1);
     expect(await t.promptsOf(place.stage.agent.sessionId, 1)).toEqual(['Start now.']);
-    expect(t.record('mend--queued').stage.sends).toBe(1);
     expect(t.events('mend--queued').map((e) => e.event)).not.toContain('never-started');
 
     // A turn held open; a tell now is queued by Gemini: reported so, typed once, and taken when the turn ends.

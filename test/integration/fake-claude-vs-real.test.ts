@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyScreen, draftText } from '../../agents/claude-code/screen.js';
 import { killTmuxServer, tmuxHost } from '../../agents/panes/tmux.js';
 import { run, which } from '../../core/support/exec.js';
+import { waitGone } from '../../core/support/process.js';
 import { fakeClaude, readRecords, waitFor, type FakeClaudeOptions, type FakeScript } from '../helpers/fake-claude/index.js';
 import { remove } from '../helpers/repo.js';
 
@@ -61,7 +62,10 @@ describe.skipIf(!which('tmux'))('fake-claude against the real 2.1.332 captures',
   });
 
   afterAll(async () => {
+    // The fakes write their session files as they exit: their folders are removed once they are gone.
+    const listed = await run('tmux', ['-S', socket, 'list-panes', '-a', '-F', '#{pane_pid}']);
     await killTmuxServer(socket);
+    for (const pid of listed.stdout.split('\n').filter(Boolean).map(Number)) await waitGone(pid, 10_000);
     remove(root);
   });
 

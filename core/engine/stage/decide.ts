@@ -143,7 +143,8 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
   }
   // The program holds the prompt queued and submits it by itself: sending it again would double it.
   if (facts.prompt === 'held') return { type: 'wait', reason: 'its agent holds the prompt queued' };
-  const sentAt = stage.lastSentAt ? Date.parse(stage.lastSentAt) : undefined;
+  // The time to take it counts from the later of its last sending and the last sight of it held.
+  const sentAt = stage.lastSentAt ? Math.max(Date.parse(stage.lastSentAt), stage.heldAt ? Date.parse(stage.heldAt) : 0) : undefined;
   if (sentAt === undefined) {
     // Not sent yet: the agent was still starting. A slow start is slow, never failed.
     if (facts.acceptsInput && !facts.paneless) return { type: 'send-again' };

@@ -140,6 +140,7 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
     }
     if (stage.delivery !== 'taken') {
       facts.prompt = await driver.confirm({ handle, text: stage.prompt, since: stage.startedAt });
+      if (facts.prompt === 'held') await noteHeld(repository.info.commonDir, record);
       if (!facts.paneless) facts.acceptsInput = (await driver.waitForInput(handle, 0)) === 'ready';
     }
   }
@@ -374,10 +375,17 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
   const kind = repository.flume.kinds.get(record.kind);
   const limits = limitsOf(repository, kind?.stages[stage.index], kind);
   const taken = await awaitPrompt(repository.flume, handle, stage.prompt, stage.startedAt, limits.promptTimeoutMs);
+  if (taken === 'held') await noteHeld(commonDir, record);
   if (taken === 'taken') {
     stage.delivery = 'taken';
     await recordWithEvent(commonDir, record, { event: 'prompt-taken', stage: stage.name, sends: stage.sends });
   }
+}
+
+/** Notes in the record that the agent holds the stage's prompt queued, now (StageRecord `heldAt`). */
+async function noteHeld(commonDir: string, record: PlaceRecord): Promise<void> {
+  record.stage!.heldAt = new Date().toISOString();
+  await writeRecord(commonDir, record);
 }
 
 /** Reads the deliverable the place's current run of `def` ends on, at the branch head of the reading. */

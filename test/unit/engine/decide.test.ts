@@ -144,6 +144,9 @@ describe('decide', () => {
       const twice = { ...sending, sends: 2, lastSentAt: at(11_000) };
       expect(decide(kind, place(sending), facts({ prompt: 'held', now: T0 + 60_000, acceptsInput: true }), limits).type).toBe('wait');
       expect(decide(kind, place(twice), facts({ prompt: 'held', now: T0 + 600_000, acceptsInput: true }), limits).type).toBe('wait');
+      // Submitted by the program a moment ago and not yet in its record: the time counts from the last sight of it held.
+      expect(decide(kind, place({ ...sending, heldAt: at(55_000) }), facts({ prompt: 'not-yet', now: T0 + 60_000, acceptsInput: true }), limits).type).toBe('wait');
+      expect(decide(kind, place({ ...sending, heldAt: at(55_000) }), facts({ prompt: 'not-yet', now: T0 + 66_000, acceptsInput: true }), limits).type).toBe('send-again');
       // Gone while it held it: it can take nothing now.
       expect(decide(kind, place(sending), facts({ prompt: 'held', agent: { state: 'exited' } }), limits)).toEqual({ type: 'mark-delivery', delivery: 'never-started' });
     });

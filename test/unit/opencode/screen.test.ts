@@ -5,7 +5,7 @@
  * taken for it.
  */
 import { describe, expect, it } from 'vitest';
-import { classifyScreen, draftText } from '../../../agents/opencode/screen.js';
+import { classifyScreen, draftText, sameDraft } from '../../../agents/opencode/screen.js';
 
 const EDGE = `╹${'▀'.repeat(60)}`;
 /** A screen with the input box (its lines given) and, to the right of the box, a sidebar. */
@@ -27,5 +27,15 @@ describe("OpenCode's input box", () => {
 
   it('reads a permission request before anything else', () => {
     expect(classifyScreen(`${screen([''])}\n△ Permission required\n  Allow once   Allow always   Reject`)).toBe('permission');
+  });
+
+  it('takes a paste it shows folded, [Pasted ~N lines], for the text of N lines, and only that', () => {
+    const folded = draftText(screen(['[Pasted ~6 lines]']));
+    expect(folded).toBe('[Pasted ~6 lines]');
+    const six = ['One.', 'Two.', 'Three.', 'Four.', 'Five.', 'Six.'].join('\n');
+    expect(sameDraft(folded, six)).toBe(true);
+    expect(sameDraft(folded, `${six}\nSeven.`)).toBe(false);
+    // Over 150 characters on one line, folded as one line.
+    expect(sameDraft('[Pasted ~1 lines]', 'x'.repeat(200))).toBe(true);
   });
 });
