@@ -24,3 +24,15 @@ export function promptIn(prompts: ReadonlyArray<{ text: string; at: string }> | 
   const from = since === undefined ? -Infinity : Date.parse(since) - CLOCK_SLACK_MS;
   return prompts.some((p) => Date.parse(p.at) >= from && same(p.text, want)) ? 'taken' : 'not-yet';
 }
+
+/**
+ * A last word that opens a program's menu where the cursor stands (`@file`, `$skill`, `/command`,
+ * `#…`): Enter there picks from the menu (Codex 0.171.0 put `$imagegen` in place of a tell `@`)
+ * instead of submitting. A space after it closes the menu; the programs trim it from the prompt.
+ */
+const MENU_WORD = /(^|\s)[@$/#]\S*$/;
+
+/** `text` with a space after a last word that opens a menu ({@link MENU_WORD}). */
+export function awayFromMenus(text: string): string {
+  return MENU_WORD.test(text) ? `${text} ` : text;
+}

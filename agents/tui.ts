@@ -28,6 +28,7 @@ import {
   type StartRequest,
 } from '../core/index.js';
 import { handedCommand, printedCommand } from './printed.js';
+import { awayFromMenus } from './prompts.js';
 
 /** After the input box first shows, keys typed at once can be lost while the program finishes starting. */
 const READY_SETTLE_MS = 300;
@@ -59,11 +60,15 @@ export interface Tui {
    * Such a text is sent with one space before it, which the program trims as it takes the prompt.
    */
   keyStart?: RegExp;
+  /** A text the program would take as something else than a prompt, however it is sent: the error to refuse it with, before anything is typed. */
+  refuse?(text: string): Error | undefined;
 }
 
 /** The driver methods that only look at and type into the agent's pane. */
 export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' | 'resend' | 'hasDraft' | 'withdraw' | 'stop'> {
   const { screen: reads } = tui;
+  /** The text as it is typed: a space before a first character that is a key there, one after a last word that opens a menu. */
+  const typed = (text: string) => awayFromMenus(tui.keyStart?.test(text) ? ` ${text}` : text);
   const methods: ReturnType<typeof tuiMethods> = {
     async waitForInput(handle, timeoutMs) {
       const host = tui.hostOf(handle);
@@ -87,8 +92,10 @@ export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' 
     },
 
     async send(handle, text) {
+      const refused = tui.refuse?.(text);
+      if (refused) throw refused;
       const host = await ownHost(tui, handle);
-      await typeWhole(host, handle, tui.keyStart?.test(text) ? ` ${text}` : text, { draft: reads.draft, same: reads.same, paste: true, ...(tui.showMs ? { showMs: tui.showMs } : {}), ...(tui.enterAfterMs ? { enterAfterMs: tui.enterAfterMs } : {}) });
+      await typeWhole(host, handle, typed(text), { draft: reads.draft, same: reads.same, paste: true, ...(tui.showMs ? { showMs: tui.showMs } : {}), ...(tui.enterAfterMs ? { enterAfterMs: tui.enterAfterMs } : {}) });
     },
 
     async resend(handle, text) {
@@ -96,7 +103,7 @@ export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' 
       const screen = await host.capture(handle.pane!);
       const draft = screen === undefined ? '' : reads.draft(screen);
       if (draft === '') return methods.send(handle, text);
-      if (reads.same(draft, text)) return (await ownHost(tui, handle)).keys(handle.pane!, ['Enter']);
+      if (reads.same(draft, typed(text))) return (await ownHost(tui, handle)).keys(handle.pane!, ['Enter']);
       throw flumeError('AGENT_BUSY', {}, { variant: 'driver' });
     },
 
@@ -108,7 +115,7 @@ export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' 
 
     async withdraw(handle, text) {
       const host = tui.hostOf(handle);
-      return host ? withdrawText(host, handle, text, reads) : true;
+      return host ? withdrawText(host, handle, typed(text), reads) : true;
     },
 
     async stop(handle, options = {}) {

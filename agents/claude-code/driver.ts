@@ -143,6 +143,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     },
 
     async send(handle, raw) {
+      // Its commands are read past any space before them (` /init …` ran `/init`): such a text is refused, nothing typed.
+      if (/^\s*\//.test(raw)) throw flumeError('BAD_TEXT', { start: '`/`', agent: 'Claude Code' }, { variant: 'command', details: { start: '/' } });
       const host = await requireHost(hostOf(handle), handle);
       // A TAB typed is a key to Claude Code and a TAB pasted becomes spaces: send those spaces, so
       // what the transcript holds is what was sent (findPrompt looks for the same).

@@ -76,9 +76,9 @@ export interface ClaudeCodePatterns {
     tab: string;
     /**
      * What a prompt must not start with: at the start of its input box these make it something else
-     * than a prompt, pasted or typed (`!` a shell command it runs, `/` a command, `@` a file's menu,
-     * `#` a memory in older builds). The driver sends such a text with one space before it, which
-     * the box and the transcript keep: the words reach the model, and nothing runs.
+     * than a prompt, pasted or typed (`!` a shell command it runs, `@` a file's menu, `#` a memory in
+     * older builds). The driver sends such a text with one space before it, which the box and the
+     * transcript keep: the words reach the model, and nothing runs.
      */
     keyStart: RegExp;
     /**
@@ -142,10 +142,10 @@ export const claudeCodePatterns: ClaudeCodePatterns = {
     // 2.1.332: four spaces wherever the TAB stands (not to a tab stop); a typed TAB is dropped (it
     // shows `Use alt+t to toggle thinking`). test/fixtures/claude-2.1.332/transcripts/tabs.jsonl.
     tab: '    ',
-    // 2.1.332: a pasted `!touch x` ran `touch x` (its transcript a `<bash-input>`), `/touch …` was
-    // taken by no one, `@touch …` left in the box; each with a space before it reached the model as
-    // sent, the space kept (the conformance kit's `characters` check).
-    keyStart: /^[!#/@?]/,
+    // 2.1.332: a pasted `!touch x` ran `touch x` (its transcript a `<bash-input>`), `@touch …` was
+    // left in the box; each with a space before it reached the model as sent, the space kept (the
+    // conformance kit's `characters` check). `/` is refused instead (driver.ts): ` /init …` ran `/init`.
+    keyStart: /^[!#@?]/,
   },
 };
 

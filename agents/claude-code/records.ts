@@ -3,6 +3,7 @@
  * and what each means for a prompt (offered) and for the agent's state (kindOf). transcript.ts
  * builds its readings from these; every format detail it depends on comes from patterns.ts.
  */
+import { awayFromMenus } from '../prompts.js';
 import { open } from 'node:fs/promises';
 import type { ClaudeCodePatterns } from './patterns.js';
 
@@ -130,11 +131,12 @@ export function sameText(offer: string, want: string, p: ClaudeCodePatterns): bo
 /**
  * The text as Claude Code records it, which is what the driver sends: each TAB made what the agent
  * makes of one (patterns `transcript.tab`), so a prompt taken once is found, never sent again; and
- * a space before a first character that would make it a command (`transcript.keyStart`).
+ * a space before a first character that would make it a command (`transcript.keyStart`), and one
+ * after a last word that opens a menu (agents/prompts.ts awayFromMenus).
  */
 export function asRecorded(text: string, p: ClaudeCodePatterns): string {
   const tabbed = text.replace(/\t/g, p.transcript.tab);
-  return p.transcript.keyStart.test(tabbed) ? ` ${tabbed}` : tabbed;
+  return awayFromMenus(p.transcript.keyStart.test(tabbed) ? ` ${tabbed}` : tabbed);
 }
 
 /** CRLF to LF, trailing spaces off every line, blank lines off both ends. */

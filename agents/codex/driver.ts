@@ -24,10 +24,11 @@ import { judgeTui, openTui, plannedCommand, tuiDriver, type TuiReads } from '../
 const ENTER_AFTER_DRAFT_MS = 250;
 /**
  * What a prompt must not start with (tui.ts `keyStart`): 0.171.0 ran a pasted `!touch x` as a shell
- * command and held a pasted `/touch …` in its command menu; each with a space before it was taken as
- * sent, trimmed (the conformance kit's `characters` check).
+ * command and held a pasted `/touch …` in its command menu, and a tell `@` became `$imagegen` from its
+ * menu; each with a space before it was taken as sent, trimmed (the conformance kit's `characters`
+ * check).
  */
-const KEY_START = /^[!/]/;
+const KEY_START = /^[!/@$]/;
 /** The longest wait for a typed draft to show before Enter is pressed anyway. */
 const DRAFT_SHOW_MS = 1500;
 

@@ -52,7 +52,8 @@ function inputLine(lines: string[]): number {
 
 /** True when a draft on screen is `text` (the screen wraps lines; a long paste shows as `[Pasted Content N chars]`). */
 export function sameDraft(draft: string, text: string): boolean {
-  if (/^\[Pasted Content \d+ chars\]$/.test(draft.trim())) return true;
+  const folded = /^\[Pasted Content (\d+) chars\]$/.exec(draft.trim());
+  if (folded) return Number(folded[1]) === Array.from(text).length || Number(folded[1]) === text.length;
   const a = squash(draft);
   const b = squash(text);
   return a === b || (b.length > 200 && a.length >= 50 && b.startsWith(a.slice(0, 100)));

@@ -22,6 +22,8 @@ const PERMISSION = /Allow execution of|Apply this change\?|\d\. Allow once|No, s
  * Text typed now answers it.
  */
 const QUESTION = /Answer Questions|Enter to submit · Esc to cancel/;
+/** Below the three queued texts it shows, how many more it holds. */
+const MORE_QUEUED = /^ {4}\.\.\. \(\+\d+ more\)\s*$/m;
 /** The title above what Gemini holds queued, each below it indented four spaces (at most three shown). */
 const QUEUED = /^ {2}Queued \(press ↑ to edit\):\s*$/;
 /** A turn running: `⠙ Thinking... (esc to cancel, 1s)`. */
@@ -68,7 +70,8 @@ export function questionOf(screen: string): string {
   const asked: string[] = [];
   for (const line of lines.slice(at + 1)) {
     if (/^(> |● |\d+\. )|^Enter to submit/.test(line)) break;
-    if (line) asked.push(line);
+    // With several questions, a bar of tabs above them (`← □ Colour │ □ Go on │ ≡ Review →`).
+    if (line && !/^←.*→$/.test(line)) asked.push(line);
   }
   return asked.join(' ');
 }
@@ -89,9 +92,14 @@ export function queuedOf(screen: string): string[] {
   return queued;
 }
 
-/** True when `text` is among what Gemini shows queued (a preview cut at the width matches the text's start). */
+/**
+ * True when `text` is among what Gemini shows queued (a preview cut at the width matches the text's
+ * start), or may be: past three it shows `... (+N more)`, and a text not among the three shown may be
+ * one of those.
+ */
 export function isQueued(screen: string, text: string): boolean {
   const whole = squash(text);
+  if (MORE_QUEUED.test(screen)) return true;
   return queuedOf(screen).some((shown) => {
     const preview = squash(shown.replace(/…$/, ''));
     return preview !== '' && (preview === whole || (shown.endsWith('…') && whole.startsWith(preview)));
@@ -128,7 +136,8 @@ function inputLine(lines: string[]): number {
  * `[Pasted Text: N lines]`, and a box of more than ten lines shows its last ten (the cursor's end).
  */
 export function sameDraft(draft: string, text: string): boolean {
-  if (/^\[Pasted Text: \d+ lines?\]$/.test(draft.trim())) return true;
+  const folded = /^\[Pasted Text: (\d+) lines?\]$/.exec(draft.trim());
+  if (folded) return Number(folded[1]) === text.split(/\r\n?|\n/).length;
   const a = squash(draft);
   const b = squash(text);
   return a === b || (a.length >= 40 && b.endsWith(a));

@@ -27,6 +27,12 @@ const STEP_CLOSE_MS = 10_000;
 /** How often the record is read meanwhile. */
 const STEP_POLL_MS = 200;
 
+/**
+ * What a prompt must not start with (tui.ts `keyStart`): pasted, `/` is still its command (`/init`
+ * sent its own template, `/exit` quit it, `/` alone opened its agent list).
+ */
+const KEY_START = /^\//;
+
 /** How OpenCode's agent reads: its record, its screen, and its dialogs (the record names them). */
 const READS: TuiReads<RecordState> = {
   agent: 'OpenCode',
@@ -95,6 +101,7 @@ export function opencodeDriver(flume: Flume, options: OpencodeOptions = {}, key 
     screen: { classify: classifyScreen, draft: draftText, same: sameDraft },
     showMs: DRAFT_SHOW_MS,
     enterAfterMs: ENTER_AFTER_DRAFT_MS,
+    keyStart: KEY_START,
     optionsSchema: OPENCODE_OPTIONS,
     sessionVariables: OPENCODE_SESSION_VARIABLES,
     checks: () => opencodeChecks(options),

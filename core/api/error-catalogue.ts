@@ -386,6 +386,9 @@ export const ERROR_CATALOGUE = {
     exit: 1,
     message: '{what} holds the control character {character} at line {line}, column {column}; it would be typed to the agent as a keystroke.',
     fix: 'Remove the control character (only newlines and tabs may stand in text sent to an agent), then run the command again.',
+    variants: {
+      command: { message: 'The text starts with {start}, which {agent} reads as its own command, never as words for its model; nothing was typed.', fix: 'Start the text with a word (a {start} later in it is words), then run the command again.' },
+    },
   },
   UNKNOWN_HOST: {
     exit: 1,

@@ -18,10 +18,11 @@ import { timeoutsOf, type ConformanceHarness } from './harness.js';
 
 /**
  * What the `characters` check's tells start with: each a key to some agent when typed (`!` shell
- * mode, `#` memory, `/` a command, `?` shortcuts, `@` a file, a TAB completion), or text a reader
- * could mangle (a backslash, a bracket, a letter outside ASCII).
+ * mode, `#` memory, `/` a command (`/init` one every agent flume drives has), `?` shortcuts, `@` a
+ * file, a TAB completion), or text a reader could mangle (a backslash, a bracket, a letter outside
+ * ASCII).
  */
-export const CHARACTER_STARTS = ['!', '?', '#', '/', '@', '\\', '\t', '[', 'é'] as const;
+export const CHARACTER_STARTS = ['!', '?', '#', '/', '/init ', '@', '\\', '\t', '[', 'é'] as const;
 
 /** Throws the check's ConformanceFailure with what was seen. */
 type Fail = (seen: string) => never;
@@ -116,7 +117,7 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
       if (count(taken, text) !== 1) fail(`after driver.resend the agent took ${JSON.stringify(taken)}: the text in the box must be submitted as it is, once (not typed again beside itself)`);
     }),
 
-    check('characters', 'a tell reaches the agent as the text sent, whatever characters it starts with or holds', async (fail: Fail) => {
+    check('characters', 'a tell reaches the agent as the text sent, whatever characters it starts with or holds, or is refused (BAD_TEXT) with nothing typed', async (fail: Fail) => {
       // Typed key by key, some characters are keys to an agent: `!` its shell mode (the words after it
       // run as a command), `?` its shortcuts, `#`, `/` and `@` its menus, a TAB its completion.
       const place = await bench.place('answers');
@@ -126,13 +127,18 @@ export function conformanceChecks(harness: ConformanceHarness, bench: Bench): Co
         const marker = `conformance-bang-${letters()}`;
         // No control character but where the TAB is tried: a host may type text without one another way.
         // A TAB goes inside (a tell is sent trimmed, so one at the start would not be sent).
-        const text = `${start === '\t' ? 'A\tTAB: ' : start}touch ${marker} ? # / @ \\ [x] {y} (z) é日本 ${letters()}`;
+        // It ends with `@`, where a menu opens at the cursor.
+        const text = `${start === '\t' ? 'A\tTAB: ' : start}touch ${marker} ? # / @ \\ [x] {y} (z) é日本 ${letters()} @`;
         const handle = await takenAgent(place, fail, true);
         const before = count(await truth(place), text);
         const told = await tell(place.repository, place.key, text).then((result) => result.sends, (error: unknown) => error);
         const taken = await truthUntil(place, (seen) => count(seen, text) > before);
         const shown = JSON.stringify(text);
+        const refused = isFlumeError(told) && told.code === 'BAD_TEXT';
         if (existsSync(join((await place.record()).path, marker))) wrong.push(`the tell ${shown} ran as a shell command in the place (it made ${marker}): a caller's words must never become a command`);
+        // A text the agent would take as its own command may be refused instead, with nothing typed.
+        else if (refused && (count(taken, text) !== before || (await place.driver.hasDraft(handle)))) wrong.push(`the tell ${shown} was refused (${describe(told)}), yet it reached the agent or was left typed`);
+        else if (refused) continue;
         else if (typeof told !== 'number') wrong.push(`the tell ${shown} failed with ${describe(told)}; the agent took ${JSON.stringify(taken.slice(-2))}`);
         else if (count(taken, text) !== before + 1) wrong.push(`the tell ${shown} was reported taken after ${told} sending(s), but the agent took ${JSON.stringify(taken.slice(-2))}: it must reach the agent once, as the text sent`);
         const reading = await readingUntil(place, handle, (r) => r.state === 'idle');

@@ -8,7 +8,7 @@ import { callHook } from '../../api/hooks.js';
 import { reachDriver, requireDriver, type ReachedDriver } from '../../drivers/reach.js';
 import { crashPoint } from '../../support/crash.js';
 import { processStart } from '../../support/process.js';
-import { FlumeError } from '../../api/errors.js';
+import { FlumeError, isFlumeError } from '../../api/errors.js';
 import { toMs } from '../../support/duration.js';
 import { deliverableOf, type Repository } from '../../config/repository.js';
 import { canType, ownsPane } from '../../api/pane-host.js';
@@ -369,7 +369,16 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
   stage.sends += 1;
   stage.lastSentAt = new Date().toISOString();
   await writeRecord(commonDir, record);
-  await (again ? driver.resend(handle, stage.prompt) : driver.send(handle, stage.prompt));
+  await (again ? driver.resend(handle, stage.prompt) : driver.send(handle, stage.prompt)).catch(async (error: unknown) => {
+    // A prompt its agent would take as something else (BAD_TEXT, nothing typed) is never sent: the
+    // stage never started, and says why, rather than trying again at every step.
+    if (isFlumeError(error) && error.code === 'BAD_TEXT') {
+      stage.delivery = 'never-started';
+      stage.waiting = { needs: `its prompt cannot be sent: ${error.message} ${error.fix ?? ''}`.trim(), at: new Date().toISOString() };
+      await writeRecord(commonDir, record);
+    }
+    throw error;
+  });
   crashPoint('stage:prompt-sent');
   await appendEvent(commonDir, `${record.kind}--${record.name}`, { event: 'prompt-sent', stage: stage.name, sends: stage.sends });
   const kind = repository.flume.kinds.get(record.kind);

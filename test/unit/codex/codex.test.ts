@@ -12,7 +12,8 @@ import { commitFolders } from '../../../agents/codex/sandbox.js';
 import { git, makeRepo, remove } from '../../helpers/repo.js';
 import { findRollout, readRollout, readUsage } from '../../../agents/codex/rollout.js';
 import { judge } from '../../../agents/codex/driver.js';
-import { classifyScreen, draftText } from '../../../agents/codex/screen.js';
+import { classifyScreen, draftText, sameDraft } from '../../../agents/codex/screen.js';
+import { awayFromMenus } from '../../../agents/prompts.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -131,5 +132,21 @@ describe('the state of a Codex agent', () => {
     expect(classifyScreen(idle)).toBe('input-ready');
     expect(draftText(idle)).toBe('');
     expect(draftText('› Make a probe file\n• Done.\n› first line\n  second line\n\n  gpt-test default · /p\n')).toBe('first line\nsecond line');
+  });
+});
+
+describe("Codex's input line, as the driver matches flume's text in it", () => {
+  it('takes a paste it shows folded for the text only when its count of characters is the text\'s', () => {
+    const text = `${'x'.repeat(1000)} é${'y'.repeat(530)}`;
+    expect(sameDraft(`[Pasted Content ${Array.from(text).length} chars]`, text)).toBe(true);
+    expect(sameDraft('[Pasted Content 12 chars]', text)).toBe(false);
+  });
+
+  it('puts a space after a last word that opens a menu, so Enter submits rather than picks', () => {
+    expect(awayFromMenus('look at @')).toBe('look at @ ');
+    expect(awayFromMenus('use $imagegen')).toBe('use $imagegen ');
+    expect(awayFromMenus('@')).toBe('@ ');
+    expect(awayFromMenus('look at a@b.c')).toBe('look at a@b.c');
+    expect(awayFromMenus('a / b')).toBe('a / b');
   });
 });

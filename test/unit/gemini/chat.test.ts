@@ -116,6 +116,8 @@ describe("the Gemini CLI's screen", () => {
   it('takes a folded paste, or the last ten lines of a long one, for the text', () => {
     const text = Array.from({ length: 20 }, (_, i) => `Line ${i + 1} of the paste.`).join('\n');
     expect(sameDraft('[Pasted Text: 20 lines]', text)).toBe(true);
+    // Folded, only the count tells: another paste of another count is someone else's.
+    expect(sameDraft('[Pasted Text: 19 lines]', text)).toBe(false);
     expect(sameDraft(text.split('\n').slice(10).join('\n'), text)).toBe(true);
     expect(sameDraft('Line 20 of the paste.', text)).toBe(false);
   });
@@ -125,6 +127,9 @@ describe("the Gemini CLI's screen", () => {
     const asked = [' > Ask me.', `╭${'─'.repeat(62)}╮`, box('Answer Questions'), box(''), box('Which colour should it be?'), box(''), box('> Enter your response'), box(''), box('Enter to submit · Esc to cancel'), `╰${'─'.repeat(62)}╯`].join('\n');
     expect(classifyScreen(asked)).toBe('question');
     expect(questionOf(asked)).toBe('Which colour should it be?');
+    // Several questions: a bar of tabs above them is not the question.
+    const tabs = asked.replace(box('Which colour should it be?'), `${box('← □ Colour │ □ Go on │ ≡ Review →')}\n${box('')}\n${box('Pick a colour?')}`);
+    expect(questionOf(tabs)).toBe('Pick a colour?');
     expect(draftText(asked)).toBe('');
     // The same words in the history above a box are not a question open.
     expect(classifyScreen([asked, ...bottom([' >   Type your message or @path/to/file'])].join('\n'))).toBe('input-ready');
@@ -139,5 +144,8 @@ describe("the Gemini CLI's screen", () => {
     expect(isQueued(screen, 'Prompt two')).toBe(false);
     expect(isQueued(screen, 'Prompt A here.')).toBe(false);
     expect(isQueued(bottom([' >   Type your message or @path/to/file']).join('\n'), 'Prompt A here.')).toBe(false);
+    // Past three it shows how many more it holds: a text not shown may be one of them.
+    const more = ['  Queued (press ↑ to edit):', '    one', '    two', '    three', '    ... (+2 more)', ...bottom([' >   Type your message or @path/to/file'])].join('\n');
+    expect(isQueued(more, 'five')).toBe(true);
   });
 });
