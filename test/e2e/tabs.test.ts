@@ -28,10 +28,10 @@ const KINDS = { kinds: [{ name: 'note', stages: [{ name: 'code', prompt: '{brief
 
 /**
  * A TAB after one, two, three and four characters, in the middle of a word, and two in a row. (One
- * at the very start would not reach the agent: flume trims a rendered prompt. The tell has one.)
+ * at the very start would not reach the agent: flume trims a rendered prompt, and a tell.)
  */
 const BRIEF = 'Note\tthe table: a\tb, ab\tc, abc\td, abcd\te, mid\tword, two\t\ttabs.';
-/** A one-line tell, a TAB first (sent as typed keys), and a three-line one (pasted), each with TABs. */
+/** A one-line tell, a TAB first (trimmed off, as the agents would drop it), and a three-line one, each with TABs. */
 const TELL_LINE = '\tAlso:\tcolumn\ttwo.';
 const TELL_LINES = 'Then:\n\tindented\nab\tc';
 
@@ -68,7 +68,7 @@ const EXPECTED: Seen = {
     { taken: true, sends: 1 },
     { taken: true, sends: 1 },
   ],
-  prompts: [BRIEF, TELL_LINE, TELL_LINES].map(recorded),
+  prompts: [BRIEF, TELL_LINE.trim(), TELL_LINES].map(recorded),
 };
 
 describe('a prompt with TABs', () => {
