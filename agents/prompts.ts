@@ -3,7 +3,7 @@
  * flume sent: the same words, whitespace aside (a screen wraps lines, a program trims a prompt and may
  * make a TAB spaces), recorded at or after the sending.
  */
-import type { PromptState } from '../core/index.js';
+import { flumeError, type PromptState } from '../core/index.js';
 
 /** A record may stamp a prompt this long before the sending's `since` (the two clocks differ). */
 const CLOCK_SLACK_MS = 60_000;
@@ -35,4 +35,13 @@ const MENU_WORD = /(^|\s)[@$/#]\S*$/;
 /** `text` with a space after a last word that opens a menu ({@link MENU_WORD}). */
 export function awayFromMenus(text: string): string {
   return MENU_WORD.test(text) ? `${text} ` : text;
+}
+
+/**
+ * The `refuse` of a program that reads a text starting with `/` as its own command past any space
+ * before it, pasted or typed (Claude Code and the Gemini CLI: ` /init …` ran `/init`): BAD_TEXT,
+ * variant `command`. `agent` names the program in the error's words.
+ */
+export function commandsRefused(agent: string): (text: string) => Error | undefined {
+  return (text) => (/^\s*\//.test(text) ? flumeError('BAD_TEXT', { start: '`/`', agent }, { variant: 'command', details: { start: '/' } }) : undefined);
 }

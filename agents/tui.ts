@@ -60,8 +60,6 @@ export interface Tui {
    * Such a text is sent with one space before it, which the program trims as it takes the prompt.
    */
   keyStart?: RegExp;
-  /** A text the program would take as something else than a prompt, however it is sent: the error to refuse it with, before anything is typed. */
-  refuse?(text: string): Error | undefined;
 }
 
 /** The driver methods that only look at and type into the agent's pane. */
@@ -92,8 +90,6 @@ export function tuiMethods(tui: Tui): Pick<AgentDriver, 'waitForInput' | 'send' 
     },
 
     async send(handle, text) {
-      const refused = tui.refuse?.(text);
-      if (refused) throw refused;
       const host = await ownHost(tui, handle);
       await typeWhole(host, handle, typed(text), { draft: reads.draft, same: reads.same, paste: true, ...(tui.showMs ? { showMs: tui.showMs } : {}), ...(tui.enterAfterMs ? { enterAfterMs: tui.enterAfterMs } : {}) });
     },
@@ -186,6 +182,7 @@ export interface TuiDriverSpec<R extends TuiRecord> extends Omit<Tui, 'hostOf' |
   optionsSchema?: Record<string, unknown>;
   sessionVariables: readonly string[];
   checks(): Promise<DoctorCheck[]>;
+  refuse?: AgentDriver['refuse'];
   start: AgentDriver['start'];
   plan: NonNullable<AgentDriver['plan']>;
   /** Its agent's own record, undefined while there is none. */
@@ -210,6 +207,7 @@ export function tuiDriver<R extends TuiRecord>(flume: Flume, spec: TuiDriverSpec
     ...(spec.optionsSchema ? { optionsSchema: spec.optionsSchema } : {}),
     sessionVariables: spec.sessionVariables,
     checks: spec.checks,
+    ...(spec.refuse ? { refuse: spec.refuse } : {}),
     start: spec.start,
     plan: spec.plan,
 

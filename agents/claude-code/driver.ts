@@ -17,6 +17,7 @@ import { handedCommand, printedCommand } from '../printed.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
 import { asRecorded, normalize, sameText as sameRecorded } from './records.js';
 import { programVersion } from './version.js';
+import { commandsRefused } from '../prompts.js';
 import { claudeCodeChecks } from './checks.js';
 import { agentEnvironment, CLAUDE_SESSION_VARIABLES, requireProgram, type ClaudeCodeOptions } from './environment.js';
 import { readUsage } from './usage.js';
@@ -72,6 +73,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     sessionVariables: CLAUDE_SESSION_VARIABLES,
     inContainers: true,
     checks: () => claudeCodeChecks(options),
+    // Its commands are read past any space before them, pasted or typed (` /init …` ran `/init`).
+    refuse: commandsRefused('Claude Code'),
     async start(request, host) {
       const { env, binary, configDir } = await prepare(request, host);
       // Claude Code's folder trust follows the user's own decision (`flume trust`): never taken for them.
@@ -143,8 +146,6 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     },
 
     async send(handle, raw) {
-      // Its commands are read past any space before them (` /init …` ran `/init`): such a text is refused, nothing typed.
-      if (/^\s*\//.test(raw)) throw flumeError('BAD_TEXT', { start: '`/`', agent: 'Claude Code' }, { variant: 'command', details: { start: '/' } });
       const host = await requireHost(hostOf(handle), handle);
       // A TAB typed is a key to Claude Code and a TAB pasted becomes spaces: send those spaces, so
       // what the transcript holds is what was sent (findPrompt looks for the same).

@@ -5,8 +5,9 @@
  * it is gone. Written against flume's public entry alone, as a third party's driver would be.
  */
 import { join } from 'node:path';
-import { canType, flumeError, identityVariables, isRepositoryTrusted, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
+import { canType, identityVariables, isRepositoryTrusted, type AgentDriver, type AgentHandle, type AgentReading, type Flume, type PaneHost, type StartRequest } from '../../core/index.js';
 import { judgeTui, openTui, plannedCommand, tuiDriver, type TuiReads } from '../tui.js';
+import { commandsRefused } from '../prompts.js';
 import { chatFolderOf, findChat, promptState, readChat, readUsage, type ChatState } from './chat.js';
 import { geminiChecks } from './checks.js';
 import { programVersion, requireProgram } from '../program.js';
@@ -16,13 +17,6 @@ import { askedFor, classifyScreen, draftText, isQueued, questionOf, sameDraft } 
 
 /** A stage's permission mode as Gemini's `--approval-mode` (the default mode asks before each tool that writes or runs). */
 const APPROVAL_MODES: Record<string, string> = { bypassPermissions: 'yolo', acceptEdits: 'auto_edit', plan: 'plan' };
-
-/**
- * A text it would run as its own command, whatever way it arrives: pasted, and with spaces before it
- * (it trims them), `/init …` sent its own template to the model, `/` alone picked `/clear`, `/quit`
- * quit it. Refused before anything is typed (BAD_TEXT).
- */
-const COMMAND_START = /^\s*\//;
 
 /** How the Gemini CLI's agent reads: its chat, its screen, and its dialogs. */
 const READS: TuiReads<ChatState> = {
@@ -84,7 +78,8 @@ export function geminiDriver(flume: Flume, options: GeminiOptions = {}, key = 'g
     key,
     reads: READS,
     screen: { classify: classifyScreen, draft: draftText, same: sameDraft },
-    refuse: (text) => (COMMAND_START.test(text) ? flumeError('BAD_TEXT', { start: '`/`', agent: 'the Gemini CLI' }, { variant: 'command', details: { start: '/' } }) : undefined),
+    // `/init …` sent its own template to the model, `/` alone picked `/clear`, `/quit` quit it.
+    refuse: commandsRefused('the Gemini CLI'),
     optionsSchema: GEMINI_OPTIONS_SCHEMA,
     sessionVariables: GEMINI_SESSION_VARIABLES,
     checks: () => geminiChecks(options),

@@ -55,6 +55,13 @@ export interface AgentDriver {
    * `exited` when its process is gone.
    */
   waitForInput(handle: AgentHandle, timeoutMs: number): Promise<'ready' | 'slow' | 'exited'>;
+  /**
+   * Optional: the error to refuse `text` with when the program would take it as something other than
+   * a prompt however it is sent (Claude Code runs a text starting with `/` as its command, past any
+   * space before it); undefined for a text it takes as words. flume asks before it types a prompt or a
+   * tell (a refused text is never typed), and before a launch makes anything, for each stage's prompt.
+   */
+  refuse?(text: string): Error | undefined;
   /** Types the text and submits it, whole, however long or multi-line. */
   send(handle: AgentHandle, text: string): Promise<void>;
   /**

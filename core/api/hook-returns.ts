@@ -55,6 +55,8 @@ export function driverReturnCheck(method: string): ReturnCheck | undefined {
       return (value) => (value === undefined || (isObject(value) && isObject(value.usage)) ? [] : [`expected undefined or { usage, cursor }, got ${describe(value)}`]);
     case 'checks':
       return (value) => (Array.isArray(value) ? [] : [`expected an array of checks, got ${describe(value)}`]);
+    case 'refuse':
+      return (value) => (value === undefined || value instanceof Error ? [] : [`expected undefined or an Error, got ${describe(value)}`]);
     default:
       return undefined;
   }

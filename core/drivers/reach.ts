@@ -31,6 +31,9 @@ export interface ReachedDriver {
   plan(request: StartRequest, host: PaneHost): Promise<AgentPlan | undefined>;
   confirm(request: ConfirmRequest): Promise<PromptState>;
   waitForInput(handle: AgentHandle, timeoutMs: number): Promise<'ready' | 'slow' | 'exited'>;
+  /** The driver's refusal of `text` (its `refuse`), undefined for a text it takes as a prompt. */
+  refusal(text: string): Error | undefined;
+  /** Sends `text`, first refused as the driver's `refuse` says (nothing typed). */
   send(handle: AgentHandle, text: string): Promise<void>;
   resend(handle: AgentHandle, text: string): Promise<void>;
   read(handle: AgentHandle): Promise<AgentReading>;
@@ -70,6 +73,11 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
   // A place in a container starts from the container's environment, not the caller's (core/engine/container/engine.ts).
   const withEnvironment = (request: StartRequest): StartRequest => ({ ...request, env: request.place.container ? containerEnvironment(request.place.container) : agentBaseEnvironment(sessionVariables) });
   const sessionVariables = Array.isArray(driver.sessionVariables) ? driver.sessionVariables.filter((name): name is string => typeof name === 'string' && name !== '') : [];
+  const refusal = (text: string): Error | undefined => {
+    if (typeof driver.refuse !== 'function') return undefined;
+    const refused = call('refuse', () => driver.refuse!(text));
+    return refused === undefined ? undefined : inPlugin(refused, plugin, `refuse(${key})`);
+  };
   const own = (method: keyof AgentDriver) => {
     if (typeof driver[method] !== 'function') throw missing(plugin, key, method);
   };
@@ -98,8 +106,17 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
       return (await callHook(`confirmPrompt(${key})`, flume.hooks.confirmPrompt.for(key), request)) ?? 'unknown';
     },
     waitForInput: (handle, timeoutMs) => (own('waitForInput'), call('waitForInput', () => driver.waitForInput(handle, timeoutMs))),
-    send: (handle, text) => (own('send'), call('send', () => driver.send(handle, text))),
-    resend: (handle, text) => (own('resend'), call('resend', () => driver.resend(handle, text))),
+    refusal,
+    send: async (handle, text) => {
+      const refused = refusal(text);
+      if (refused) throw refused;
+      return (own('send'), call('send', () => driver.send(handle, text)));
+    },
+    resend: async (handle, text) => {
+      const refused = refusal(text);
+      if (refused) throw refused;
+      return (own('resend'), call('resend', () => driver.resend(handle, text)));
+    },
     read: (handle) => (own('read'), call('read', () => driver.read(handle))),
     async readMany(handles) {
       if (typeof driver.readMany === 'function') {

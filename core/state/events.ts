@@ -69,6 +69,7 @@ const PUBLIC_NAMES: Record<string, EventName | null> = {
   'agent-stopped': 'stopped',
   'worktree-removed': 'tidied',
   'send-again': null,
+  'note-held': null,
 };
 
 const LOG = 'events.jsonl';

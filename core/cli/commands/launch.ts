@@ -141,6 +141,8 @@ export function describe(action: Action): string {
       return `starting stage ${action.index + 1}${action.fixRound ? ' again, for a fix round' : ''}`;
     case 'send-again':
       return 'prompt not taken yet: sending it once more';
+    case 'note-held':
+      return 'prompt held queued by the agent, which sends it itself';
     case 'mark-taken':
       return 'prompt taken';
     case 'mark-delivery':

@@ -20,6 +20,7 @@ import { hostStateDir } from '../../state/dir.js';
 import { readJsonFile, updateJsonFile } from '../../state/json-file.js';
 import { launchTarget } from './target.js';
 import { readBrief, type LaunchRequest } from './brief.js';
+import { renderPrompt, type PromptPlace } from '../stage/prompt.js';
 
 /** A place a launch would make, every check before its lock passed. */
 export interface PlacePlan {
@@ -87,9 +88,27 @@ export async function planPlace(repository: Repository, request: LaunchRequest, 
       details: { branch },
     });
   }
+  const path = placePath(info.root, kind.name, name);
+  refuseUnsentPrompts(repository, kind, { brief, path, branch, name, target, ready: { state: 'none', at: new Date().toISOString() } });
   const id = placeId(kind.name, name);
   const container = await placeContainer(repository, request, id);
-  return { kind, name, key: placeKey(kind.name, name), path: placePath(info.root, kind.name, name), branch, from, base, target, brief, ...(container ? { container } : {}) };
+  return { kind, name, key: placeKey(kind.name, name), path, branch, from, base, target, brief, ...(container ? { container } : {}) };
+}
+
+/**
+ * Refuses a launch whose stage prompt its agent would take as something other than a prompt (its
+ * driver's `refuse`: a brief starting with `/` is Claude Code's command), as sending it would be
+ * refused: better before the place is made than as a stage that never started. Each prompt is
+ * filled in as far as a launch knows (no stage has delivered yet; a reader's variables stay unfilled).
+ */
+function refuseUnsentPrompts(repository: Repository, kind: KindDef, place: PromptPlace): void {
+  const { flume } = repository;
+  for (const stage of kind.stages) {
+    const key = driverOf(flume, stage);
+    const driver = key ? reachDriver(flume, key) : undefined;
+    const refused = driver?.refusal(renderPrompt(flume.config, kind, stage, place, { previous: '' }));
+    if (refused) throw refused;
+  }
 }
 
 /**

@@ -48,6 +48,7 @@ export type Action =
   | { type: 'mark-delivered'; what: string }
   | { type: 'mark-taken' }
   | { type: 'send-again' }
+  | { type: 'note-held' }
   | { type: 'mark-delivery'; delivery: 'unknown' | 'never-started' }
   | { type: 'mark-waiting'; needs: string }
   | { type: 'clear-waiting' }
@@ -142,7 +143,13 @@ function decideDelivery(record: PlaceRecord, facts: Facts, limits: DecideLimits)
     return stage.waiting?.needs === needs ? { type: 'wait', reason: 'waiting on the operator' } : { type: 'mark-waiting', needs };
   }
   // The program holds the prompt queued and submits it by itself: sending it again would double it.
-  if (facts.prompt === 'held') return { type: 'wait', reason: 'its agent holds the prompt queued' };
+  // The sight is noted (`heldAt`) so the time to take it counts from there once the queue goes; a
+  // quarter of that time apart at most, so that noting it (a record written, a file event) does not
+  // wake the next look at once, and the next, for as long as the program holds it.
+  if (facts.prompt === 'held') {
+    const noted = stage.heldAt ? Date.parse(stage.heldAt) : -Infinity;
+    return facts.now - noted >= limits.promptTimeoutMs / 4 ? { type: 'note-held' } : { type: 'wait', reason: 'its agent holds the prompt queued' };
+  }
   // The time to take it counts from the later of its last sending and the last sight of it held.
   const sentAt = stage.lastSentAt ? Math.max(Date.parse(stage.lastSentAt), stage.heldAt ? Date.parse(stage.heldAt) : 0) : undefined;
   if (sentAt === undefined) {

@@ -16,8 +16,11 @@ export interface PromptVariables {
   reader?: Record<string, string>;
 }
 
+/** What of a place its prompts name. */
+export type PromptPlace = Pick<PlaceRecord, 'brief' | 'path' | 'branch' | 'name' | 'target' | 'ready'>;
+
 /** The prompt for `stage` of `record`, its placeholders filled in. */
-export function renderPrompt(config: FlumeConfig, kind: KindDef, stage: StageDef, record: PlaceRecord, variables: PromptVariables): string {
+export function renderPrompt(config: FlumeConfig, kind: KindDef, stage: StageDef, record: PromptPlace, variables: PromptVariables): string {
   // Own keys only: a template's `{constructor}` is no variable.
   const template = variables.fixRound
     ? config.prompts?.[`${kind.name}.${stage.name}.fix`] ?? stage.fixPrompt ?? FIX_ROUND

@@ -140,7 +140,6 @@ export async function gather(repository: Repository, reading: Reading, place: Pl
     }
     if (stage.delivery !== 'taken') {
       facts.prompt = await driver.confirm({ handle, text: stage.prompt, since: stage.startedAt });
-      if (facts.prompt === 'held') await noteHeld(repository.info.commonDir, record);
       if (!facts.paneless) facts.acceptsInput = (await driver.waitForInput(handle, 0)) === 'ready';
     }
   }
@@ -155,6 +154,9 @@ async function act(repository: Repository, record: PlaceRecord, kind: KindDef, a
   switch (action.type) {
     case 'start-stage':
       await startStage(repository, record, kind, action.index, { readied, fixRound: action.fixRound, afterCut: action.afterCut });
+      return;
+    case 'note-held':
+      await noteHeld(commonDir, record, facts.now);
       return;
     case 'send-again':
       await sendPrompt(repository, record, driverFor(repository, record), (record.stage?.sends ?? 0) > 0);
@@ -384,16 +386,16 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
   const kind = repository.flume.kinds.get(record.kind);
   const limits = limitsOf(repository, kind?.stages[stage.index], kind);
   const taken = await awaitPrompt(repository.flume, handle, stage.prompt, stage.startedAt, limits.promptTimeoutMs);
-  if (taken === 'held') await noteHeld(commonDir, record);
+  if (taken === 'held') await noteHeld(commonDir, record, Date.now());
   if (taken === 'taken') {
     stage.delivery = 'taken';
     await recordWithEvent(commonDir, record, { event: 'prompt-taken', stage: stage.name, sends: stage.sends });
   }
 }
 
-/** Notes in the record that the agent holds the stage's prompt queued, now (StageRecord `heldAt`). */
-async function noteHeld(commonDir: string, record: PlaceRecord): Promise<void> {
-  record.stage!.heldAt = new Date().toISOString();
+/** Notes in the record that the agent held the stage's prompt queued at `at` (StageRecord `heldAt`). */
+async function noteHeld(commonDir: string, record: PlaceRecord, at: number): Promise<void> {
+  record.stage!.heldAt = new Date(at).toISOString();
   await writeRecord(commonDir, record);
 }
 

@@ -11,6 +11,7 @@ describe("launch's progress words", () => {
     { type: 'mark-delivered', what: 'commit 1a2b3c4' },
     { type: 'mark-taken' },
     { type: 'send-again' },
+    { type: 'note-held' },
     { type: 'mark-delivery', delivery: 'unknown' },
     { type: 'mark-delivery', delivery: 'never-started' },
     { type: 'mark-waiting', needs: 'I need the API key.' },

@@ -142,8 +142,12 @@ describe('decide', () => {
     });
     it('waits for a prompt the agent holds queued, past every time, never sending it again', () => {
       const twice = { ...sending, sends: 2, lastSentAt: at(11_000) };
-      expect(decide(kind, place(sending), facts({ prompt: 'held', now: T0 + 60_000, acceptsInput: true }), limits).type).toBe('wait');
-      expect(decide(kind, place(twice), facts({ prompt: 'held', now: T0 + 600_000, acceptsInput: true }), limits).type).toBe('wait');
+      // The first sight is noted; then again only a quarter of the prompt's time (2.5 s of 10 s here) after the last note.
+      expect(decide(kind, place(sending), facts({ prompt: 'held', now: T0 + 60_000, acceptsInput: true }), limits)).toEqual({ type: 'note-held' });
+      expect(decide(kind, place({ ...sending, heldAt: at(58_000) }), facts({ prompt: 'held', now: T0 + 60_000, acceptsInput: true }), limits).type).toBe('wait');
+      expect(decide(kind, place({ ...sending, heldAt: at(57_500) }), facts({ prompt: 'held', now: T0 + 60_000, acceptsInput: true }), limits)).toEqual({ type: 'note-held' });
+      expect(decide(kind, place({ ...twice, heldAt: at(599_000) }), facts({ prompt: 'held', now: T0 + 600_000, acceptsInput: true }), limits).type).toBe('wait');
+      expect(decide(kind, place(twice), facts({ prompt: 'held', now: T0 + 600_000, acceptsInput: true }), limits)).toEqual({ type: 'note-held' });
       // Submitted by the program a moment ago and not yet in its record: the time counts from the last sight of it held.
       expect(decide(kind, place({ ...sending, heldAt: at(55_000) }), facts({ prompt: 'not-yet', now: T0 + 60_000, acceptsInput: true }), limits).type).toBe('wait');
       expect(decide(kind, place({ ...sending, heldAt: at(55_000) }), facts({ prompt: 'not-yet', now: T0 + 66_000, acceptsInput: true }), limits).type).toBe('send-again');
