@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
 import { sameProcess } from '../../support/process.js';
 import { longTimeout } from '../../support/duration.js';
@@ -161,6 +161,7 @@ export async function supervise(preset: () => Promise<FlumePlugin[]>, options: S
       // A path watched for the first time (a new place's folder, its agent's transcript) may have
       // changed after this pass read it and before its watcher opened: one more pass reads it.
       if (rewatch(watchers, paths, poke) > 0) dirty = true;
+      if (run.full) forgetUntouched(touched, paths, repositories);
       reportStalls(run);
       // Status reads when the last pass ended; tests wait on passes rather than on the clock.
       await writePassNote({ pid: process.pid, passes: ++passes, judged: run.judged, steps: run.steps.size, at: new Date().toISOString() }).catch((error: Error) => log(error.message));
@@ -226,6 +227,11 @@ async function pass(entry: RepositoryEntry, paths: Set<string>, run: Run): Promi
   const settled = (key: string) => !steps.has(join(info.commonDir, key)) && (run.ended.get(join(info.commonDir, key)) ?? 0) <= began;
   const { records } = await readRecords(info.commonDir);
   if (run.full) notePanes(run.sweep, records);
+  // What was kept of a place whose record is gone goes with it: a supervisor that runs for days
+  // holds what its live places need, not a memo of every place it ever saw.
+  const live = new Set(records.map(keyOf));
+  for (const key of entry.memo.keys()) if (!live.has(key)) entry.memo.delete(key);
+  for (const key of run.ended.keys()) if (dirname(key) === info.commonDir && !live.has(basename(key)) && !steps.has(key)) run.ended.delete(key);
   paths.add(placesStateDir(info.commonDir));
   paths.add(join(info.commonDir, 'refs', 'heads'));
   if (records.length === 0) return 0;
@@ -368,6 +374,19 @@ interface RepositoryEntry {
 interface Memo {
   stamp: string;
   facts: Facts;
+  /** The files its stamp counted the events of. */
+  files: string[];
+}
+
+/**
+ * Forgets the event counts of paths neither watched nor named by a memo (a file that came and went in
+ * a watched folder: each record written leaves the name of its temporary file). A memo's files are
+ * kept: a count forgotten after its event would read as no event, and the memo as current.
+ */
+function forgetUntouched(touched: Map<string, number>, paths: Set<string>, repositories: Map<string, RepositoryEntry>): void {
+  const wanted = new Set(paths);
+  for (const entry of repositories.values()) for (const memo of entry.memo.values()) for (const file of memo.files) wanted.add(file);
+  for (const path of touched.keys()) if (!wanted.has(path)) touched.delete(path);
 }
 
 /**
@@ -399,7 +418,7 @@ async function factsOf(memo: Map<string, Memo>, repository: Repository, reading:
   const stamp = JSON.stringify([recorded, place.branch?.head, reading.repository.branches.get(record.target)?.head, stats, events, handle?.pid ? sameProcess(handle.pid, handle.pidStart) : null]);
   if (!full && last && last.stamp === stamp && record.stage?.delivery === 'taken') return { facts: { ...last.facts, now: Date.now() }, fresh: false };
   const facts = await gather(repository, reading, place, kind, Date.now());
-  memo.set(key, { stamp, facts });
+  memo.set(key, { stamp, facts, files: files.filter((file): file is string => file !== undefined) });
   return { facts, fresh: true };
 }
 
