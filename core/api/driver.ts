@@ -29,10 +29,10 @@ export interface AgentDriver {
   optionsSchema?: Record<string, unknown>;
   /**
    * Optional: the variables a session of this program hands the programs it starts, bound to that
-   * session (its id, its pid, its inbox socket and the token to it). flume leaves them out of the
-   * agent's environment (`StartRequest.env`), so an agent started from inside another session is
-   * neither taken for its child nor handed its credentials. A name ending in `*` stands for every
-   * name with that prefix.
+   * session (its id, its pid, its inbox socket and the token to it). flume leaves them out of every
+   * agent's environment (`StartRequest.env`), whatever its driver, so an agent started from inside
+   * another session is neither taken for its child nor handed its credentials. A name ending in `*`
+   * stands for every name with that prefix.
    */
   sessionVariables?: readonly string[];
   /**

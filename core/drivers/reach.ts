@@ -71,8 +71,9 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
   };
   // The agent's environment is the core's to decide (core/support/environment.ts): the driver gets it made.
   // A place in a container starts from the container's environment, not the caller's (core/engine/container/engine.ts).
-  const withEnvironment = (request: StartRequest): StartRequest => ({ ...request, env: request.place.container ? containerEnvironment(request.place.container) : agentBaseEnvironment(sessionVariables) });
-  const sessionVariables = Array.isArray(driver.sessionVariables) ? driver.sessionVariables.filter((name): name is string => typeof name === 'string' && name !== '') : [];
+  // Less every registered driver's session variables, not this one's alone: a Codex agent started
+  // from inside a Claude Code session gets no token to that session's inbox (docs/decisions/agent-environment.md).
+  const withEnvironment = (request: StartRequest): StartRequest => ({ ...request, env: request.place.container ? containerEnvironment(request.place.container) : agentBaseEnvironment(everySessionVariable(flume)) });
   const refusal = (text: string): Error | undefined => {
     if (typeof driver.refuse !== 'function') return undefined;
     const refused = call('refuse', () => driver.refuse!(text));
@@ -132,6 +133,11 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
     watchPaths: (handle) => (typeof driver.watchPaths === 'function' ? call('watchPaths', () => driver.watchPaths(handle)) : []),
     checks: async () => (typeof driver.checks === 'function' ? call('checks', () => driver.checks!()) : undefined),
   };
+}
+
+/** The session variables every registered driver declares (AgentDriver.sessionVariables). */
+function everySessionVariable(flume: Flume): string[] {
+  return flume.agents.all().flatMap((driver) => (Array.isArray(driver.sessionVariables) ? driver.sessionVariables.filter((name): name is string => typeof name === 'string' && name !== '') : []));
 }
 
 /** The driver registered under `key`, or UNKNOWN_AGENT naming the ones there are. */

@@ -120,6 +120,41 @@ describe('a driver is reached one way', () => {
     expect(await reached.readMany([handle])).toEqual([undefined]);
   });
 
+  it("refuses a text its driver's refuse names before anything is sent, and a refuse that answers no Error is PLUGIN_BAD_RETURN", async () => {
+    const sent: string[] = [];
+    const flume = await flumeWith((f) => {
+      f.agents.register('acme:driver', driver({ send: async (_h, text) => void sent.push(text), resend: async (_h, text) => void sent.push(text), refuse: (text) => (text.startsWith('%') ? new Error('a % is its command') : undefined) }));
+      f.agents.register('acme:odd', driver({ key: 'odd', refuse: () => 'no' as never }));
+    });
+    const reached = requireDriver(flume, 'acme');
+    expect(reached.refusal('words')).toBeUndefined();
+    const refused = await rejection(reached.send(handle, '%init'));
+    expect([refused.plugin, refused.hook, refused.message]).toEqual(['acme:driver', 'refuse(acme)', '[acme:driver] refuse(acme) failed: a % is its command']);
+    await rejection(reached.resend(handle, '%init'));
+    await reached.send(handle, 'words');
+    expect(sent).toEqual(['words']);
+    const odd = await rejection(requireDriver(flume, 'odd').send(handle, 'words'));
+    expect([odd.code, odd.hook]).toEqual(['PLUGIN_BAD_RETURN', 'refuse(odd)']);
+  });
+
+  it("hands an agent the caller's environment less every registered driver's session variables, not its own driver's alone", async () => {
+    let env: Record<string, string> | undefined;
+    const flume = await flumeWith((f) => {
+      f.agents.register('acme:driver', driver({ sessionVariables: ['ACME_SESSION_*'], start: async (r) => ((env = r.env), { ...handle, sessionId: r.sessionId }) }));
+      f.agents.register('acme:other', driver({ key: 'other', sessionVariables: ['OTHER_INBOX_TOKEN'] }));
+    });
+    const saved = { ...process.env };
+    Object.assign(process.env, { ACME_SESSION_ID: 'mine', OTHER_INBOX_TOKEN: 'the caller session\'s token', FLUME_TEST_KEPT: 'kept' });
+    try {
+      await requireDriver(flume, 'acme').start(request, host());
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+    }
+    expect(env).not.toHaveProperty('ACME_SESSION_ID');
+    expect(env).not.toHaveProperty('OTHER_INBOX_TOKEN');
+    expect(env?.FLUME_TEST_KEPT).toBe('kept');
+  });
+
   it('no driver registered is UNKNOWN_AGENT naming those there are; reachDriver answers undefined', async () => {
     const flume = await flumeWith((f) => f.agents.register('acme:driver', driver()));
     expect(reachDriver(flume, 'ghost')).toBeUndefined();
