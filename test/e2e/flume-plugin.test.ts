@@ -17,7 +17,7 @@
  * Run inside a loopback-only network namespace (root):
  *     unshare -n sh -c 'ip link set lo up && npx vitest run test/e2e/flume-plugin.test.ts'
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isReady, startClaudePane, stopClaudePane, submitPrompt, type ClaudePane } from '../helpers/claude-pane.js';
@@ -72,15 +72,24 @@ describe("flume's Claude Code plugin in the real program", () => {
     const brief = 'Say where the places stand, then stop.';
     const search = toolUseId();
     let retried = 0;
-    const script = (request: MessagesRequest) => {
+    // The model calls the status tool once flume has read the prompt in the transcript: flume confirms
+    // it by reading the transcript, which on a loaded machine came after the model's first replies (the
+    // tool then read the stage `sending`, as flume knew it then). What is pinned is the agent reading its
+    // own place, not which of the two is quicker.
+    const record = () => join(current!.repo, '.git', 'flume', 'places', 'fix--look.json');
+    const statusCall = async (options?: { delayMs: number }) => {
+      await waitFor(() => existsSync(record()) && JSON.parse(readFileSync(record(), 'utf8')).stage?.delivery === 'taken', "flume's record of the prompt taken");
+      return toolUse(STATUS_TOOL, { place: 'fix/look' }, options);
+    };
+    const script = async (request: MessagesRequest) => {
       const results = toolResults(request.body);
       // As the real program tells the model: a tool of a server still connecting is loaded with ToolSearch.
-      if (results[0]?.toolUseId === search) return toolUse(STATUS_TOOL, { place: 'fix/look' });
-      if (results[0] && STILL_CONNECTING.test(results[0].text) && retried++ < RETRIES) return toolUse(STATUS_TOOL, { place: 'fix/look' }, { delayMs: 1000 });
+      if (results[0]?.toolUseId === search) return statusCall();
+      if (results[0] && STILL_CONNECTING.test(results[0].text) && retried++ < RETRIES) return statusCall({ delayMs: 1000 });
       if (results.length > 0) return 'The place is in its code stage.';
       // Any other turn is none the test expects: unscripted, so the API records it and the test fails.
       if (lastUserText(request.body) !== brief) return undefined;
-      return JSON.stringify(request.body).includes(STATUS_TOOL) ? toolUse(STATUS_TOOL, { place: 'fix/look' }) : toolUse('ToolSearch', { query: `select:${STATUS_TOOL}` }, { id: search });
+      return JSON.stringify(request.body).includes(STATUS_TOOL) ? statusCall() : toolUse('ToolSearch', { query: `select:${STATUS_TOOL}` }, { id: search });
     };
     current = await realRepo({
       script,
