@@ -8,6 +8,7 @@ import { mkdtempSync, realpathSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createFlume, definePlugin, type Flume } from '../api/plugin.js';
 import { defineDeliverable } from '../api/deliverable.js';
 import { findRepository, initRepository } from '../support/git.js';
@@ -24,6 +25,10 @@ import type { AgentHandle } from '../api/agent.js';
 import type { FlumeConfig } from '../api/plugin.js';
 import type { PlaceRecord } from '../api/record.js';
 import { timeoutsOf, type ConformanceHarness, type ConformanceScenario, type ScenarioSetup } from './harness.js';
+
+/** How long close waits for a place still being made before leaving it to end itself, ms. */
+const PENDING_PLACE_MS = 15_000;
+const PENDING: unique symbol = Symbol('pending');
 
 /** The kind every conformance place is made of: one stage whose prompt is the brief, ended by nothing. */
 export const CONFORMANCE_KIND = 'conformance';
@@ -76,11 +81,15 @@ export class Bench {
 
   private async closePlaces(): Promise<void> {
     for (const made of this.places.values()) {
-      const place = await made.catch(() => undefined);
-      if (!place) continue;
-      const handle = await place.handle().catch(() => undefined);
-      if (handle) await endAgent(this.harness, place.driver, handle);
-      await place.setup.close?.();
+      // A place still being made (a check the test runner timed out goes on in the background) is
+      // waited for a while, then left to end itself once made: close must not wait on a hung check,
+      // or the runner times close out too and nothing is ended.
+      const place = await Promise.race([made.catch(() => undefined), sleep(PENDING_PLACE_MS).then((): typeof PENDING => PENDING)]);
+      if (place === PENDING) {
+        void made.then((late) => this.endPlace(late), () => undefined);
+        continue;
+      }
+      if (place) await this.endPlace(place);
     }
     this.places.clear();
     if (this.root) {
@@ -89,6 +98,13 @@ export class Bench {
       rmSync(this.root, { recursive: true, force: true, maxRetries: 5 });
       this.root = undefined;
     }
+  }
+
+  /** Ends the place's agent, then what its scenario set up. */
+  private async endPlace(place: Place): Promise<void> {
+    const handle = await place.handle().catch(() => undefined);
+    if (handle) await endAgent(this.harness, place.driver, handle);
+    await place.setup.close?.();
   }
 
   private async folder(): Promise<{ root: string; repo: string }> {

@@ -3,7 +3,9 @@
  * the way a driver's author might break it, fails the check that guards that part, and says what it saw.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ownsPane, type AgentDriver, type Flume } from '../../../core/index.js';
+import { ownsPane, type AgentDriver, type AgentHandle, type Flume } from '../../../core/index.js';
+import { processRunning } from '../../../core/support/process.js';
+import { waitFor } from '../../helpers/wait.js';
 import { ConformanceFailure, driverConformance, type ConformanceSuite, type ConformanceTimeouts } from '../../../core/testing/index.js';
 import { fakeConformanceHarness, type FakeHarness } from '../../helpers/conformance-fake.js';
 
@@ -100,4 +102,24 @@ describe('a broken driver fails the check that guards what it breaks', () => {
     });
     expect((await failureOf('stop', hasty)).message).toMatch(/AGENT_DID_NOT_EXIT.*still running|resolved while its process \d+ still ran/);
   });
+
+  it('close: a check still starting its agent (its test timed out) holds close up only a while, and the agent it starts late is gone after', { timeout: 120_000 }, async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((done) => (release = done));
+    let late: AgentHandle | undefined;
+    const harness = fakeConformanceHarness({ wrap: (driver) => ({ ...driver, start: async (request, host) => (await gate, (late = await driver.start(request, host))) }) });
+    const suite = driverConformance(harness);
+    running = { harness, suite };
+    // The check goes on in the background, as one a test runner timed out does.
+    const check = suite.checks.find((c) => c.id === 'taken')!.run().catch(() => undefined);
+    await new Promise((done) => setTimeout(done, 1000));
+    // Close ends while the start is still held: it does not wait for the check to make its place.
+    await suite.close();
+    expect(late).toBeUndefined();
+    release();
+    await waitFor(() => late?.pid !== undefined, 'the late agent started');
+    await waitFor(() => !processRunning(late!.pid!), 'the late agent ended');
+    await check;
+  });
 });
+
