@@ -5,8 +5,12 @@
  */
 import { flumeError, type PromptState } from '../core/index.js';
 
-/** A record may stamp a prompt this long before the sending's `since` (the two clocks differ). */
-const CLOCK_SLACK_MS = 60_000;
+/**
+ * A record may stamp a prompt this long before the sending's `since` (a stamp rounded down). The
+ * program and flume read one clock (a container shares its host's; another host runs its own flume),
+ * so no more: a minute let a tell match the same words taken a minute before, and read `taken` at once.
+ */
+const CLOCK_SLACK_MS = 1000;
 
 /** Whitespace runs as one space, trimmed: how a prompt is compared across a screen and a record. */
 export function squash(value: string): string {
@@ -15,7 +19,7 @@ export function squash(value: string): string {
 
 /**
  * Was `text` taken as a prompt? `taken` once one of the record's `prompts` is it (`same`: the same
- * words, by default) at or after `since`, less a minute of clock slack; `not-yet` while none is;
+ * words, by default) at or after `since`, less a second of slack; `not-yet` while none is;
  * `unknown` while there is no record to read (undefined).
  */
 export function promptIn(prompts: ReadonlyArray<{ text: string; at: string }> | undefined, text: string, since?: string, same: (said: string, want: string) => boolean = (said, want) => squash(said) === want): PromptState {
@@ -39,9 +43,16 @@ export function awayFromMenus(text: string): string {
 
 /**
  * The `refuse` of a program that reads a text starting with `/` as its own command past any space
- * before it, pasted or typed (Claude Code and the Gemini CLI: ` /init …` ran `/init`): BAD_TEXT,
+ * or invisible character before it, pasted or typed (Claude Code and the Gemini CLI: ` /init …` ran `/init`): BAD_TEXT,
  * variant `command`. `agent` names the program in the error's words.
  */
 export function commandsRefused(agent: string): (text: string) => Error | undefined {
-  return (text) => (/^\s*\//.test(text) ? flumeError('BAD_TEXT', { start: '`/`', agent }, { variant: 'command', details: { start: '/' } }) : undefined);
+  return (text) => (COMMAND_START.test(text) ? flumeError('BAD_TEXT', { start: '`/`', agent }, { variant: 'command', details: { start: '/' } }) : undefined);
 }
+
+/**
+ * A `/` after nothing but spaces and characters that show as nothing (a zero-width space, a joiner,
+ * a soft hyphen: Unicode's default-ignorable code points). Claude Code and the Gemini CLI read
+ * `\u200b/init` as `/init` (the Gemini CLI ran it; Claude Code opened its menu).
+ */
+const COMMAND_START = /^[\s\p{Default_Ignorable_Code_Point}]*\//u;

@@ -117,7 +117,7 @@ export async function readRollout(path: string): Promise<RolloutState | undefine
 
 /**
  * Was `text` taken as a prompt? `taken` once the rollout records it as the user's (at or after
- * `since`, less a minute of clock slack), `not-yet` while it does not, `unknown` while no rollout is
+ * `since`, less a second of slack), `not-yet` while it does not, `unknown` while no rollout is
  * found (Codex writes it at the first prompt, so before that no reading can say more).
  */
 export function promptState(state: RolloutState | undefined, text: string, since?: string): PromptState {

@@ -154,7 +154,7 @@ export async function readChat(path: string): Promise<ChatState | undefined> {
 
 /**
  * Was `text` taken as a prompt? `taken` once the chat records it as the user's (at or after `since`,
- * less a minute of clock slack), alone or as one of the messages Gemini held queued and then
+ * less a second of slack), alone or as one of the messages Gemini held queued and then
  * submitted together (joined by a blank line); `not-yet` while it does not, `unknown` while no chat
  * is found. Whether Gemini holds it queued meanwhile is on its screen (screen.ts, isQueued).
  */

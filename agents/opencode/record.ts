@@ -147,7 +147,7 @@ export function steps(state: RecordState): { closed: number; open: boolean } {
 
 /**
  * Was `text` taken as a prompt? `taken` once the record holds it as a user message (at or after
- * `since`, less a minute of clock slack), `not-yet` while it does not, `unknown` while no session is
+ * `since`, less a second of slack), `not-yet` while it does not, `unknown` while no session is
  * found (OpenCode makes it at the first prompt, so before that no reading can say more).
  */
 export function promptState(state: RecordState | undefined, text: string, since?: string): PromptState {

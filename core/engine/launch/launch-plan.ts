@@ -99,15 +99,18 @@ export async function planPlace(repository: Repository, request: LaunchRequest, 
  * Refuses a launch whose stage prompt its agent would take as something other than a prompt (its
  * driver's `refuse`: a brief starting with `/` is Claude Code's command), as sending it would be
  * refused: better before the place is made than as a stage that never started. Each prompt is
- * filled in as far as a launch knows (no stage has delivered yet; a reader's variables stay unfilled).
+ * filled in as far as a launch knows (no stage has delivered yet; a reader's variables stay unfilled),
+ * and its prompt for a fix round.
  */
 function refuseUnsentPrompts(repository: Repository, kind: KindDef, place: PromptPlace): void {
   const { flume } = repository;
   for (const stage of kind.stages) {
     const key = driverOf(flume, stage);
     const driver = key ? reachDriver(flume, key) : undefined;
-    const refused = driver?.refusal(renderPrompt(flume.config, kind, stage, place, { previous: '' }));
-    if (refused) throw refused;
+    for (const fixRound of [false, true]) {
+      const refused = driver?.refusal(renderPrompt(flume.config, kind, stage, place, { previous: '', fixRound }));
+      if (refused) throw refused;
+    }
   }
 }
 

@@ -45,7 +45,9 @@ export async function tell(repository: Repository, key: string, typed: string): 
     }
     const kind = kindOf(repository.flume, record.kind);
     const limits = limitsOf(repository, kind.stages[record.stage!.index], kind);
-    const since = new Date(Date.now() - 1000).toISOString();
+    // From the sending on (the drivers allow a record's stamp a second's rounding): the same words
+    // taken a moment before are an earlier prompt, not this tell.
+    const since = new Date().toISOString();
     for (let sends = 1; sends <= 2; sends++) {
       await (sends === 1 ? driver.send(handle, text) : driver.resend(handle, text));
       const state = await awaitPrompt(repository.flume, handle, text, since, limits.promptTimeoutMs);

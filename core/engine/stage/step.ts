@@ -315,6 +315,15 @@ export async function startStage(
   const already = lands ? undefined : await readStageDeliverable(repository, reading, reading.places[0], def);
   if (already?.present) record.stage.presentAtStart = fingerprint(already);
   await recordWithEvent(commonDir, record, { event: 'stage-started', stage: def.name, index, attempt: record.stage.attempt, sessionId, host: host.key, ...(options.fixRound ? { fixRound: true } : {}) });
+  // A prompt its agent would take as something else (the driver's refuse; a config edited since the
+  // launch) is refused before any agent starts: none is left idle in a pane for a prompt never sent.
+  const refused = driver.refusal(prompt);
+  if (refused) {
+    record.stage.delivery = 'never-started';
+    record.stage.waiting = { needs: unsendable(refused), at: new Date().toISOString() };
+    await writeRecord(commonDir, record);
+    throw refused;
+  }
   const handle = await driver.start({ place: record, stage: def, sessionId, prompt, host: host.key }, host).catch(async (error) => {
     // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
     record.stage!.delivery = 'never-started';
@@ -376,7 +385,7 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
     // stage never started, and says why, rather than trying again at every step.
     if (isFlumeError(error) && error.code === 'BAD_TEXT') {
       stage.delivery = 'never-started';
-      stage.waiting = { needs: `its prompt cannot be sent: ${error.message} ${error.fix ?? ''}`.trim(), at: new Date().toISOString() };
+      stage.waiting = { needs: unsendable(error), at: new Date().toISOString() };
       await writeRecord(commonDir, record);
     }
     throw error;
@@ -391,6 +400,11 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
     stage.delivery = 'taken';
     await recordWithEvent(commonDir, record, { event: 'prompt-taken', stage: stage.name, sends: stage.sends });
   }
+}
+
+/** What a stage whose prompt its driver refuses needs: the refusal's words and fix. */
+function unsendable(error: Error): string {
+  return `its prompt cannot be sent: ${error.message} ${(error as { fix?: string }).fix ?? ''}`.trim();
 }
 
 /** Notes in the record that the agent held the stage's prompt queued at `at` (StageRecord `heldAt`). */

@@ -63,6 +63,34 @@ describe('flume tell', () => {
     expect(prompts(place.stage.agent.transcriptPath)).toEqual([...before, 'Answer:    blue\nand green']);
   });
 
+  it("refuses a text Claude Code would run as its command, a character that shows as nothing before it, with nothing typed; a stage whose prompt would be one starts no agent", async () => {
+    current = agentRepo({ onPrompt: [{ actions: [{ say: 'Which colour should it be?' }] }] });
+    const place = await launch(current, 'slash');
+    await waitFor(async () => (await agentState(current!, 'fix/slash')) === 'idle', 'the agent to end its turn');
+    const before = prompts(place.stage.agent.transcriptPath);
+    const seen = await settledSight(at(current, place));
+    for (const text of ['/init', '\u200b/init now', '\u2060 /about']) {
+      const refused = await current.flume(['tell', 'fix/slash', text, '--json']);
+      expect(code(refused.stdout), `${JSON.stringify(text)}: ${refused.stdout}`).toBe('BAD_TEXT');
+    }
+    expect(await sight(at(current, place))).toEqual(seen);
+    expect(prompts(place.stage.agent.transcriptPath)).toEqual(before);
+    // The config now makes the stage's prompt a command: retry ends the agent and starts none in its place.
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const rc = join(current.repo, '.flumerc.json');
+    writeFileSync(rc, JSON.stringify({ ...JSON.parse(readFileSync(rc, 'utf8')), prompts: { 'fix.code': '\u200b/init {brief}' } }, null, 2));
+    expect((await current.flume(['trust', '--repo', current.repo])).code).toBe(0);
+    const retried = await current.flume(['retry', 'fix/slash', '--json']);
+    expect(code(retried.stdout), retried.stdout + retried.stderr).toBe('BAD_TEXT');
+    const after = await current.place('fix/slash');
+    expect(after.stage).toMatchObject({ delivery: 'never-started' });
+    expect(after.stage.waiting?.needs ?? after.stage.needs, JSON.stringify(after.stage)).toMatch(/its prompt cannot be sent/);
+    // No tmux server left at all (its last pane closed) is no live pane either.
+    const panes = (await import('node:child_process')).spawnSync('tmux', ['-S', join(current.state, 'tmux', 'flume.sock'), 'list-panes', '-a', '-F', '#{pane_dead}'], { encoding: 'utf8' });
+    const live = (panes.status === 0 ? panes.stdout : '').split('\n').filter((dead) => dead === '0');
+    expect(live, 'a live pane after the refused start').toEqual([]);
+  });
+
   it('is refused with nothing typed while a question is open, and reaches the agent once it is answered', async () => {
     current = agentRepo({ onPrompt: [{ match: '^Later', actions: [{ say: 'ok' }] }, { actions: [{ ask: { question: 'Which fruit?', header: 'Fruit', options: ['apple', 'pear'] } }, { say: 'Picked {answer}.' }] }] });
     const place = await launch(current, 'ask');

@@ -90,6 +90,8 @@ describe('a bad launch', () => {
     repos.sharedBranch = makeRepo({ config: `export default { kinds: [{ name: 'crew', branch: 'fix/{name}', stages: [{ name: 'code', prompt: 'Do {brief}', deliverable: 'commit' }] }] };\n` });
     // A kind whose prompt is the brief alone: a brief starting with `/` would be Claude Code's command.
     repos.commandBrief = makeRepo({ config: `export default { kinds: [{ name: 'ask', stages: [{ name: 'code', prompt: '{brief}', deliverable: 'commit' }] }] };\n` });
+    // A fix round's prompt that would be its command: refused at launch too, not at the fix round.
+    repos.commandFix = makeRepo({ config: `export default { kinds: [{ name: 'ask', stages: [{ name: 'code', prompt: 'Do {brief}', fixPrompt: '/compact {brief}', deliverable: 'commit' }] }] };\n` });
     repos.pluginThrows = makeRepo({ config: `export default { plugins: [{ name: 'acme:boom', apply() { throw new Error('boom'); } }] };\n` });
     repos.oddBranch = makeRepo({ config: `export default { kinds: [{ name: 'odd', branch: 'odd/{name}.lock', stages: [{ name: 'code', prompt: 'Do {brief}', deliverable: 'commit' }] }] };\n` });
     // The agent's program is looked for on its own PATH, where there is none.
@@ -156,6 +158,7 @@ describe('a bad launch', () => {
     { what: 'a config the schema refuses', args: launch('invalid', ...fix('x', '--brief', 'b')), code: 'BAD_CONFIG' },
     { what: 'a stage prompt holding ESC in the config', args: launch('controlPrompt', '--kind', 'unit', '--name', 'x', '--brief', 'b'), code: 'BAD_CONFIG' },
     { what: "a prompt its agent reads as its own command (a brief starting with '/')", args: launch('commandBrief', '--kind', 'ask', '--name', 'x', '--brief', '  /init the repository'), code: 'BAD_TEXT' },
+    { what: "a fix round's prompt its agent reads as its own command", args: launch('commandFix', '--kind', 'ask', '--name', 'x', '--brief', 'b'), code: 'BAD_TEXT' },
     { what: 'two kinds that can make one branch', args: launch('sharedBranch', ...fix('x', '--brief', 'b')), code: 'BAD_CONFIG' },
     { what: 'a config plugin that throws', args: launch('pluginThrows', ...fix('x', '--brief', 'b')), code: 'PLUGIN_FAILED' },
     { what: "the agent's program missing", args: launch('noProgram', '--kind', 'fix', '--brief', 'b'), code: 'AGENT_START_FAILED', acts: true },
