@@ -16,6 +16,7 @@ import type { PaneHost } from './pane-host.js';
 import type { KindDef } from './config.js';
 import type { configSchema, Infer } from './config.js';
 import type { DeliverableReader } from './deliverable.js';
+import { noteSessionVariables } from '../support/environment.js';
 
 /** A repository's flume config, as written in `flume.config.ts`. */
 export type FlumeConfig = Omit<Infer<typeof configSchema>, 'plugins'> & {
@@ -240,6 +241,8 @@ function tapOf(plugin: string, replaced: string | undefined): { name: string; be
  * replacing it answer.
  */
 function tapDriver(flume: Flume, plugin: { name: string; before?: string }, driver: AgentDriver, key: string): void {
+  // Its sessions' variables reach nothing flume starts from here on (core/support/environment.ts).
+  if (Array.isArray(driver.sessionVariables)) noteSessionVariables(driver.sessionVariables);
   const current = () => flume.agents.get(key) === driver;
   flume.hooks.startAgent.for(key).tapPromise(plugin, async (request, host) => (current() ? driver.start(request, host) : undefined));
   flume.hooks.planAgent.for(key).tapPromise(plugin, async (request, host) => (current() && driver.plan ? driver.plan(request, host) : undefined));

@@ -47,12 +47,27 @@ export const ROUTING_VARIABLES: readonly string[] = ['FLUME_HOST'];
 
 /**
  * What of the caller's environment goes to a program flume starts: all of it but git's local
- * variables, what git bound to one hook's run, and flume's routing variables (and unset entries).
+ * variables, what git bound to one hook's run, flume's routing variables and the registered drivers'
+ * session variables (and unset entries).
  */
 export function passedOn(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Record<string, string> {
   const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(withoutGitLocal(env))) if (!GIT_CALLER_BOUND.includes(name) && !ROUTING_VARIABLES.includes(name)) kept[name] = value;
+  const bound = [...SESSION_BOUND];
+  for (const [name, value] of Object.entries(withoutGitLocal(env))) if (!GIT_CALLER_BOUND.includes(name) && !ROUTING_VARIABLES.includes(name) && !matchesVariable(name, bound)) kept[name] = value;
   return kept;
+}
+
+/**
+ * The variables the registered drivers declare bound to a session of their program
+ * (`AgentDriver.sessionVariables`): no program flume starts gets them from the caller, an agent nor
+ * anything else (a program's `--version`, flume's tmux server, whose global environment every window
+ * opened in it later inherits, the supervisor). Filled as drivers register.
+ */
+const SESSION_BOUND = new Set<string>();
+
+/** Adds a registered driver's session variables to those nothing flume starts is handed (`passedOn`). */
+export function noteSessionVariables(names: readonly unknown[]): void {
+  for (const name of names) if (typeof name === 'string' && name !== '') SESSION_BOUND.add(name);
 }
 
 /** The environment without git's local variables (and without unset entries). */

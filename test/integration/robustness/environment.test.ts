@@ -108,6 +108,12 @@ describe.skipIf(!hasTmux)('a caller\'s environment', () => {
     const environ = environOf(agentPid(r.repo, 'fix--hook'));
     const carried = [...GIT_LOCAL_VARIABLES, ...Object.keys(CALLER_SESSION)].filter((name) => name in environ);
     expect(carried).toEqual([]);
+    // Nor flume's tmux server, whose global environment a window opened in it later (after an attach) inherits.
+    const socket = join(r.state, 'tmux', 'flume.sock');
+    const server = environOf(Number(execFileSync('tmux', ['-S', socket, 'display-message', '-p', '#{pid}'], { encoding: 'utf8' }).trim()));
+    expect(Object.keys(CALLER_SESSION).filter((name) => name in server)).toEqual([]);
+    const global = execFileSync('tmux', ['-S', socket, 'show-environment', '-g'], { encoding: 'utf8' });
+    expect(Object.keys(CALLER_SESSION).filter((name) => new RegExp(`^${name}=`, 'm').test(global))).toEqual([]);
     expect(environ).toMatchObject({ ...callerKept, CLAUDE_CONFIG_DIR: r.configDir });
   });
 

@@ -12,6 +12,7 @@ import { stubHost } from '../../helpers/stub-host.js';
 import { reachDriver, requireDriver } from '../../../core/drivers/reach.js';
 import { callHook, type StartRequest } from '../../../core/api/hooks.js';
 import { FlumeError } from '../../../core/api/errors.js';
+import { run } from '../../../core/support/exec.js';
 import { chooseHost, hostNote } from '../../../core/engine/supervisor/hosts.js';
 import type { AgentHandle } from '../../../core/api/agent.js';
 
@@ -137,7 +138,7 @@ describe('a driver is reached one way', () => {
     expect([odd.code, odd.hook]).toEqual(['PLUGIN_BAD_RETURN', 'refuse(odd)']);
   });
 
-  it("hands an agent the caller's environment less every registered driver's session variables, not its own driver's alone", async () => {
+  it("hands an agent, and every program flume starts, the caller's environment less every registered driver's session variables", async () => {
     let env: Record<string, string> | undefined;
     const flume = await flumeWith((f) => {
       f.agents.register('acme:driver', driver({ sessionVariables: ['ACME_SESSION_*'], start: async (r) => ((env = r.env), { ...handle, sessionId: r.sessionId }) }));
@@ -145,14 +146,19 @@ describe('a driver is reached one way', () => {
     });
     const saved = { ...process.env };
     Object.assign(process.env, { ACME_SESSION_ID: 'mine', OTHER_INBOX_TOKEN: 'the caller session\'s token', FLUME_TEST_KEPT: 'kept' });
+    let probed = '';
     try {
       await requireDriver(flume, 'acme').start(request, host());
+      // Nor does anything else flume starts (a program's --version, its tmux server), whatever env it is given.
+      probed = (await run('sh', ['-c', 'env'], { env: { PROBE: '1' } })).stdout;
     } finally {
       for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
     }
     expect(env).not.toHaveProperty('ACME_SESSION_ID');
     expect(env).not.toHaveProperty('OTHER_INBOX_TOKEN');
     expect(env?.FLUME_TEST_KEPT).toBe('kept');
+    expect(probed).not.toMatch(/^(ACME_SESSION_ID|OTHER_INBOX_TOKEN)=/m);
+    expect(probed).toMatch(/^FLUME_TEST_KEPT=kept$/m);
   });
 
   it('no driver registered is UNKNOWN_AGENT naming those there are; reachDriver answers undefined', async () => {
