@@ -11,7 +11,7 @@ import { agentBaseEnvironment, canType, defineDriver, flumeError, isRepositoryTr
 import { configDir as defaultConfigDir, findTranscript, transcriptPath } from './paths.js';
 import { findPrompt, readState, sessionState } from './transcript.js';
 import { isDraft, judgeAgent, readAgents, readTranscript, sameText } from './reading.js';
-import { classifyScreen, draftText, footerReady } from './screen.js';
+import { classifyScreen, draftText, footerReady, holdsPrompt } from './screen.js';
 import { preseed } from './preseed.js';
 import { handedCommand, printedCommand } from '../printed.js';
 import { patternsFor, type ClaudeCodePatterns } from './patterns.js';
@@ -185,9 +185,12 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       const path = await transcriptOf(handle);
       const patterns = patternsFor(handle.version);
       const state = path ? await findPrompt(path, text, since, patterns) : 'unknown';
+      // Sent and echoed, but held before the transcript has it (a slow UserPromptSubmit hook, or
+      // queued behind a turn): typed again, it would go twice.
+      if (state !== 'taken') return (await heldOnScreen(hostOf(handle), handle, text, patterns)) ? 'held' : state;
       // The last prompt, answered by nothing yet, is taken, or was cancelled with Esc and put back
       // in the input box (2.1.332): the transcript holds both alike, the box tells them apart.
-      if (state !== 'taken' || !path) return state;
+      if (!path) return state;
       const open = (await readState(path, { patterns })).openPrompt;
       if (open === undefined || !sameRecorded(open, normalize(asRecorded(text, patterns)), patterns)) return state;
       return (await cancelledPrompt(hostOf(handle), handle, open, patterns)) ? 'not-yet' : state;
@@ -290,6 +293,13 @@ async function cancelledPrompt(host: PaneHost | undefined, handle: AgentHandle, 
   if (!host || !handle.pane || !(await ownsPane(host, handle))) return false;
   const screen = await host.capture(handle.pane);
   return screen !== undefined && isDraft(screen, text, patterns);
+}
+
+/** True when the handle's own pane shows `text` sent and held before the transcript has it (holdsPrompt). */
+async function heldOnScreen(host: PaneHost | undefined, handle: AgentHandle, text: string, patterns: ClaudeCodePatterns): Promise<boolean> {
+  if (!host || !handle.pane) return false;
+  const { own, screen } = await lookAtPane(host, handle);
+  return own && screen !== undefined && holdsPrompt(screen, asRecorded(text, patterns), patterns);
 }
 
 /** The handle's host, once its pane is known to be the handle's own; else AGENT_NOT_UP, nothing typed. */

@@ -33,6 +33,12 @@ export interface ClaudeCodePatterns {
     placeholders: RegExp[];
     /** The spinner line of a working agent: `✻ Cogitating… (12s · ↓ 928 tokens)`. */
     spinner: RegExp;
+    /**
+     * Optional: a line above the box that says a sent prompt, echoed above it, is held before the
+     * transcript has it: a `UserPromptSubmit` hook running (`(running UserPromptSubmit hook · 12s)`),
+     * or the prompt queued behind a turn (`⎿  Queued · ctrl+x ctrl+s to send now`).
+     */
+    held?: RegExp;
     /** A long paste stands in the input box as this placeholder, not as its text. */
     pastedDraft: RegExp;
     /** Older builds print this in the footer while working. */
@@ -109,6 +115,8 @@ export const claudeCodePatterns: ClaudeCodePatterns = {
     // finished turn's `✻ Worked for 2m 3s` has no ellipsis, so it does not match.
     spinner: /^\s*[·✢✳✶✻✽*]\s+\p{Lu}[\p{L}'-]*(?:\s[\p{L}'-]+)*…/u,
     pastedDraft: /^\[Pasted text #\d+(?: \+\d+ lines)?\]/,
+    // 2.1.332, with a UserPromptSubmit hook slower than flume's prompt timeout (the hostile pass).
+    held: /\(running \S+ hooks?\b|^\s*⎿\s+Queued\b/,
     interruptHint: /\besc to interrupt\b/i,
     spinnerLookback: 12,
     trust: [/Quick safety check/, /Yes, I trust this folder/],

@@ -5,6 +5,7 @@
  * nothing into an unknown screen.
  */
 import { claudeCodePatterns, type ClaudeCodePatterns } from './patterns.js';
+import { squash } from '../prompts.js';
 
 /** What a Claude Code screen shows. */
 export type ScreenState = 'input-ready' | 'working' | 'permission' | 'question' | 'trust' | 'unknown';
@@ -76,6 +77,29 @@ export function permissionTool(screen: string, patterns: ClaudeCodePatterns = cl
     if (named) return named[1];
   }
   return undefined;
+}
+
+/**
+ * True when the screen shows `text` sent and held, not yet in the transcript: echoed above the input
+ * box (a `❯` line and the lines under it) with the patterns' `held` mark there too (a prompt hook
+ * running, the text queued). `text` as recorded (asRecorded); compared whitespace aside.
+ */
+export function holdsPrompt(screen: string, text: string, patterns: ClaudeCodePatterns = claudeCodePatterns): boolean {
+  const s = patterns.screen;
+  if (!s.held) return false;
+  const lines = screenLines(screen, s);
+  const above = lines.slice(0, inputBox(lines, s)?.top ?? lines.length);
+  if (!above.some((line) => s.held!.test(line))) return false;
+  const want = squash(text);
+  for (let i = 0; i < above.length; i++) {
+    const first = s.input.exec(above[i] ?? '');
+    if (!first || s.menuOption.test(above[i] ?? '')) continue;
+    // The echo's wrapped and further lines stand indented under its text, up to the next mark.
+    const echo = [first[1] ?? ''];
+    for (let j = i + 1; j < above.length && /^ {2}\S/.test(above[j] ?? '') && !/^\s*⎿/.test(above[j] ?? ''); j++) echo.push(above[j]!);
+    if (squash(echo.join(' ')) === want) return true;
+  }
+  return false;
 }
 
 /** Where the input box is: its top rule, its `❯` line and its bottom rule (line indexes). */

@@ -161,12 +161,19 @@ export function tmuxHost(options: TmuxHostOptions): PaneHost {
       // Set before the pane exists: a program that dies at once still leaves its screen to read.
       const setup = ['set-option', '-g', 'remain-on-exit', 'on'];
       const window = () => tmux([setup, ['new-window', ...common, '-t', `=${session}:`, '--', ...command]]);
+      const fresh = () => tmux([setup, ['new-session', ...common, '-s', session, '-x', '200', '-y', '50', '--', ...command]]);
       let result: RunResult;
       try {
-        if ((await tmux([['has-session', '-t', `=${session}`]])).exitCode === 0) result = await window();
-        else {
-          result = await tmux([setup, ['new-session', ...common, '-s', session, '-x', '200', '-y', '50', '--', ...command]]);
-          if (result.exitCode !== 0 && /duplicate session/.test(result.stderr)) result = await window();
+        // A window in flume's session; where there is none, the session. The server exits with its
+        // last window, and another flume may make the session at any moment: between a look and the
+        // window opened after it either may have changed (an agent hung up as the next stage opened
+        // its pane: "no server running"). So each answer decides the next try, three at most.
+        result = await window();
+        for (let tries = 0; tries < 3 && result.exitCode !== 0; tries++) {
+          // A server whose last session is going answers "no current target".
+          if (noPane(result.stderr) || /no current target/.test(result.stderr)) result = await fresh();
+          else if (/duplicate session/.test(result.stderr)) result = await window();
+          else break;
         }
         await check(result, `open a pane in ${spec.cwd}`);
       } catch (error) {

@@ -323,8 +323,11 @@ export const ERROR_CATALOGUE = {
   },
   PROMPT_NOT_TAKEN: {
     exit: 1,
-    message: "The tell to {place} was sent twice and its agent's transcript does not hold it; what was typed was taken back out of its input box.",
+    message: "The tell to {place} was sent twice and its agent's transcript does not hold it; its input box holds nothing of it.",
     fix: 'Look at its pane (flume status names it); the agent may be hung. flume stop, then flume retry, starts it afresh.',
+    variants: {
+      left: { message: "The tell to {place} was sent twice and its agent's transcript does not hold it; its input box still holds text flume could not take back.", fix: 'Look at its pane (flume attach) before anything submits what is typed there; clear it, or flume stop and flume retry.' },
+    },
   },
   CANNOT_ATTACH: {
     exit: 1,

@@ -62,9 +62,10 @@ export async function tell(repository: Repository, key: string, typed: string): 
       }
     }
     // Given up on: what was typed is taken back, so the tell cannot go in later behind the caller's back.
-    await driver.withdraw(handle, text).catch(() => false);
+    const cleared = await driver.withdraw(handle, text).catch(() => false);
     throw flumeError('PROMPT_NOT_TAKEN', { place: record.id }, {
-      details: { place: record.id },
+      ...(cleared ? {} : { variant: 'left' }),
+      details: { place: record.id, boxEmpty: cleared },
     });
   });
 }

@@ -319,16 +319,12 @@ export async function startStage(
   // launch) is refused before any agent starts: none is left idle in a pane for a prompt never sent.
   const refused = driver.refusal(prompt);
   if (refused) {
-    record.stage.delivery = 'never-started';
-    record.stage.waiting = { needs: unsendable(refused), at: new Date().toISOString() };
-    await writeRecord(commonDir, record);
+    await neverStarted(commonDir, record, unsendable(refused));
     throw refused;
   }
   const handle = await driver.start({ place: record, stage: def, sessionId, prompt, host: host.key }, host).catch(async (error) => {
     // No agent started, so none will take the prompt: the stage says so, and why, before the error goes up.
-    record.stage!.delivery = 'never-started';
-    record.stage!.waiting = { needs: `its agent could not start: ${error instanceof Error ? error.message : String(error)}`, at: new Date().toISOString() };
-    await writeRecord(commonDir, record);
+    await neverStarted(commonDir, record, `its agent could not start: ${error instanceof Error ? error.message : String(error)}`);
     throw error;
   });
   crashPoint('stage:agent-opened');
@@ -351,8 +347,8 @@ export async function startStage(
   const limits = limitsOf(repository, def, kind);
   const ready = await driver.waitForInput(handle, limits.startTimeoutMs);
   if (ready !== 'ready') {
-    record.stage.delivery = ready === 'exited' ? 'never-started' : 'unknown';
-    if (ready === 'exited') record.stage.waiting = { needs: await exitedAtStart(flume, handle), at: new Date().toISOString() };
+    if (ready === 'exited') return neverStarted(commonDir, record, await exitedAtStart(flume, handle));
+    record.stage.delivery = 'unknown';
     await writeRecord(commonDir, record);
     return;
   }
@@ -383,11 +379,7 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
   await (again ? driver.resend(handle, stage.prompt) : driver.send(handle, stage.prompt)).catch(async (error: unknown) => {
     // A prompt its agent would take as something else (BAD_TEXT, nothing typed) is never sent: the
     // stage never started, and says why, rather than trying again at every step.
-    if (isFlumeError(error) && error.code === 'BAD_TEXT') {
-      stage.delivery = 'never-started';
-      stage.waiting = { needs: unsendable(error), at: new Date().toISOString() };
-      await writeRecord(commonDir, record);
-    }
+    if (isFlumeError(error) && error.code === 'BAD_TEXT') await neverStarted(commonDir, record, unsendable(error));
     throw error;
   });
   crashPoint('stage:prompt-sent');
@@ -400,6 +392,17 @@ async function sendPrompt(repository: Repository, record: PlaceRecord, driver: R
     stage.delivery = 'taken';
     await recordWithEvent(commonDir, record, { event: 'prompt-taken', stage: stage.name, sends: stage.sends });
   }
+}
+
+/**
+ * Records the stage never started, with what it needs, and says so in the event stream: a caller
+ * following the stream (crew, `flume wait`) learns it there, not only from status.
+ */
+async function neverStarted(commonDir: string, record: PlaceRecord, needs: string): Promise<void> {
+  const stage = record.stage!;
+  stage.delivery = 'never-started';
+  stage.waiting = { needs, at: new Date().toISOString() };
+  await recordWithEvent(commonDir, record, { event: 'never-started', stage: stage.name, needs });
 }
 
 /** What a stage whose prompt its driver refuses needs: the refusal's words and fix. */
