@@ -326,6 +326,8 @@ try {
     console.log(`    RSS MB, median by quarter: ${r.rss.join(' → ')}; max ${r.rssMax}`);
     console.log(`    open fds, median by quarter: ${r.fds.join(' → ')}; max ${r.fdsMax}`);
     console.log(`    launches ${r.launches}; landed ${r.landed}; tidied ${r.tidied}; left: ${r.left}; wall ${r.wall}`);
+    // What each place left says of itself, so a place that never ended shows why.
+    for (const place of w.left) console.log(`      ${place.id}: ${place.stage?.name ?? '-'} ${place.stage?.delivery ?? ''} ${place.stage?.agent?.state ?? ''} ${place.stage?.needs ?? place.stage?.waiting?.needs ?? ''}`.trimEnd());
     if (PROBE_DIR) for (const line of probeReport(w)) console.log(`    ${line}`);
     if (w.pids.size > 1) console.log('    NOTE: more than one supervisor pid was sampled (one exited and another took the lock)');
     if (r.landed !== LAUNCHES || r.tidied !== LAUNCHES) failed = true;
