@@ -162,9 +162,10 @@ cd "$(git rev-parse --show-toplevel)"
 b="$(git branch --show-current)"; f="$(echo "$b" | tr / -).txt"
 echo "work $(date +%s%N)" >> "$f"; git add -- "$f"; git commit -qm "Work on $f"
 echo "$b $(git rev-parse HEAD)" >> '${commits}'`);
-// Several land at once: a merge that finds main's checkout busy tries again.
+// Several land at once: a merge that finds main's checkout busy tries again. The merges take turns
+// (flock): two at once in one checkout can leave it mid-merge, and every later landing then fails.
 const land = script('land-retry.sh', `main="$(git rev-parse --path-format=absolute --git-common-dir)/.."; b="$(git branch --show-current)"
-for i in $(seq 300); do git -C "$main" merge -q --no-edit "$b" && exit 0; sleep 0.2; done; exit 1`);
+for i in $(seq 300); do flock "$main/.git/land.lock" git -C "$main" merge -q --no-edit "$b" && exit 0; sleep 0.2; done; exit 1`);
 
 const api = await startMessagesApi({
   script: (request) => {

@@ -24,7 +24,9 @@ describe('a soak of fix launches with the supervisor and tmux killed mid-run', {
     const t = repoFor({ onTestFinished }, {});
     // Several land at once, beside flume's own readings of main's checkout: a merge that finds its
     // index locked tries again, for up to two minutes (on a loaded machine twenty seconds ran out).
-    const land = t.bin('land-retry.sh', `for i in $(seq 600); do ${LAND} && exit 0; sleep 0.2; done; exit 1`);
+    // The merges take turns (flock): two at once in one checkout can leave it mid-merge ("you are
+    // still merging"), and every later landing then fails, as people merging by hand would not.
+    const land = t.bin('land-retry.sh', `for i in $(seq 600); do flock "$(git rev-parse --path-format=absolute --git-common-dir)/land.lock" sh -c '${LAND}' && exit 0; sleep 0.2; done; exit 1`);
     const commit = t.bin('commit-own.sh', `cd "$(git rev-parse --show-toplevel)" && ${COMMIT.replace('"${1:-work.txt}"', '"$(git branch --show-current | tr / -).txt"')}`);
     t.script({
       onPrompt: [
