@@ -24,7 +24,7 @@ export const EVENT_NAMES = {
   'prompt-sent': 'The stage\'s prompt was typed (`sends`: the how-many-th time).',
   'prompt-taken': 'The agent\'s transcript shows the prompt taken.',
   'prompt-unknown': 'The agent has not taken input yet: whether the prompt arrived is not known.',
-  'never-started': 'The agent never took its prompt.',
+  'never-started': 'The agent never took its prompt (`needs`: why, when its agent could not start, exited first, or its prompt cannot be sent).',
   waiting: 'The stage stopped short: `needs` says what it needs.',
   working: 'A stage that stopped short or went quiet works again.',
   stuck: 'The stage went quiet past its limit.',

@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { flumeError } from '../api/errors.js';
 import { processStart, sameProcess } from '../support/process.js';
+import { PRIVATE_FILE_MODE } from './private.js';
 
 /** Options for taking a lock. */
 export interface LockOptions {
@@ -76,7 +77,7 @@ export async function lockHolder(path: string): Promise<{ pid?: number; alive: b
 async function tryCreate(path: string, token: string): Promise<boolean> {
   // Write the token to a private file, then link it into place: the lock never exists half-written.
   const temp = `${path}.${randomUUID()}.tmp`;
-  const handle = await open(temp, 'wx');
+  const handle = await open(temp, 'wx', PRIVATE_FILE_MODE);
   try {
     await handle.writeFile(token);
   } finally {

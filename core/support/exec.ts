@@ -235,7 +235,8 @@ export async function runStep(file: string, args: string[], options: RunOptions 
  */
 export async function spawnDetached(file: string, args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; logFile?: string } = {}): Promise<number | undefined> {
   const { execa } = await import('execa');
-  const out: number | 'ignore' = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
+  // The log is the state folder's, private as its other files are (600).
+  const out: number | 'ignore' = options.logFile ? openSync(options.logFile, 'a', 0o600) : 'ignore';
   try {
     const subprocess = execa(file, args, {
       cwd: options.cwd,

@@ -8,7 +8,8 @@ import { TRUST_MEANING } from './trust.js';
 import { trustRepository } from '../../config/trust.js';
 import type { CliContext } from '../command.js';
 import { makePlace, type LaunchRequest } from '../../engine/launch/launch.js';
-import { advance } from '../../engine/stage/step.js';
+import { advance, limitsOf } from '../../engine/stage/step.js';
+import { kindOf } from '../../config/repository.js';
 import { ensureSupervisor } from './watch.js';
 import { beforeActing, waitAndReport, waitOptions } from '../callers/wait.js';
 import { keyOf } from '../../state/store.js';
@@ -78,7 +79,12 @@ export const launchCommand: Command = {
         if (action.type !== 'start-stage') nameAgent(before.stage?.agent);
         say(describe(action));
       };
-      const result = await advance(repository, keyOf(record), { justReadied: true, onAction });
+      // The host's supervisor may step the place first (it sees the record the moment it is made),
+      // holding its lock while its agent starts and takes the prompt: the launch waits as long as
+      // such a step may take, then reports the place as that step left it, never PLACE_BUSY for a
+      // place that is going (1 launch of 60 in the real-agent soak, under load).
+      const first = limitsOf(repository, kindOf(repository.flume, record.kind).stages[0], kindOf(repository.flume, record.kind));
+      const result = await advance(repository, keyOf(record), { justReadied: true, onAction, lockTimeoutMs: first.startTimeoutMs + 2 * first.promptTimeoutMs + 60_000 });
       record = result.record ?? record;
       const stage = record.stage;
       if (stage?.agent) {

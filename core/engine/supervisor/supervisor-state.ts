@@ -8,6 +8,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lockHolder } from '../../state/lock.js';
 import { hostStateDir, WARM_SOCKET } from '../../state/host.js';
+import { PRIVATE_FILE_MODE } from '../../state/private.js';
 
 
 /** Whether the host's supervisor runs, and what it means when none does. */
@@ -46,7 +47,7 @@ export interface PassNote {
 export async function writePassNote(note: PassNote): Promise<void> {
   const file = join(hostStateDir(), PASS_NOTE);
   const temp = `${file}.${randomUUID()}.tmp`;
-  await writeFile(temp, JSON.stringify(note) + '\n');
+  await writeFile(temp, JSON.stringify(note) + '\n', { mode: PRIVATE_FILE_MODE });
   await rename(temp, file);
 }
 

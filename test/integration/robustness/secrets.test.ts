@@ -7,7 +7,7 @@
  * state folders are 700 (narrowed from an older flume's 755), its files 600.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -130,6 +130,25 @@ describe.skipIf(!hasTmux)('a launch on the tmux host', () => {
     const seeded = JSON.parse(readFileSync(claudeJson, 'utf8'));
     expect(seeded).toMatchObject({ primaryApiKey: 'sk-ant-stored-key', hasCompletedOnboarding: true });
     expect(mode(claudeJson)).toBe('600');
+  });
+});
+
+describe.skipIf(!hasTmux)("the supervisor's own files", () => {
+  it('are 600 in the 700 state folder, under a umask that would make them 644: its lock, its pass note, its log', async () => {
+    const repo: AgentRepo = agentRepo({ onPrompt: [{ actions: [{ say: 'Working.' }, { sleepMs: 30_000 }] }] });
+    cleanups.push(() => repo.cleanup());
+    const umask = process.umask(0o022);
+    try {
+      // Launched with a supervisor (no --no-watch): its files are the host state folder's.
+      const result = await repo.flume(['launch', '--kind', 'fix', '--name', 'watched', '--brief', 'Work.', '--json'], { process: true });
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+    } finally {
+      process.umask(umask);
+    }
+    const files = ['watch.lock', 'watch.json', 'watch.log'];
+    await waitFor(() => files.every((name) => existsSync(join(repo.state, name))), "the supervisor's files");
+    expect(files.map((name) => [name, mode(join(repo.state, name))])).toEqual(files.map((name) => [name, '600']));
+    expect(mode(repo.state)).toBe('700');
   });
 });
 
