@@ -1,5 +1,5 @@
 // Helpers the benchmarks share: temp repos, timing of commands side by side, medians and ratios.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, mkdtempSync, openSync, realpathSync, writeFileSync, writeSync, chmodSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,4 +139,41 @@ export function fakeAgentRepo(script, config = {}) {
   const env = { ...process.env, ...GIT_ENV, FLUME_STATE_DIR: state };
   runFlume(env, repo, 'trust', '--repo', repo);
   return { state, repo, env, configDir };
+}
+
+/** Runs a flume build (its dist/bin/flume.js; default this project's) without waiting; resolves with its exit code, output and wall time. */
+export function flumeAsync(build, env, cwd, ...args) {
+  const start = Date.now();
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [build, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('exit', (code, signal) => done({ code: code ?? 128, signal, stdout, stderr, ms: Date.now() - start }));
+  });
+}
+
+/** The pid in the supervisor's lock of a state folder, or 0 when there is none. */
+export function supervisorPid(state) {
+  try {
+    return Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** True while the process runs (a zombie does not). */
+export function alive(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }

@@ -29,7 +29,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createJiti } from 'jiti';
-import { FLUME, GIT_ENV, PROJECT, git, makeRepo, median, temp } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, alive, flumeAsync, git, makeRepo, median, supervisorPid, temp } from './lib.mjs';
 
 if (process.env.FLUME_IN_NETNS !== '1') {
   for (const flags of ['-n', '-rn']) {
@@ -61,42 +61,6 @@ const ENV = { ...process.env, ...GIT_ENV, FLUME_CONFIG_TIMEOUT_MS: '120000' };
 function opening(body) {
   const first = body.messages.find((m) => m.role === 'user');
   return typeof first?.content === 'string' ? first.content : (first?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('\n');
-}
-
-/** Runs the built flume without waiting; resolves with its exit code, output and wall time. */
-function flumeAsync(env, cwd, ...args) {
-  const start = Date.now();
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [FLUME, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code, signal) => done({ code: code ?? 128, signal, stdout, stderr, ms: Date.now() - start }));
-  });
-}
-
-/** The pid in the supervisor's lock, or 0 when there is none. */
-function supervisorPid(state) {
-  try {
-    return Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]) || 0;
-  } catch {
-    return 0;
-  }
-}
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -215,7 +179,7 @@ let launched = 0;
 let afterFaults = [];
 
 const launchOne = async (name) => {
-  const result = await flumeAsync(env, repo, 'launch', '--kind', 'fix', '--name', name, '--brief', `Add ${name}.`, '--json');
+  const result = await flumeAsync(FLUME, env, repo, 'launch', '--kind', 'fix', '--name', name, '--brief', `Add ${name}.`, '--json');
   results.set(name, result);
   launched++;
   if (launched === KILL_SUPERVISOR_AT) {
@@ -247,7 +211,7 @@ try {
   let places;
   let still;
   for (const end = Date.now() + TIMEOUT_MS; ; ) {
-    const status = await flumeAsync(env, repo, 'status', '--repo', repo, '--json');
+    const status = await flumeAsync(FLUME, env, repo, 'status', '--repo', repo, '--json');
     if (status.code === 0) {
       places = JSON.parse(status.stdout).places;
       const now = JSON.stringify(places.map((p) => [p.name, p.stage?.name, p.stage?.state]));

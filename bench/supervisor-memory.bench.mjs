@@ -33,7 +33,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { FLUME, GIT_ENV, PROJECT, git, makeRepo, median, temp } from './lib.mjs';
+import { FLUME, GIT_ENV, PROJECT, alive, flumeAsync, git, makeRepo, median, supervisorPid, temp } from './lib.mjs';
 
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 const LAUNCHES = Number(process.env.MEM_LAUNCHES ?? 150);
@@ -54,37 +54,6 @@ const NODE_ARGS = [...(process.env.WATCH_NODE_ARGS ?? '').split(' ').filter(Bool
 const FAKE = join(PROJECT, 'test/helpers/fake-claude/fake-claude.mjs');
 
 for (const { path: build } of BUILDS) if (!existsSync(build)) throw new Error(`no flume build at ${build} (npm run build there first)`);
-
-/** Runs a flume build without waiting; resolves with its exit code, output and wall time. */
-function flumeAsync(build, env, cwd, ...args) {
-  const start = Date.now();
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [build, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code, signal) => done({ code: code ?? 128, signal, stdout, stderr, ms: Date.now() - start }));
-  });
-}
-
-function supervisorPid(state) {
-  try {
-    return Number(readFileSync(join(state, 'watch.lock'), 'utf8').split(' ')[0]) || 0;
-  } catch {
-    return 0;
-  }
-}
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 /** One build's own world: its repository, state folder, fake agent's config and scripts. */
 function world({ path: build, flags }, index) {
