@@ -178,7 +178,9 @@ export const claudeCodePatternTable: PatternRange[] = [
   },
   {
     from: '2.1.250',
-    patterns: { ...claudeCodePatterns, version: '2.1.250', transcript: { ...claudeCodePatterns.transcript, latePrompt: true } },
+    // 2.1.250 names no hook and no queue: while a prompt hook runs on the text it shows only its
+    // spinner under the echo, and a second sending stands echoed, indented, under it.
+    patterns: { ...claudeCodePatterns, version: '2.1.250', screen: { ...claudeCodePatterns.screen, held: claudeCodePatterns.screen.spinner }, transcript: { ...claudeCodePatterns.transcript, latePrompt: true } },
   },
 ];
 

@@ -88,18 +88,22 @@ export function holdsPrompt(screen: string, text: string, patterns: ClaudeCodePa
   const s = patterns.screen;
   if (!s.held) return false;
   const lines = screenLines(screen, s);
-  const above = lines.slice(0, inputBox(lines, s)?.top ?? lines.length);
+  const box = inputBox(lines, s);
+  // The text still in the box was never sent: only an empty box (or its queue hint) leaves it held.
+  if (box && draftText(screen, patterns) !== '') return false;
+  const above = lines.slice(0, box?.top ?? lines.length);
   if (!above.some((line) => s.held!.test(line))) return false;
-  const want = squash(text);
+  // The last echo above the box is the text: the prompt the program took last.
+  let last: string | undefined;
   for (let i = 0; i < above.length; i++) {
     const first = s.input.exec(above[i] ?? '');
     if (!first || s.menuOption.test(above[i] ?? '')) continue;
     // The echo's wrapped and further lines stand indented under its text, up to the next mark.
     const echo = [first[1] ?? ''];
-    for (let j = i + 1; j < above.length && /^ {2}\S/.test(above[j] ?? '') && !/^\s*⎿/.test(above[j] ?? ''); j++) echo.push(above[j]!);
-    if (squash(echo.join(' ')) === want) return true;
+    for (let j = i + 1; j < above.length && /^ {2}[^\s❯⎿]/.test(above[j] ?? '') && !s.spinner.test(above[j] ?? ''); j++) echo.push(above[j]!);
+    last = echo.join(' ');
   }
-  return false;
+  return last !== undefined && squash(last) === squash(text);
 }
 
 /** Where the input box is: its top rule, its `❯` line and its bottom rule (line indexes). */

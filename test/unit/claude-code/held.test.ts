@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { holdsPrompt } from '../../../agents/claude-code/screen.js';
+import { patternsFor } from '../../../agents/claude-code/patterns.js';
 
 const RULE = '─'.repeat(120);
 const screen = (above: string[], box = '❯\u00a0') => [...above, RULE, box, RULE, '  ⏸ manual mode on · esc to interrupt'].join('\n');
@@ -25,5 +26,19 @@ describe('a sent prompt Claude Code holds', () => {
     expect(holdsPrompt(screen(['❯ slow hook tell', '● Noted.', '✻ Cooked for 0s · done 12:56 AM']), 'slow hook tell')).toBe(false);
     // The text in the input box itself is a draft, not a prompt sent.
     expect(holdsPrompt(screen(['✢ Julienning… (running UserPromptSubmit hook · 3s)'], '❯\u00a0slow hook tell'), 'slow hook tell')).toBe(false);
+  });
+
+  it('is read held by 2.1.250 from its spinner under the echo, which names no hook, and from the second sending echoed under it', () => {
+    const old = patternsFor('2.1.250');
+    const hook = screen(['● Noted.', '✻ Cooked for 0s · done 2:32 AM', '❯ slow hook tell', '✻ Garnishing…', '  ⎿  Tip: Start with small features or bug fixes'], '❯ ');
+    expect(holdsPrompt(hook, 'slow hook tell', old)).toBe(true);
+    const queued = screen(['❯ slow hook tell', '* Garnishing…', '  ⎿  Tip: Start with small features or bug fixes', '  ❯ slow hook tell'], '❯ Press up to edit queued messages');
+    expect(holdsPrompt(queued, 'slow hook tell', old)).toBe(true);
+    // Working on an earlier prompt while this one sits typed in the box: not sent, so not held.
+    expect(holdsPrompt(screen(['❯ slow hook tell', '✻ Garnishing…'], '❯ slow hook tell'), 'slow hook tell', old)).toBe(false);
+    // The last prompt taken is another: the echo of an earlier one is not this sending.
+    expect(holdsPrompt(screen(['❯ slow hook tell', '● Noted.', '❯ another', '✻ Garnishing…'], '❯ '), 'slow hook tell', old)).toBe(false);
+    // With no spinner, an echo is a prompt answered already.
+    expect(holdsPrompt(screen(['❯ slow hook tell', '● Noted.', '✻ Cooked for 0s · done 2:32 AM'], '❯ '), 'slow hook tell', old)).toBe(false);
   });
 });
