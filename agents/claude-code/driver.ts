@@ -82,7 +82,7 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
       // The version picks the patterns every later reading of this agent uses; asked once per program.
       const [version] = await Promise.all([
         programVersion(binary, env, host),
-        preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], root: request.place.repo, apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR), home: env.HOME }),
+        preseed(configDir, { trust: trusted ? [request.place.repo, request.place.path] : [], root: request.place.repo, apiKey: env.ANTHROPIC_API_KEY, explicit: Boolean(env.CLAUDE_CONFIG_DIR), home: env.HOME, untrusted: Boolean(request.place.container) }),
       ]);
       const argv = argvFor(request, host, binary, version);
       const { sessionId, stage } = request;

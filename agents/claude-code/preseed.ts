@@ -13,7 +13,7 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { programFileLock, recordTrustGrants, replaceFileKeepingMode, withLock } from '../../core/index.js';
+import { linkOnTheWay, programFileLock, readNoFollow, recordTrustGrants, replaceFileKeepingMode, withLock } from '../../core/index.js';
 
 /** What to seed. */
 export interface PreseedOptions {
@@ -27,6 +27,12 @@ export interface PreseedOptions {
   home?: string;
   /** The repository whose trust `trust` follows: each folder's key flume sets is recorded for it, for `flume trust --revoke`. */
   root?: string;
+  /**
+   * True when `home` is an agent's to write (a place's container's): no link in it is followed. A
+   * `.claude.json` that is a link is taken as no file (the merged one replaces the link, not what it
+   * names); a folder on the way that is a link is refused.
+   */
+  untrusted?: boolean;
 }
 
 /** The config file Claude Code reads for these keys. */
@@ -37,6 +43,10 @@ export function claudeJsonPath(configDir: string, explicit: boolean, home: strin
 /** Merges the keys in; leaves the file untouched when they are all there already. */
 export async function preseed(configDir: string, options: PreseedOptions): Promise<void> {
   const file = claudeJsonPath(configDir, options.explicit, options.home || undefined);
+  if (options.untrusted && options.home) {
+    const link = await linkOnTheWay(dirname(file), options.home);
+    if (link) throw new Error(`the agent's home holds a link at ${link}: flume never follows a link in a container's home (remove it, then retry)`);
+  }
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   // Launches at once each merge their keys: one at a time, or one's write loses another's.
   await withLock(programFileLock(file), () => merge(file, options), { what: `Claude Code's config ${file}` });
@@ -44,11 +54,13 @@ export async function preseed(configDir: string, options: PreseedOptions): Promi
 
 async function merge(file: string, options: PreseedOptions): Promise<void> {
   let text: string | undefined;
-  const before = await stat(file).catch(() => undefined);
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    text = undefined;
+  let before: Awaited<ReturnType<typeof stat>> | undefined;
+  if (options.untrusted) {
+    const read = await readNoFollow(file);
+    [text, before] = [read?.text, read?.stat];
+  } else {
+    before = await stat(file).catch(() => undefined);
+    text = await readFile(file, 'utf8').catch(() => undefined);
   }
   let config: Record<string, unknown>;
   try {

@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { linkOnTheWay } from './no-follow.js';
 import { hostStateDir } from './host.js';
 import { readJsonFile, updateJsonFile } from './json-file.js';
 import { withLock } from './lock.js';
@@ -72,6 +73,9 @@ export async function takeBackTrustGrants(root: string, stateDir?: string): Prom
 }
 
 async function removeKeys(file: string, paths: string[][]): Promise<number> {
+  // A file in a container's home is the agent's to write: a link there is never followed.
+  const homes = join(hostStateDir(), 'homes');
+  if (file.startsWith(`${homes}/`) && (await linkOnTheWay(file, homes)) !== undefined) return 0;
   const before = await stat(file).catch(() => undefined);
   let config: unknown;
   try {

@@ -781,6 +781,18 @@ function firstLine(text: string): string {
  * `GIT_CONFIG_GLOBAL=/dev/null`). `git var` judges it as `git commit` does: where it finds none, nothing
  * is answered, and the agent's commit fails as the user's own would. A variable `env` sets is kept.
  */
+/** git's variables that carry the identity a commit is made with. */
+export const IDENTITY_VARIABLES = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL'] as const;
+
+/**
+ * The whole identity git commits with in `cwd` under `env`, as its four variables: those `env` sets,
+ * and the rest as identityVariables finds them. What git finds no identity for is missing.
+ */
+export async function gitIdentity(cwd: string, env: Record<string, string>): Promise<Record<string, string>> {
+  const given = Object.fromEntries(IDENTITY_VARIABLES.filter((name) => env[name] !== undefined).map((name) => [name, env[name]!]));
+  return { ...given, ...(await identityVariables(cwd, env)) };
+}
+
 export async function identityVariables(cwd: string, env: Record<string, string>): Promise<Record<string, string>> {
   const found: Record<string, string> = {};
   for (const role of ['AUTHOR', 'COMMITTER'] as const) {

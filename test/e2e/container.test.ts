@@ -60,7 +60,7 @@ describe('the real Claude Code in a container', { timeout: 240_000 }, () => {
     expect(waiting.stage).toMatchObject({ needs: 'Looked, and done.', agent: { state: 'idle' } });
     const stopped = await t.flume(['stop', 'one/real', '--json']);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
-    expect(inside()).toEqual(['sleep infinity']);
+    expect(inside()).toEqual(['/run/podman-init -- sleep infinity', 'sleep infinity']);
     expect((await t.view('one/real')).stage.agent.state).toBe('exited');
   });
 });

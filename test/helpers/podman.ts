@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './repo.js';
 
-let made: { conf: string; image: string } | undefined;
+let made: { conf: string; image: string; tar: string } | undefined;
 
 /** The containers.conf the tests' podman runs with, and an image of this process's own (made once). */
 export function podmanForTests(): { conf: string; image: string; env: Record<string, string> } {
@@ -23,9 +23,17 @@ export function podmanForTests(): { conf: string; image: string; env: Record<str
     execFileSync('tar', ['-C', empty, '-cf', join(dir, 'empty.tar'), '.']);
     const image = `localhost/flume-test:${process.pid}`;
     execFileSync('podman', ['import', '-q', join(dir, 'empty.tar'), image], { env: { ...process.env, CONTAINERS_CONF: conf } });
-    made = { conf, image };
+    made = { conf, image, tar: join(dir, 'empty.tar') };
   }
-  return { ...made, env: { CONTAINERS_CONF: made.conf } };
+  return { conf: made.conf, image: made.image, env: { CONTAINERS_CONF: made.conf } };
+}
+
+/** The tests' image made to run as `user` (its USER), as an image built with a USER line does. */
+export function podmanImageAs(user: string): string {
+  podmanForTests();
+  const image = `localhost/flume-test-user${user}:${process.pid}`;
+  execFileSync('podman', ['import', '-q', '--change', `USER=${user}`, made!.tar, image], { env: { ...process.env, CONTAINERS_CONF: made!.conf } });
+  return image;
 }
 
 /** The host's programs, mounted read-only where the image has nothing: git, node, a shell. */

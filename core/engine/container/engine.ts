@@ -1,28 +1,29 @@
 /**
  * A place's container, through the engine's own command line (`podman` or `docker`; no daemon API):
- * the checks made before anything is made, the container made for the place (named after it,
- * labelled `flume.place=<id>`, the worktree, the repository's git folder and the agent's home
- * mounted at the same paths inside as outside), the command a pane runs to start the agent in it,
- * the end of everything run in it, its removal, and every container of a host in one look.
+ * the checks made before anything is made, the container made afresh for each agent of the place
+ * (named after it, labelled `flume.place=<id>`, the worktree, the place's own repository and the
+ * agent's home mounted at the same paths inside as outside: mountArgs), the command a pane runs to
+ * start the agent in it, the end of everything run in it, its removal, and every container of a host
+ * in one look.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { flumeError } from '../../api/errors.js';
 import { run, which } from '../../support/exec.js';
 import type { ContainerSpec } from '../../api/record.js';
+import { bringBackOrRefuse, containerGitDir, containerGitFile, hostObjects, makeContainerRepository, type ContainerRepositoryPlace } from './repository.js';
 
 /** The engines flume drives, by their command. */
 export const ENGINES = ['podman', 'docker'] as const;
 export type EngineName = ContainerSpec['engine'];
 export type { ContainerSpec };
 
-/** The place a container is made for: its id, its worktree, the repository's git folder and the agent's home. */
-export interface ContainerPlace {
+/** The place a container is made for: its id, its worktree and branch, the repository's root and git folder, and the agent's home. */
+export interface ContainerPlace extends ContainerRepositoryPlace {
   id: string;
-  path: string;
-  commonDir: string;
   home: string;
 }
 
@@ -63,50 +64,76 @@ export async function engineVersion(engineName: EngineName): Promise<string | un
 }
 
 /**
- * Checks, in a container of the image that is removed at once, that what flume relies on holds:
- * git inside finds the repository at the host's git folder, and a file written in a mounted folder
- * inside is the host's file. Refuses with CONTAINER_UNUSABLE otherwise; nothing is left behind.
+ * Checks, in a container of the image that is removed at once, that what flume relies on holds: each
+ * of the config's mounts names a folder here; git runs inside and reads the host's objects (mounted
+ * read-only) through a repository of its own, as a place's agent will; a file written in a mounted
+ * folder inside is the host's file. Refuses with CONTAINER_UNUSABLE, naming which failed and its own
+ * fix, otherwise; nothing is left behind.
  */
-export async function checkMounts(spec: ContainerSpec, place: Pick<ContainerPlace, 'commonDir' | 'home'>): Promise<void> {
+export async function checkMounts(spec: ContainerSpec, place: Pick<ContainerPlace, 'commonDir' | 'home'> & { head?: string }): Promise<void> {
+  for (const mount of spec.mounts ?? []) {
+    const [path] = mount.split(/:(?=ro$|rw$)/);
+    if (!path || !path.startsWith('/') || !existsSync(path)) {
+      throw flumeError('CONTAINER_UNUSABLE', { mount }, { variant: 'mount', details: { engine: spec.engine, mount } });
+    }
+  }
   mkdirSync(place.home, { recursive: true });
   const token = randomUUID();
   const mark = join(place.home, `.flume-mount-${token}`);
+  // A repository of the check's own in the home, borrowing the host's objects, as a place's does.
+  const repo = join(place.home, `.flume-git-${token}`);
+  mkdirSync(join(repo, 'objects', 'info'), { recursive: true });
+  mkdirSync(join(repo, 'refs'), { recursive: true });
+  writeFileSync(join(repo, 'HEAD'), 'ref: refs/heads/flume-check\n');
+  writeFileSync(join(repo, 'objects', 'info', 'alternates'), `${hostObjects(place.commonDir)}\n`);
   try {
-    const script = `git --git-dir "$1" rev-parse --path-format=absolute --git-common-dir && printf %s "$2" > "$3"`;
-    const result = await engine(spec, ['run', '--rm', '--pull=never', ...networkArgs(spec), ...mountArgs(spec, place), '--entrypoint', 'sh', spec.image, '-c', script, 'check', place.commonDir, token, mark], 60_000);
-    const seen = result.stdout.trim().split('\n').at(-1);
-    if (result.exitCode !== 0 || seen !== place.commonDir) {
-      throw flumeError('CONTAINER_UNUSABLE', { image: spec.image, folder: place.commonDir, said: firstLine(result.stderr || result.stdout) || 'nothing' }, { variant: 'gitFolder', details: { engine: spec.engine, image: spec.image } });
-    }
-    if (!existsSync(mark) || readFileSync(mark, 'utf8') !== token) {
+    // Each step says which failed: no git, a home it cannot write (and the user it runs as), objects it cannot read.
+    const script = [
+      'git --version >/dev/null 2>&1 || { echo "flume-check: no-git"; exit 3; }',
+      'printf %s "$2" > "$3" || { echo "flume-check: not-written $(id -u 2>/dev/null || echo unknown)"; exit 4; }',
+      '[ -z "$4" ] || git --git-dir "$1" cat-file -e "$4" || { echo "flume-check: no-objects"; exit 5; }',
+      'echo flume-check: ok',
+    ].join('\n');
+    const volumes = [`${place.home}:${place.home}`, `${hostObjects(place.commonDir)}:${hostObjects(place.commonDir)}:ro`, ...extraMounts(spec)].flatMap((volume) => ['-v', volume]);
+    const result = await engine(spec, ['run', '--rm', '--pull=never', '--init', ...networkArgs(spec), ...volumes, '--entrypoint', 'sh', spec.image, '-c', script, 'check', repo, token, mark, place.head ?? ''], 60_000);
+    const said = /flume-check: (\S+)(?: (\S+))?/.exec(result.stdout)?.slice(1) ?? [];
+    if (said[0] === 'not-written' || (said[0] === 'ok' && (!existsSync(mark) || readFileSync(mark, 'utf8') !== token))) {
+      const user = said[0] === 'not-written' ? said[1] : undefined;
+      if (user !== undefined && user !== '0') {
+        throw flumeError('CONTAINER_UNUSABLE', { image: spec.image, user, folder: place.home }, { variant: 'user', details: { engine: spec.engine, image: spec.image, user } });
+      }
       throw flumeError('CONTAINER_UNUSABLE', { image: spec.image, folder: place.home }, { variant: 'home', details: { engine: spec.engine, image: spec.image } });
+    }
+    if (result.exitCode !== 0 || said[0] !== 'ok') {
+      const what = said[0] === 'no-git' ? 'git is not in the image (or not on its PATH)' : said[0] === 'no-objects' ? `git inside cannot read the repository's objects at ${hostObjects(place.commonDir)}` : firstLine(result.stderr || result.stdout) || `exit ${result.exitCode}`;
+      throw flumeError('CONTAINER_UNUSABLE', { image: spec.image, folder: place.commonDir, said: what }, { variant: 'gitFolder', details: { engine: spec.engine, image: spec.image } });
     }
   } finally {
     rmSync(mark, { force: true });
+    rmSync(repo, { recursive: true, force: true });
   }
 }
 
+/** The most processes a place's container holds (`--pids-limit`): a fork bomb inside stops there. */
+export const PIDS_LIMIT = 2048;
+
 /**
- * Makes the place's container, running (its first process, `sleep infinity`, waits and does nothing,
- * so the container stays while agents come and go); a container of that name already running is the place's (a
- * second start of a stage), one stopped is started again. Answers its name.
+ * Makes the place's container afresh for an agent: what the last agent committed on the place's
+ * branch is taken back first (refused, with nothing removed, when it cannot be by fast-forward), the
+ * container there before is removed with everything still running in it, and the place's own
+ * repository is made anew from the host's. Its first process is the engine's init (`--init`: it
+ * reaps what ends inside) running `sleep infinity`, which keeps it. Answers its name.
  */
 export async function makeContainer(spec: ContainerSpec, place: ContainerPlace): Promise<string> {
   const name = containerName(place);
+  const container = { name, home: place.home };
+  await bringBackOrRefuse(container, place);
+  await removeContainer(spec.engine, name);
   mkdirSync(place.home, { recursive: true });
-  const args = ['run', '-d', '--pull=never', '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, '--entrypoint', 'sleep', spec.image, 'infinity'];
-  // Made at once where there is none (the common case: one question, not two); else the one there.
-  let made = await engine(spec, args, 120_000);
+  await makeContainerRepository(container, place);
+  const args = ['run', '-d', '--pull=never', '--init', '--pids-limit', String(PIDS_LIMIT), '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, '--entrypoint', 'sleep', spec.image, 'infinity'];
+  const made = await engine(spec, args, 120_000);
   if (made.exitCode === 0) return name;
-  const state = await containerState(spec.engine, name);
-  if (state === 'running') return name;
-  if (state !== undefined) {
-    const started = await engine(spec, ['start', name], 60_000);
-    if (started.exitCode === 0) return name;
-    await removeContainer(spec.engine, name);
-    made = await engine(spec, args, 120_000);
-    if (made.exitCode === 0) return name;
-  }
   await removeContainer(spec.engine, name);
   throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, image: spec.image, said: firstLine(made.stderr || made.stdout) || `exit ${made.exitCode}` }, { variant: 'notMade', details: { engine: spec.engine, image: spec.image, name } });
 }
@@ -131,27 +158,23 @@ export function execCommand(spec: ContainerSpec, name: string, program: { cwd: s
 /**
  * The command that runs `argv` to its end in a container of the image made for it alone and removed
  * after (`run --rm`): what a dry run asks of the image, where the place and its container are not
- * made. Only the repository's git folder and the config's mounts are mounted; secrets as execCommand.
+ * made. Only the config's mounts are mounted; secrets as execCommand.
  */
-export function throwawayCommand(spec: ContainerSpec, place: Pick<ContainerPlace, 'commonDir'>, program: { env: Record<string, string>; argv: string[] }): { argv: string[]; env: Record<string, string> } {
+export function throwawayCommand(spec: ContainerSpec, program: { env: Record<string, string>; argv: string[] }): { argv: string[]; env: Record<string, string> } {
   const all = { ...(spec.env ?? {}), ...program.env };
   const named = Object.entries(all).flatMap(([key, value]) => ['-e', PLAIN(key) ? `${key}=${value}` : key]);
   const env = Object.fromEntries(Object.entries(all).filter(([key]) => !PLAIN(key)));
   const [file, ...rest] = program.argv;
-  return { argv: [spec.engine, 'run', '--rm', '--pull=never', ...networkArgs(spec), ...mountArgs(spec, place), ...named, '--entrypoint', file!, spec.image, ...rest], env };
+  return { argv: [spec.engine, 'run', '--rm', '--pull=never', '--init', ...networkArgs(spec), ...extraMounts(spec).flatMap((volume) => ['-v', volume]), ...named, '--entrypoint', file!, spec.image, ...rest], env };
 }
 
 /**
- * Ends every program run in the container but its first (which keeps it), by their pids on this
- * machine as the engine lists them (`top`): what a pane's program left running there once its exec
- * ended. Nothing in the image is relied on (no shell, no kill). Answers how many were ended.
+ * Ends every program that runs in the container but its init and the `sleep` it keeps, by their pids
+ * on this machine (`insidePids`). Nothing in the image is relied on (no shell, no kill). Answers how
+ * many were signalled.
  */
 export async function endInside(engineName: EngineName, name: string): Promise<number> {
-  const first = await run(engineName, ['container', 'inspect', '--format', '{{.State.Pid}}', name], { timeoutMs: 30_000 });
-  const main = Number(first.stdout.trim());
-  const listed = engineName === 'podman' ? await run(engineName, ['top', name, 'hpid'], { timeoutMs: 30_000 }) : await run(engineName, ['top', name, '-o', 'pid'], { timeoutMs: 30_000 });
-  if (listed.exitCode !== 0) return 0;
-  const pids = listed.stdout.split('\n').slice(1).map((line) => Number(line.trim())).filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== main);
+  const pids = (await insidePids(engineName, name)) ?? [];
   for (const pid of pids) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -160,6 +183,61 @@ export async function endInside(engineName: EngineName, name: string): Promise<n
     }
   }
   return pids.length;
+}
+
+/**
+ * The pids on this machine of what runs in the container besides its init (`State.Pid`) and the
+ * `sleep` that keeps it (the init's first child): every process in the init's pid namespace, read in
+ * /proc, the same for both engines. The engine's own listing is not asked: `docker top` answered by
+ * podman prints the container's own numbers, which are other processes here. Empty when the
+ * container does not run; undefined when the engine did not answer.
+ */
+export async function insidePids(engineName: EngineName, name: string): Promise<number[] | undefined> {
+  return (await insidePidsOf(engineName, [name])).get(name);
+}
+
+/** `insidePids` of many containers of an engine, in one question to it and one reading of /proc. */
+export async function insidePidsOf(engineName: EngineName, names: string[]): Promise<Map<string, number[] | undefined>> {
+  const found = new Map<string, number[] | undefined>();
+  if (names.length === 0) return found;
+  const listed = await run(engineName, ['container', 'inspect', '--format', '{{.Name}} {{.State.Pid}}', ...names], { timeoutMs: 30_000 });
+  const inits = new Map<string, number>();
+  for (const line of listed.stdout.split('\n')) {
+    const [name, pid] = line.trim().replace(/^\//, '').split(' ');
+    if (name && names.includes(name)) inits.set(name, Number(pid));
+  }
+  // One the engine did not list: none of that name (removed), unless the engine did not answer at all.
+  const answered = listed.exitCode === 0 || inits.size > 0 || /no such (container|object)/i.test(listed.stderr);
+  const namespaces = new Map<string, string>();
+  for (const name of names) {
+    const init = inits.get(name);
+    if (init === undefined) found.set(name, answered ? [] : undefined);
+    else if (!Number.isInteger(init) || init <= 0) found.set(name, []);
+    else {
+      const namespace = await readlink(`/proc/${init}/ns/pid`).catch(() => undefined);
+      if (namespace) namespaces.set(namespace, name);
+      else found.set(name, []);
+    }
+  }
+  if (namespaces.size === 0) return found;
+  const members = new Map<string, Array<{ pid: number; parent: number; start: number }>>();
+  for (const entry of await readdir('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const name = namespaces.get((await readlink(`/proc/${pid}/ns/pid`).catch(() => '')) as string);
+    if (!name || pid === inits.get(name)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+    // The fields after the command's closing parenthesis: state, ppid, … starttime (the 22nd field).
+    const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (!fields) continue;
+    members.set(name, [...(members.get(name) ?? []), { pid, parent: Number(fields[1]), start: Number(fields[19]) }]);
+  }
+  for (const name of namespaces.values()) {
+    const all = members.get(name) ?? [];
+    const keeper = all.filter((member) => member.parent === inits.get(name)).sort((a, b) => a.start - b.start || a.pid - b.pid)[0];
+    found.set(name, all.filter((member) => member !== keeper).map((member) => member.pid));
+  }
+  return found;
 }
 
 /** Removes the place's container at once (its volumes never); answers true when it is gone. */
@@ -197,13 +275,30 @@ export async function listContainers(engineName: EngineName): Promise<Map<string
   return found;
 }
 
-function mountArgs(spec: ContainerSpec, place: Partial<ContainerPlace>): string[] {
-  const own = [place.path, place.commonDir, place.home].filter((path): path is string => Boolean(path)).map((path) => `${path}:${path}`);
-  const extra = (spec.mounts ?? []).map((mount) => {
+/**
+ * What a place's container mounts, each at the same path inside as outside: the worktree; over its
+ * `.git`, flume's file naming the place's own repository (read-only); that repository; the host's
+ * objects, read-only, for it to borrow; the agent's home; then the config's mounts. The host's git
+ * folder itself is not mounted: nothing of it (refs, hooks, config, other worktrees) is the agent's.
+ */
+function mountArgs(spec: ContainerSpec, place: ContainerPlace): string[] {
+  const container = { name: containerName(place), home: place.home };
+  const own = [
+    `${place.path}:${place.path}`,
+    `${containerGitFile(container)}:${join(place.path, '.git')}:ro`,
+    `${containerGitDir(container)}:${containerGitDir(container)}`,
+    `${hostObjects(place.commonDir)}:${hostObjects(place.commonDir)}:ro`,
+    `${place.home}:${place.home}`,
+  ];
+  return [...own, ...extraMounts(spec)].flatMap((volume) => ['-v', volume]);
+}
+
+/** The config's mounts as the engine takes them (`PATH:PATH`, `PATH:PATH:ro`). */
+function extraMounts(spec: ContainerSpec): string[] {
+  return (spec.mounts ?? []).map((mount) => {
     const [path, mode] = mount.split(/:(?=ro$|rw$)/);
     return mode ? `${path}:${path}:${mode}` : `${path}:${path}`;
   });
-  return [...own, ...extra].flatMap((volume) => ['-v', volume]);
 }
 
 function networkArgs(spec: ContainerSpec): string[] {

@@ -11,7 +11,8 @@ import { flumeError } from '../../api/errors.js';
 import type { Flume } from '../../api/plugin.js';
 import type { PaneHost, PaneLook, PaneSpec } from '../../api/pane-host.js';
 import { run } from '../../support/exec.js';
-import { endInside, execCommand, makeContainer, throwawayCommand, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
+import { gitIdentity } from '../../support/git.js';
+import { endInside, execCommand, insidePids, insidePidsOf, makeContainer, throwawayCommand, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
 import { insideEnvironment } from '../../drivers/container-env.js';
 
 /** The key of the container host. */
@@ -78,18 +79,16 @@ export function containerHost(flume: Pick<Flume, 'hosts'>): PaneHost {
       return host.keys(pane, keys);
     },
     async alive(id) {
-      if (absent(id)) return false;
-      const { host, pane } = inner(id);
-      return host.alive(pane);
+      const at = readContainerPane(id);
+      if (!at) return false;
+      const host = flume.hosts.get(at.host);
+      return (host ? await host.alive(at.pane) : false) || (await runsInside(at));
     },
     async look(id): Promise<PaneLook | undefined> {
       if (absent(id)) return undefined;
-      const { host, pane } = inner(id);
-      if (host.look) return host.look(pane);
-      const identity = await host.identity(pane);
-      const alive = await host.alive(pane);
-      const screen = alive ? await host.capture(pane) : undefined;
-      return { ...(identity !== undefined ? { identity } : {}), alive, ...(screen !== undefined ? { screen } : {}) };
+      const { host, pane, at } = inner(id);
+      const look = host.look ? await host.look(pane) : await lookWithout(host, pane);
+      return look && !look.alive && (await runsInside(at)) ? { ...look, alive: true } : look;
     },
     attach(id) {
       if (absent(id)) return undefined;
@@ -116,11 +115,22 @@ export function containerHost(flume: Pick<Flume, 'hosts'>): PaneHost {
         const host = flume.hosts.get(key)!;
         const panes = group.map((id) => readContainerPane(id)!.pane);
         const looks = host.lookMany ? await host.lookMany(panes) : undefined;
+        const seen = new Map<string, PaneLook>();
         for (const id of group) {
-          const pane = readContainerPane(id)!.pane;
-          const look = looks ? looks.get(pane) : await this.look!(id);
-          if (look) found.set(id, look);
+          const look = looks ? looks.get(readContainerPane(id)!.pane) : await this.look!(id);
+          if (look) seen.set(id, look);
         }
+        // A pane seen ended whose agent runs on inside is alive: one question per engine for all of them.
+        const ended = [...seen].filter(([, look]) => !look.alive).map(([id]) => readContainerPane(id)!);
+        for (const engine of new Set(ended.map((at) => at.engine))) {
+          const pids = await insidePidsOf(engine, ended.filter((at) => at.engine === engine).map((at) => at.name));
+          for (const at of ended.filter((one) => one.engine === engine)) {
+            const id = containerPaneId(at.engine, at.name, at.host, at.pane);
+            const inside = pids.get(at.name);
+            if (inside === undefined || inside.length > 0) seen.set(id, { ...seen.get(id)!, alive: true });
+          }
+        }
+        for (const [id, look] of seen) found.set(id, look);
       }
       return found;
     },
@@ -128,8 +138,26 @@ export function containerHost(flume: Pick<Flume, 'hosts'>): PaneHost {
 }
 
 /**
- * The host a stage of a place in a container starts on: `open` makes (or finds) the place's
- * container and opens a pane of `host` whose program is the agent's, exec'd in the container with
+ * True while anything of an agent runs in the container, its pane there or not: an exec'd program
+ * whose client (the pane's) was killed runs on inside, and is the agent still. A container the engine
+ * does not answer for is read as running something: never an agent read ended that may not be.
+ */
+async function runsInside(at: ContainerPane): Promise<boolean> {
+  const pids = await insidePids(at.engine, at.name);
+  return pids === undefined || pids.length > 0;
+}
+
+/** A look at a pane of a host that has no `look` of its own. */
+async function lookWithout(host: PaneHost, pane: string): Promise<PaneLook> {
+  const identity = await host.identity(pane);
+  const alive = await host.alive(pane);
+  const screen = alive ? await host.capture(pane) : undefined;
+  return { ...(identity !== undefined ? { identity } : {}), alive, ...(screen !== undefined ? { screen } : {}) };
+}
+
+/**
+ * The host a stage of a place in a container starts on: `open` makes the place's container afresh
+ * (engine.ts `makeContainer`) and opens a pane of `host` whose program is the agent's, exec'd in the container with
  * the agent's environment; the pane's own program (the engine's client) gets `clientEnv`.
  */
 export function containerOpener(host: PaneHost, spec: ContainerSpec, place: ContainerPlace, clientEnv: Record<string, string>, options: { plan?: boolean } = {}): PaneHost {
@@ -138,7 +166,7 @@ export function containerOpener(host: PaneHost, spec: ContainerSpec, place: Cont
     return {
       ...containerHostLike(host),
       async run(argv, env) {
-        const command = throwawayCommand(spec, { commonDir: place.commonDir }, { env: insideEnvironment(spec, env), argv });
+        const command = throwawayCommand(spec, { env: insideEnvironment(spec, env), argv });
         const [file, ...args] = command.argv;
         return run(file!, args, { env: { ...clientEnv, ...command.env }, clean: true, timeoutMs: 60_000 });
       },
@@ -152,17 +180,22 @@ export function containerOpener(host: PaneHost, spec: ContainerSpec, place: Cont
   const made = makeContainer(spec, place);
   made.catch(() => undefined);
   const makeContainerOnce = (_spec: ContainerSpec, _place: ContainerPlace) => made;
+  // The agent commits as this machine's user does here (their global config is not inside), given
+  // as git's variables: nothing is written in any config. What the agent's environment sets is kept.
+  const identity = gitIdentity(place.path, clientEnv);
+  identity.catch(() => undefined);
+  const inside = async (env: Record<string, string>) => ({ ...(await identity.catch(() => ({}))), ...insideEnvironment(spec, env) });
   return {
     ...containerHostLike(host),
     async run(argv, env) {
       const name = await makeContainerOnce(spec, place);
-      const command = execCommand(spec, name, { cwd: place.path, env: insideEnvironment(spec, env), argv });
+      const command = execCommand(spec, name, { cwd: place.path, env: await inside(env), argv });
       const [file, ...args] = command.argv.filter((arg) => arg !== '-it');
       return run(file!, args, { env: { ...clientEnv, ...command.env }, clean: true, timeoutMs: 60_000 });
     },
     async open(pane: PaneSpec) {
       const name = await makeContainerOnce(spec, place);
-      const command = execCommand(spec, name, { cwd: pane.cwd, env: insideEnvironment(spec, pane.env), argv: pane.argv });
+      const command = execCommand(spec, name, { cwd: pane.cwd, env: await inside(pane.env), argv: pane.argv });
       const opened = await host.open({ title: pane.title, cwd: pane.cwd, argv: command.argv, env: { ...clientEnv, ...command.env } });
       return { ...opened, ...(opened.pane ? { pane: containerPaneId(spec.engine, name, host.key, opened.pane) } : {}) };
     },

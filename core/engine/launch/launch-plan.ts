@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 import { FlumeError, flumeError } from '../../api/errors.js';
 import { driverOf, kindOf, type Repository } from '../../config/repository.js';
 import { reachDriver } from '../../drivers/reach.js';
-import { isValidBranchName, readRepository, resolveRevision, trackedUnder } from '../../support/git.js';
+import { gitIdentity, IDENTITY_VARIABLES, isValidBranchName, readRepository, resolveRevision, trackedUnder } from '../../support/git.js';
+import { passedOn } from '../../support/environment.js';
 import { checkName, nameFromBrief, placeBranch, placeId, placeKey, placePath, PLACES_DIR } from '../../state/place.js';
 import { readRecord } from '../../state/store.js';
 import type { KindDef } from '../../api/config.js';
@@ -91,7 +92,7 @@ export async function planPlace(repository: Repository, request: LaunchRequest, 
   const path = placePath(info.root, kind.name, name);
   refuseUnsentPrompts(repository, kind, { brief, path, branch, name, target, ready: { state: 'none', at: new Date().toISOString() } });
   const id = placeId(kind.name, name);
-  const container = await placeContainer(repository, request, id);
+  const container = await placeContainer(repository, request, id, base);
   return { kind, name, key: placeKey(kind.name, name), path, branch, from, base, target, brief, ...(container ? { container } : {}) };
 }
 
@@ -119,7 +120,7 @@ function refuseUnsentPrompts(repository: Repository, kind: KindDef, place: Promp
  * before anything is made: the engine is this machine's and answers, the image is here, git inside
  * finds the repository at its git folder and a mounted folder writes through. Undefined for none.
  */
-async function placeContainer(repository: Repository, request: LaunchRequest, id: string): Promise<PlaceContainer | undefined> {
+async function placeContainer(repository: Repository, request: LaunchRequest, id: string, base: string | undefined): Promise<PlaceContainer | undefined> {
   const configured = repository.flume.config.agent?.container;
   if (!request.container && !configured) return undefined;
   // Every agent of the kind must run in one: a driver that keeps its agent's files elsewhere would lose them.
@@ -143,6 +144,12 @@ async function placeContainer(repository: Repository, request: LaunchRequest, id
   const { commonDir } = repository.info;
   const name = containerName({ id, commonDir });
   const { imageId } = await checkEngine(spec);
+  // The agent commits as this machine's user (engine's container host gives git's variables): one
+  // with no identity here would see every commit inside fail.
+  const identity = await gitIdentity(repository.info.root, { ...passedOn(process.env), ...(spec.env ?? {}) });
+  if (!IDENTITY_VARIABLES.every((name) => identity[name] !== undefined)) {
+    throw flumeError('CONTAINER_UNUSABLE', { repo: repository.info.root }, { variant: 'identity', details: { engine: spec.engine } });
+  }
   const homes = join(hostStateDir(), 'homes');
   // What a container of this very image showed of this repository holds for the next: checked once
   // per image, repository, mounts and network (a container started costs the most of a launch).
@@ -153,7 +160,7 @@ async function placeContainer(repository: Repository, request: LaunchRequest, id
     // The check writes in a folder of its own beside the homes, removed after: a refused launch leaves nothing.
     const probe = join(homes, `.check-${randomUUID()}`);
     try {
-      await checkMounts(spec, { commonDir, home: probe });
+      await checkMounts(spec, { commonDir, home: probe, ...(base ? { head: base } : {}) });
     } finally {
       rmSync(probe, { recursive: true, force: true });
     }

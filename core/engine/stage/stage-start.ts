@@ -43,7 +43,7 @@ export async function stageStart(flume: Flume, record: PlaceRecord, kind: KindDe
   const chosen = driver.host ? pinnedHost(flume, driver) : await chooseHost(flume);
   // A place in a container: the pane is the chosen host's, its program the agent exec'd in the container.
   const container = record.container;
-  const host = container ? containerOpener(chosen, container, { id: record.id, path: record.path, commonDir: container.gitDir, home: container.home }, passedOn(process.env), { plan: options.dryRun }) : chosen;
+  const host = container ? containerOpener(chosen, container, { id: record.id, root: record.repo, path: record.path, branch: record.branch, target: record.target, commonDir: container.gitDir, home: container.home }, passedOn(process.env), { plan: options.dryRun }) : chosen;
   const deliverable = deliverableOf(def);
   // The reader's own variables, computed once here: the stage's prompt and the reader agree on them.
   const reader = flume.deliverables.get(deliverable.type)?.variables?.({ place: record, stage: def, options: deliverable });

@@ -48,10 +48,12 @@ export interface Reading {
  * before is reused while nothing git reads for it changed (`readRepositoryKept`): status asks so.
  */
 export async function readPlaces(root: string, records: PlaceRecord[], options: { commonDir?: string } = {}): Promise<Reading> {
-  const [repository, commonDir] = await Promise.all([
+  let [repository, commonDir] = await Promise.all([
     options.commonDir ? readRepositoryKept(root, options.commonDir) : readRepository(root),
     options.commonDir ?? commonDirOf(root),
   ]);
+  // What agents in containers committed in their places' own repositories is the host's first.
+  if (records.some((record) => record.container) && (await bringBackAll(root, repository, records))) repository = await readRepository(root);
   const places = records.map((record) => ({
     record,
     worktree: repository.worktrees.find((w) => resolve(w.path) === record.path),
@@ -66,6 +68,24 @@ export async function readPlaces(root: string, records: PlaceRecord[], options: 
   let fresh: Promise<Reading> | undefined;
   const again = () => (fresh ??= readPlaces(root, records, { commonDir }));
   return { root, commonDir, generatedAt: new Date().toISOString(), repository, places, unlanded, landing, object: batchLoader(root), again };
+}
+
+/**
+ * Takes each container place's branch back from its own repository (engine/container/repository.ts)
+ * where its head there is not the host's: answers true when a branch here moved. One that cannot be
+ * taken (not a fast-forward) stays there, and the next reading tries again.
+ */
+async function bringBackAll(root: string, repository: RepositoryReading, records: PlaceRecord[]): Promise<boolean> {
+  const { bringBack } = await import('../container/repository.js');
+  let moved = false;
+  for (const record of records) {
+    const container = record.container;
+    if (!container) continue;
+    const place = { root, commonDir: container.gitDir, path: record.path, branch: record.branch, target: record.target };
+    const brought = await bringBack(container, place, repository.branches.get(record.branch)?.head).catch(() => ({ taken: false }));
+    if (brought.taken) moved = true;
+  }
+  return moved;
 }
 
 /** A branch judged by patch and by content (`LandingJudgement` in git.ts), without the heads. */

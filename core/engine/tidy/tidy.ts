@@ -7,6 +7,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { removeContainer } from '../container/engine.js';
+import { bringBackOrRefuse, containerGitDir, placeHead, removeContainerRepository } from '../container/repository.js';
 import { callHook } from '../../api/hooks.js';
 import { crashPoint } from '../../support/crash.js';
 import { FlumeError, flumeError } from '../../api/errors.js';
@@ -151,6 +152,12 @@ async function reasonToKeep(repository: Repository, place: PlaceReading, reading
     return `its target ${record.target} is not a branch here, so its branch cannot be judged: nothing was removed (name the target in flume.config.ts)`;
   }
   if (await agentRunning(flume, record)) return 'its agent is still running: stop it with flume stop';
+  if (record.container) {
+    // The reading took the branch back from the container's repository: one it could not is kept there.
+    const dir = containerGitDir(record.container);
+    const inside = await placeHead(dir, record.branch);
+    if (inside && inside !== place.branch?.head) return `its container's repository holds commits of ${record.branch} the branch here cannot take by fast-forward: take them (git fetch ${dir} ${record.branch}, then merge FETCH_HEAD), then tidy again`;
+  }
   const veto = await callHook('beforeTidy', flume.hooks.beforeTidy, { place: record });
   return veto ? `a plugin keeps it: ${veto}` : undefined;
 }
@@ -160,6 +167,16 @@ async function removePlace(repository: Repository, record: PlaceRecord, place: P
   // Its container goes first (its volumes never): nothing is in it that is not in the place or its home.
   if (record.container && !(await removeContainer(record.container.engine, record.container.name))) {
     return `its container ${record.container.name} could not be removed (${record.container.engine} rm -f refused): remove it, then tidy again`;
+  }
+  if (record.container) {
+    // Nothing runs in it now: what was committed there since the reading comes back, or the place stays.
+    const container = record.container;
+    const refusal = await bringBackOrRefuse(container, { root: info.root, commonDir: container.gitDir, path: record.path, branch: record.branch, target: record.target }).then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    if (refusal) return refusal;
+    await removeContainerRepository(container);
   }
   // Nothing is registered at the place's path: nothing to remove. Never `git worktree prune` here:
   // it unregisters every worktree whose folder is missing, hand-made ones on an unmounted disk too.

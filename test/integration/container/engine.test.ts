@@ -4,10 +4,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkEngine, checkMounts, containerName, containerState, endInside, execCommand, listContainers, makeContainer, removeContainer, type ContainerSpec } from '../../../core/engine/container/engine.js';
+import { checkEngine, checkMounts, containerName, containerState, endInside, execCommand, insidePids, listContainers, makeContainer, removeContainer, type ContainerSpec } from '../../../core/engine/container/engine.js';
+import { bringBack, containerGitDir } from '../../../core/engine/container/repository.js';
 import { isFlumeError } from '../../../core/api/errors.js';
 import { git, makeRepo, tempDir } from '../../helpers/repo.js';
-import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
+import { HOST_PROGRAMS, podmanForTests, podmanImageAs } from '../../helpers/podman.js';
 
 // Real podman (runc, cgroupfs, the tests' own containers.conf), an image made here, the host's own
 // programs mounted read-only into it. Each test makes its own repository, worktree and container.
@@ -25,13 +26,14 @@ afterAll(async () => {
   for (const name of made) await removeContainer('podman', name);
 });
 
-/** A repository with a worktree on its own branch, and a home folder: a place as launch makes one. */
+/** A repository with a worktree on its own branch, and a home folder in a state folder: a place as launch makes one. */
 function place(name: string) {
   const repo = makeRepo();
   const path = join(repo, 'places', `fix--${name}`);
   git(repo, 'worktree', 'add', '-q', '-b', `fix/${name}`, path);
   const commonDir = join(repo, '.git');
-  return { repo, id: `fix/${name}`, path, commonDir, home: tempDir('flume-home-') };
+  const home = join(tempDir('flume-state-'), 'homes', containerName({ id: `fix/${name}`, commonDir }));
+  return { repo, root: repo, id: `fix/${name}`, path, commonDir, branch: `fix/${name}`, target: 'main', home };
 }
 
 async function refusal(promise: Promise<unknown>): Promise<{ code: string; variant?: string; message: string }> {
@@ -52,25 +54,36 @@ describe('a container engine', () => {
     for (const r of [remote, missing, image]) expect(r.code).toBe('CONTAINER_UNUSABLE');
   });
 
-  it('checks that git inside finds the repository at its own git folder and that the home writes through', async () => {
+  it('checks that git inside reads the repository through a repository of its own and that the home writes through, naming what fails', async () => {
     const p = place('checks');
-    await checkMounts(spec, p);
+    const head = git(p.repo, 'rev-parse', 'HEAD');
+    await checkMounts(spec, { ...p, head });
     // An image with no git: refused, with nothing left in the home.
-    const bare = await refusal(checkMounts({ ...spec, mounts: [] }, p));
-    expect(bare.message).toContain(`git does not find the repository at its git folder ${p.commonDir}`);
+    const bare = await refusal(checkMounts({ ...spec, mounts: [] }, { ...p, head }));
+    expect(bare.code).toBe('CONTAINER_UNUSABLE');
+    expect(bare.message).toContain(`git cannot read the repository at ${p.commonDir}`);
     expect(execFileSync('ls', ['-A', p.home], { encoding: 'utf8' })).toBe('');
+    // A mount that names no folder here is named as such, not as git's fault.
+    const mount = await refusal(checkMounts({ ...spec, mounts: [...HOST_PROGRAMS, '/no/such/folder:ro'] }, { ...p, head }));
+    expect(mount.code).toBe('CONTAINER_UNUSABLE');
+    expect(mount.message).toBe('The mount /no/such/folder:ro in agent.container.mounts names no folder on this machine.');
+    // An image that runs as another user than root cannot write the home: named with its own fix.
+    const user = await refusal(checkMounts({ ...spec, image: podmanImageAs('1000') }, { ...p, head }));
+    expect(user.code).toBe('CONTAINER_UNUSABLE');
+    expect(user.message).toContain('runs as the user 1000');
   });
 
-  it("runs a program in the place's container: its commit lands in the host's repository, it writes nowhere outside its mounts, and it ends when told", async () => {
+  it("runs a program in the place's container: its commit comes back to the host's branch, it writes nowhere outside its mounts, and it ends when told", async () => {
     const p = place('work');
     const name = await makeContainer(spec, p);
     made.push(name);
     expect(name).toBe(containerName(p));
     expect(await containerState('podman', name)).toBe('running');
-    // Made again for the same place: the same container.
-    expect(await makeContainer(spec, p)).toBe(name);
     expect((await listContainers('podman'))?.get(name)).toEqual({ place: p.id, state: 'running' });
+    // Its init and the sleep that keeps it: nothing else runs.
+    expect(await insidePids('podman', name)).toEqual([]);
 
+    const before = git(p.repo, 'rev-parse', 'fix/work');
     const outside = join(p.repo, `escaped-${randomUUID().slice(0, 8)}`);
     const script = [
       'set -e',
@@ -78,6 +91,7 @@ describe('a container engine', () => {
       `echo home > "$HOME/inside"`,
       `(echo x > ${outside}) 2>/dev/null || true`,
       `(echo x > /usr/escaped) 2>/dev/null || true`,
+      `(echo x > ${p.commonDir}/objects/escaped) 2>/dev/null || true`,
       'echo done',
     ].join('\n');
     // A secret is named on the command line, its value handed in the client's environment only.
@@ -86,23 +100,38 @@ describe('a container engine', () => {
     expect(command.env).toEqual({ SECRET: 'hush' });
     const [file, ...args] = command.argv.filter((a) => a !== '-it');
     expect(execFileSync(file!, args, { encoding: 'utf8', env: { ...process.env, ...command.env } }).trim().split('\n')).toEqual(['done', 'hush']);
+    // The commit is in the place's own repository; the host's branch takes it by fast-forward.
+    expect(git(p.repo, 'rev-parse', 'fix/work')).toBe(before);
+    expect(await bringBack({ name, home: p.home }, p, before)).toMatchObject({ taken: true });
     expect(git(p.repo, 'log', '-1', '--format=%s', `fix/work`)).toBe('made inside');
+    expect(git(p.path, 'status', '--porcelain')).toBe('');
     expect(readFileSync(join(p.home, 'inside'), 'utf8')).toBe('home\n');
     expect(existsSync(outside)).toBe(false);
     expect(existsSync('/usr/escaped')).toBe(false);
+    expect(existsSync(join(p.commonDir, 'objects', 'escaped'))).toBe(false);
 
     // A program left running in it is ended, and the container stays for the next.
     execFileSync('podman', ['exec', '-d', name, 'sleep', '1000']);
+    await sleep(200);
+    expect(await insidePids('podman', name)).toHaveLength(1);
     expect(await endInside('podman', name)).toBe(1);
     await sleep(200);
     expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' })).not.toContain('sleep 1000');
     expect(await containerState('podman', name)).toBe('running');
 
+    // Made again for the next agent: afresh, nothing of the last one left running in it.
+    execFileSync('podman', ['exec', '-d', name, 'sleep', '1001']);
+    expect(await makeContainer(spec, p)).toBe(name);
+    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' })).not.toContain('sleep 1001');
+    expect(git(p.repo, 'log', '-1', '--format=%s', `fix/work`)).toBe('made inside');
+
     expect(await removeContainer('podman', name)).toBe(true);
     expect(await containerState('podman', name)).toBeUndefined();
     expect((await listContainers('podman'))?.has(name)).toBe(false);
+    expect(await insidePids('podman', name)).toEqual([]);
     // Nothing of the place was removed with it.
     expect(existsSync(join(p.path, '.git'))).toBe(true);
+    expect(existsSync(containerGitDir({ name, home: p.home }))).toBe(true);
     expect(readFileSync(join(p.home, 'inside'), 'utf8')).toBe('home\n');
   });
 });

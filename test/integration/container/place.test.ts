@@ -68,7 +68,7 @@ describe('a place in a container', { timeout: LONG }, () => {
     await t.until('one/inside', (p) => p?.stage?.state === 'delivered' && p.stage.agent.state === 'exited', 'the delivery, and the agent ended');
     expect(git(t.repo, 'log', '-1', '--format=%s', 'one/inside')).toBe('One, made inside');
     // Nothing of the agent runs in the container once it is stopped: only its first process.
-    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['sleep infinity']);
+    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['/run/podman-init -- sleep infinity', 'sleep infinity']);
 
     // Landed (merged into main on this machine): tidy takes the container, then the place and its branch.
     git(t.repo, 'merge', '-q', '--no-edit', 'one/inside');
@@ -83,7 +83,7 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(existsSync(place.stage.agent.transcriptPath)).toBe(true);
   });
 
-  it('is stopped and retried as any place: stop ends its program inside, retry starts a fresh agent in the same container', async ({ expect, onTestFinished }) => {
+  it('is stopped and retried as any place: stop ends its program inside, retry starts a fresh agent in its container made afresh', async ({ expect, onTestFinished }) => {
     const dir = tempDir('flume-container-script-');
     const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ say: 'Working on it.' }, { hang: true }] }, { match: 'more', actions: [{ say: 'Noted.' }] }] }));
     const place = await t.launch('one', 'held', 'Work for ever.');
@@ -97,10 +97,10 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect((await t.flume(['stop', 'one/held', '--json'])).stdout).toContain('AGENT_WORKING');
     const stopped = await t.flume(['stop', 'one/held', '--force', '--json']);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
-    expect(running()).toEqual(['sleep infinity']);
+    expect(running()).toEqual(['/run/podman-init -- sleep infinity', 'sleep infinity']);
     expect((await t.view('one/held')).stage.agent.state).toBe('exited');
 
-    // Retry: a fresh agent, in the same container, takes its prompt.
+    // Retry: a fresh agent, in its container made afresh, takes its prompt.
     const retried = await t.flume(['retry', 'one/held', '--json']);
     expect(retried.code, retried.stdout + retried.stderr).toBe(0);
     const again = await t.until('one/held', (p) => p?.stage?.attempt === 2 && p.stage.agent.state === 'working' && p, 'the retried agent at work');
@@ -145,7 +145,7 @@ describe('a place in a container', { timeout: LONG }, () => {
     expect(JSON.parse(told.stdout)).toMatchObject({ taken: true });
     const stopped = await t.flume(['stop', 'one/herded', '--force', '--json']);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
-    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['sleep infinity']);
+    expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['/run/podman-init -- sleep infinity', 'sleep infinity']);
   });
 
   it('is checked by doctor: the engine found, and whether a container of the image starts', async ({ expect, onTestFinished }) => {
@@ -161,7 +161,7 @@ describe('a place in a container', { timeout: LONG }, () => {
     const bare = repoFor({ onTestFinished }, {}, { ...containerConfig(dir, {}), agent: { host: 'tmux', container: { engine: 'podman', image: podman.image, network: 'none' } } });
     const bad = await bare.flume(['doctor', '--json']);
     expect(bad.code).toBe(1);
-    expect(JSON.parse(bad.stdout).checks).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'a container starts', ok: false, detail: expect.stringContaining('git does not find the repository') })]));
+    expect(JSON.parse(bad.stdout).checks).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'a container starts', ok: false, detail: expect.stringContaining('git cannot read the repository') })]));
     expect(execFileSync('ls', ['-A', join(bare.state, 'homes')], { encoding: 'utf8' })).toBe('');
   });
 

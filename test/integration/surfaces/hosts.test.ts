@@ -398,7 +398,7 @@ describe('other hosts, over a real sshd', { timeout: 360_000 }, () => {
 
       const stopped = await here(['stop', '--host', 'remote', 'one/boxed', '--repo', boxed.repo, '--force', '--no-watch']);
       expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
-      expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8', env: { ...process.env, ...podman!.env } }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['sleep infinity']);
+      expect(execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8', env: { ...process.env, ...podman!.env } }).trim().split('\n').slice(1).map((l) => l.trim())).toEqual(['/run/podman-init -- sleep infinity', 'sleep infinity']);
       expect((await read()).stage.agent?.state ?? 'exited').toBe('exited');
     } finally {
       if (name) spawnSync('podman', ['rm', '-f', '-t', '0', name], { env: { ...process.env, ...podman!.env } });

@@ -1,0 +1,146 @@
+/**
+ * The repository a place's container sees (docs/decisions/container-repository.md): a git folder of
+ * the place's own (`<state>/gits/<container name>`), never the host's. Its objects borrow the host's
+ * (`objects/info/alternates`, the host's objects mounted read-only), its refs are the place's branch
+ * and its target as they stood when it was made, and the worktree's `.git` inside names it (a file of
+ * flume's, mounted read-only over the host's). The agent commits there; the host's repository takes
+ * the place's branch back by `git fetch` from it, a fast-forward or nothing, with every object checked
+ * (`transfer.fsckObjects`). Nothing in it is trusted: the host never runs git with it as its
+ * repository (`upload-pack`, which `fetch` runs there, is git's one command made to be run in a
+ * repository one does not trust), reads its refs without following links, and makes it afresh for
+ * each agent.
+ */
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { flumeError } from '../../api/errors.js';
+import { run } from '../../support/exec.js';
+import { linkOnTheWay, readNoFollow } from '../../state/no-follow.js';
+import type { PlaceContainer } from '../../api/record.js';
+
+/** What the place's own repository is made from: the place's worktree and branch, its target, the host's repository. */
+export interface ContainerRepositoryPlace {
+  /** The main checkout's root (where the host's git runs). */
+  root: string;
+  /** The host's git folder. */
+  commonDir: string;
+  /** The place's worktree. */
+  path: string;
+  branch: string;
+  target: string;
+}
+
+/** The place's own git folder, beside its home: `<state>/gits/<container name>`. */
+export function containerGitDir(container: Pick<PlaceContainer, 'home' | 'name'>): string {
+  return join(dirname(dirname(container.home)), 'gits', container.name);
+}
+
+/** The `.git` file mounted read-only over the worktree's inside: it names the place's own git folder. */
+export function containerGitFile(container: Pick<PlaceContainer, 'home' | 'name'>): string {
+  return `${containerGitDir(container)}.gitfile`;
+}
+
+/** The host's objects folder, mounted read-only inside for the place's repository to borrow from. */
+export function hostObjects(commonDir: string): string {
+  return join(commonDir, 'objects');
+}
+
+/**
+ * Makes the place's own repository afresh (whatever was there is gone: take the branch back first,
+ * `bringBack`): its HEAD on the place's branch, the branch and its target at the host's heads, the
+ * host's objects borrowed, the worktree's index as the host has it, and the `.git` file naming it.
+ */
+export async function makeContainerRepository(container: Pick<PlaceContainer, 'home' | 'name'>, place: ContainerRepositoryPlace): Promise<string> {
+  const dir = containerGitDir(container);
+  const heads = await revParse(place.root, [`refs/heads/${place.branch}`, `refs/heads/${place.target}`]);
+  const index = (await run('git', ['rev-parse', '--path-format=absolute', '--git-path', 'index'], { cwd: place.path, timeoutMs: 30_000 })).stdout.trim();
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(join(dir, 'objects', 'info'), { recursive: true });
+  await mkdir(join(dir, 'refs', 'heads'), { recursive: true });
+  await mkdir(join(dir, 'refs', 'tags'), { recursive: true });
+  await writeFile(join(dir, 'HEAD'), `ref: refs/heads/${place.branch}\n`);
+  await writeFile(join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n');
+  await writeFile(join(dir, 'objects', 'info', 'alternates'), `${hostObjects(place.commonDir)}\n`);
+  const refs = new Map<string, string>();
+  if (heads[1]) refs.set(`refs/heads/${place.target}`, heads[1]);
+  if (heads[0]) refs.set(`refs/heads/${place.branch}`, heads[0]);
+  const lines = [...refs].sort(([a], [b]) => (a < b ? -1 : 1)).map(([ref, oid]) => `${oid} ${ref}\n`);
+  await writeFile(join(dir, 'packed-refs'), `# pack-refs with: peeled sorted \n${lines.join('')}`);
+  if (index) await copyFile(index, join(dir, 'index')).catch(() => undefined);
+  await writeFile(containerGitFile(container), `gitdir: ${dir}\n`);
+  return dir;
+}
+
+/** Removes the place's own repository and its `.git` file. */
+export async function removeContainerRepository(container: Pick<PlaceContainer, 'home' | 'name'>): Promise<void> {
+  await rm(containerGitDir(container), { recursive: true, force: true });
+  await rm(containerGitFile(container), { force: true });
+}
+
+/** What taking the place's branch back found: nothing to take, taken (the host's branch moved), or refused (not a fast-forward). */
+export type BroughtBack = { taken: false; refused?: string } | { taken: true; head: string };
+
+/**
+ * Takes the place's branch back from its own repository into the host's: a fast-forward of that
+ * branch alone, its objects checked, or nothing. Then the worktree's index is the new head's (the
+ * agent's index was its repository's), its files as the agent left them. `hostHead` is the branch's
+ * head on the host as the caller read it: when the place's is the same, nothing runs.
+ */
+export async function bringBack(container: Pick<PlaceContainer, 'home' | 'name'>, place: ContainerRepositoryPlace, hostHead: string | undefined): Promise<BroughtBack> {
+  const dir = containerGitDir(container);
+  const head = await placeHead(dir, place.branch);
+  if (!head || head === hostHead) return { taken: false };
+  const ref = `refs/heads/${place.branch}`;
+  // No `+`: a fast-forward or nothing. The branch is checked out in the place (--update-head-ok).
+  const fetched = await run(
+    'git',
+    ['-c', 'transfer.fsckObjects=true', '-c', `safe.directory=${dir}`, '-c', 'protocol.file.allow=always', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '--update-head-ok', dir, `${ref}:${ref}`],
+    { cwd: place.root, timeoutMs: 120_000 },
+  );
+  const now = (await revParse(place.root, [ref]))[0];
+  if (now !== head) {
+    return { taken: false, refused: (fetched.stderr || fetched.stdout).trim().split('\n').find((line) => line.trim() !== '') ?? `git fetch exited ${fetched.exitCode}` };
+  }
+  // The worktree's index follows its branch (the files stay as they are).
+  await run('git', ['reset', '--quiet'], { cwd: place.path, timeoutMs: 60_000 });
+  return { taken: true, head };
+}
+
+/**
+ * Takes the branch back before the place's own repository is made afresh: refuses, with the folder
+ * that holds them, when it holds commits of the branch the host's cannot take by fast-forward.
+ */
+export async function bringBackOrRefuse(container: Pick<PlaceContainer, 'home' | 'name'>, place: ContainerRepositoryPlace): Promise<void> {
+  const host = (await revParse(place.root, [`refs/heads/${place.branch}`]))[0];
+  const brought = await bringBack(container, place, host);
+  if (!brought.taken && brought.refused) {
+    const dir = containerGitDir(container);
+    throw flumeError('CONTAINER_UNUSABLE', { branch: place.branch, folder: dir, said: brought.refused }, { variant: 'diverged', details: { branch: place.branch, folder: dir } });
+  }
+}
+
+/**
+ * The head of `branch` in the place's own repository, read as files without following a link (its
+ * loose ref, else its packed-refs); undefined where it has none or what it holds is not a commit id.
+ */
+export async function placeHead(dir: string, branch: string): Promise<string | undefined> {
+  const path = join(dir, 'refs', 'heads', ...branch.split('/'));
+  // A folder on the way made a link (refs/heads/<kind>) would take the reading elsewhere.
+  if ((await linkOnTheWay(path, dir)) !== undefined) return undefined;
+  const loose = (await readNoFollow(path, 4096))?.text;
+  if (loose !== undefined) return OID.test(loose.trim()) ? loose.trim() : undefined;
+  const packed = (await readNoFollow(join(dir, 'packed-refs'), 1024 * 1024))?.text;
+  const line = packed?.split('\n').find((row) => row.endsWith(` refs/heads/${branch}`));
+  const oid = line?.slice(0, line.indexOf(' '));
+  return oid && OID.test(oid) ? oid : undefined;
+}
+
+const OID = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;
+
+async function revParse(root: string, refs: string[]): Promise<Array<string | undefined>> {
+  return Promise.all(
+    refs.map(async (ref) => {
+      const out = await run('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: root, timeoutMs: 30_000 });
+      return out.exitCode === 0 ? out.stdout.trim() || undefined : undefined;
+    }),
+  );
+}

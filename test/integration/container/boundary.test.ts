@@ -1,0 +1,141 @@
+import { beforeAll, describe, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { git, PROJECT, tempDir } from '../../helpers/repo.js';
+import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
+import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
+import { LONG, repoFor } from '../stages/helpers.js';
+import { insidePids } from '../../../core/engine/container/engine.js';
+import { containerGitDir } from '../../../core/engine/container/repository.js';
+
+// The agent in a place's container tried as a hostile one (docs/containers.md, "What the container
+// can reach"): it plants what the host's git would run, moves refs that are not its place's, makes
+// its home's files links to the operator's, and outlives its pane. None of it reaches the host.
+
+let podman: ReturnType<typeof podmanForTests>;
+
+beforeAll(() => {
+  podman = podmanForTests();
+  Object.assign(process.env, podman.env);
+});
+
+const ONE = { name: 'one', stages: [{ name: 'code', prompt: 'Make the change: {brief}', deliverable: 'commit' }] };
+
+function containerConfig(dir: string, script: object) {
+  const scriptFile = join(dir, 'script.json');
+  writeFileSync(scriptFile, JSON.stringify(script));
+  return {
+    kinds: [ONE],
+    agent: { host: 'tmux', container: { engine: 'podman', image: podman.image, mounts: [...HOST_PROGRAMS, `${PROJECT}:ro`, `${dir}:ro`], network: 'none' } },
+    agents: { 'claude-code': { binary: FAKE_CLAUDE, args: [], env: { FAKE_CLAUDE_SCRIPT: scriptFile } } },
+  };
+}
+
+const KEPT = ['/run/podman-init -- sleep infinity', 'sleep infinity'];
+const inside = (name: string) => execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim());
+
+describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
+  it("plants hooks, fsmonitor and config and moves refs not its own: the host runs none of it, its refs stay, and only the place's branch comes back", async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    // Where a hook run on this machine would leave its mark (not mounted in the container).
+    const marks = tempDir('flume-marks-');
+    const mark = join(marks, 'ran');
+    const hook = `#!/bin/sh\necho "$0" >> ${mark}\n`;
+    // The host's git folder, by its path: beside the places folder the worktree is in.
+    const host = '"$(dirname "$(dirname "$PWD")")/.git"';
+    const attack = [
+      'echo one > one.txt && git add one.txt && git commit -qm "One, made inside"',
+      // Its own git folder: hooks, fsmonitor, hooksPath.
+      'gd=$(git rev-parse --absolute-git-dir)',
+      `for h in post-checkout reference-transaction post-index-change pre-auto-gc; do mkdir -p "$gd/hooks" && printf '${hook}' > "$gd/hooks/$h" && chmod +x "$gd/hooks/$h"; done`,
+      `git config core.fsmonitor "echo fsmonitor >> ${mark}"`,
+      'git config core.hooksPath "$gd/hooks"',
+      // The host's git folder, written wherever it can be.
+      `mkdir -p ${host}/hooks 2>/dev/null; printf '${hook}' > ${host}/hooks/post-checkout 2>/dev/null; chmod +x ${host}/hooks/post-checkout 2>/dev/null`,
+      `printf '[core]\n\tfsmonitor = echo fsmonitor >> ${mark}\n' >> ${host}/config 2>/dev/null`,
+      `printf x > ${host}/objects/planted 2>/dev/null`,
+      // Refs that are not its place's: main moved, another place's branch deleted, objects pruned.
+      'git update-ref refs/heads/main HEAD',
+      'git branch -D other/keep 2>/dev/null',
+      `git --git-dir ${host} update-ref -d refs/heads/other/keep 2>/dev/null`,
+      'git gc --prune=now --quiet 2>/dev/null',
+      'true',
+    ].join('; ');
+    const script = { onPrompt: [{ match: '^Make the change', actions: [{ run: ['sh', '-c', attack] }, { say: 'Committed.' }] }] };
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, script));
+    const commonDir = join(t.repo, '.git');
+    git(t.repo, 'branch', 'other/keep');
+    const main = git(t.repo, 'rev-parse', 'main');
+
+    const place = await t.launch('one', 'inside', 'Add one.txt.');
+    const { name } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    t.watch();
+    await t.until('one/inside', (p) => p?.stage?.state === 'delivered', 'the delivery');
+    // The place's commit came back, and nothing else: main and the other branch are as they were.
+    expect(git(t.repo, 'log', '-1', '--format=%s', 'one/inside')).toBe('One, made inside');
+    expect(git(t.repo, 'rev-parse', 'main')).toBe(main);
+    expect(git(t.repo, 'rev-parse', 'other/keep')).toBe(main);
+    expect(existsSync(join(commonDir, 'hooks', 'post-checkout'))).toBe(false);
+    expect(existsSync(join(commonDir, 'objects', 'planted'))).toBe(false);
+    expect(readFileSync(join(commonDir, 'config'), 'utf8')).not.toContain('fsmonitor');
+    // What it planted is in its own repository, which the host never runs git in.
+    expect(existsSync(join(containerGitDir(place.container), 'hooks', 'post-checkout'))).toBe(true);
+    // The operator's git, in the main checkout and in the place, and the next launch run none of it.
+    git(t.repo, 'status', '--porcelain');
+    git(place.path, 'status', '--porcelain');
+    git(t.repo, 'checkout', '-q', '-b', 'probe');
+    git(t.repo, 'worktree', 'add', '-q', '-b', 'probe-two', join(tempDir('flume-probe-'), 'two'));
+    expect(existsSync(mark)).toBe(false);
+    // The place's files are the branch's: its index on this machine follows the commit that came back.
+    expect(git(place.path, 'status', '--porcelain')).toBe('');
+  });
+
+  it("never follows a link in its home: a .claude.json made a link to the operator's is replaced at the next start, the operator's file never read", async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const operator = join(tempDir('flume-operator-'), '.claude.json');
+    const secret = JSON.stringify({ primaryApiKey: 'sk-operator-secret', oauthAccount: { emailAddress: 'op@example.com' } });
+    writeFileSync(operator, secret);
+    // Once: the retried agent's start is what is watched.
+    const link = `[ -e "$HOME/linked" ] || { ln -sf ${operator} "$HOME/.claude.json"; touch "$HOME/linked"; }`;
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ run: ['sh', '-c', link] }, { say: 'Linked.' }] }] }));
+    const place = await t.launch('one', 'linked', 'Make a link.');
+    const { name, home } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    await t.until('one/linked', () => lstatSync(join(home, '.claude.json'), { throwIfNoEntry: false })?.isSymbolicLink() === true, 'the link made inside');
+    const stopped = await t.flume(['stop', 'one/linked', '--force', '--json']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+    const retried = await t.flume(['retry', 'one/linked', '--json']);
+    expect(retried.code, retried.stdout + retried.stderr).toBe(0);
+    await t.until('one/linked', (p) => p?.stage?.attempt === 2 && p.stage.delivery === 'taken', 'the retried agent started');
+    const file = join(home, '.claude.json');
+    expect(lstatSync(file).isSymbolicLink()).toBe(false);
+    expect(readFileSync(file, 'utf8')).not.toContain('sk-operator-secret');
+    expect(readFileSync(file, 'utf8')).not.toContain('op@example.com');
+    expect(readFileSync(operator, 'utf8')).toBe(secret);
+  });
+
+  it('outlives its pane: the agent is not read ended while it runs inside, and stop --force ends it there', async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ say: 'Working on it.' }, { hang: true }] }] }));
+    const place = await t.launch('one', 'orphan', 'Work for ever.');
+    const { name } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    await t.until('one/orphan', (p) => p?.stage?.agent?.state === 'working', 'the agent at work inside');
+    // The pane's program (the engine's client) is killed: the agent runs on in the container.
+    process.kill(place.stage.agent.pid, 'SIGKILL');
+    await t.until('one/orphan', () => (inside(name).length > KEPT.length ? true : undefined), 'the agent still inside');
+    await new Promise((done) => setTimeout(done, 500));
+    expect(inside(name).some((line) => line.includes('fake-claude.mjs'))).toBe(true);
+    expect((await insidePids('podman', name))?.length).toBeGreaterThan(0);
+    const view = await t.view('one/orphan');
+    expect(view.stage.agent.state).not.toBe('exited');
+    // Not already ended: stop refuses a working agent, and --force ends it inside.
+    const stopped = await t.flume(['stop', 'one/orphan', '--force', '--json']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
+    expect(JSON.parse(stopped.stdout)).not.toMatchObject({ already: true });
+    expect(inside(name)).toEqual(KEPT);
+    expect((await t.view('one/orphan')).stage.agent.state).toBe('exited');
+  });
+});
