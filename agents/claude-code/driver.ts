@@ -75,6 +75,8 @@ export function claudeCodeDriver(flume: Flume, options: ClaudeCodeOptions = {}, 
     checks: () => claudeCodeChecks(options),
     // Its commands are read past any space before them, pasted or typed (` /init …` ran `/init`).
     refuse: commandsRefused('Claude Code'),
+    // The Messages API: where ANTHROPIC_BASE_URL points, else Anthropic's.
+    egress: (env) => [endpointOf(env.ANTHROPIC_BASE_URL) ?? 'api.anthropic.com:443'],
     async start(request, host) {
       const { env, binary, configDir } = await prepare(request, host);
       // Claude Code's folder trust follows the user's own decision (`flume trust`): never taken for them.
@@ -314,4 +316,16 @@ async function requireHost(host: PaneHost | undefined, handle: AgentHandle): Pro
   throw flumeError('AGENT_NOT_UP', { sessionId: handle.sessionId, host: handle.host }, {
     variant: 'elsewhere',
   });
+}
+
+/** The `host:port` an endpoint URL names (its scheme's port where it names none); undefined for none or a bad one. */
+function endpointOf(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const parsed = new URL(url);
+    const port = parsed.port || (parsed.protocol === 'http:' ? '80' : '443');
+    return `${parsed.hostname}:${port}`;
+  } catch {
+    return undefined;
+  }
 }

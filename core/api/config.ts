@@ -203,7 +203,18 @@ export const configSchema = {
               description: 'Folders of this machine mounted at the same path inside (`/path`, or `/path:ro` read-only), besides the place\'s worktree, the repository\'s git folder and the agent\'s home.',
             },
             env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Variables the agent is given inside (its credentials among them: nothing else of this machine\'s environment goes in but the locale and TERM).' },
-            network: { type: 'string', minLength: 1, description: 'The engine\'s `--network` for the container (`none`, `host`, a network\'s name). Default the engine\'s own.' },
+            network: {
+              description: 'What the agent reaches (docs/containers.md, "The network"). `{ allow: [\'host:port\', …] }`: only those, through flume\'s proxy (a bare host is port 443); `none`: nothing; any other word: the engine\'s network of that name (`--network`; the engine\'s own networks reach this machine\'s services). Default `{ allow: [what the kind\'s agents must reach] }` (Claude Code: its ANTHROPIC_BASE_URL, else api.anthropic.com:443).',
+              oneOf: [
+                { type: 'string', minLength: 1 },
+                {
+                  type: 'object',
+                  properties: { allow: { type: 'array', items: { type: 'string', pattern: '^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$' } } },
+                  required: ['allow'],
+                  additionalProperties: false,
+                },
+              ],
+            },
           },
           required: ['image'],
           additionalProperties: false,

@@ -42,6 +42,12 @@ export interface AgentDriver {
    * driver without it is refused before anything is made.
    */
   inContainers?: boolean;
+  /**
+   * Optional: the hosts its program must reach (`host:port`), given the variables its agent gets
+   * (an endpoint one of them names, say): what a place's container lets it reach by default, and no
+   * more (docs/containers.md, "The network").
+   */
+  egress?(env: Record<string, string>): string[];
   /** Starts the agent for a stage on the given host and returns at once with its handle. */
   start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
   /**

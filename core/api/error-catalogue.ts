@@ -368,6 +368,7 @@ export const ERROR_CATALOGUE = {
       mount: { message: 'The mount {mount} in agent.container.mounts names no folder on this machine.', fix: 'Name an absolute path that exists here (`PATH`, or `PATH:ro` for read-only), or remove the entry, then launch again.' },
       user: { message: 'A container of {image} runs as the user {user}, which cannot write in the agent\'s home {folder} (made by this machine\'s user, mapped to root inside).', fix: 'Run the image as root (`USER root`, or no USER line): inside it is this machine\'s user, not the real root.' },
       identity: { message: 'git finds no identity to commit with in {repo}: an agent in a container commits as this machine\'s user, and its commits would fail.', fix: 'Set one (`git config --global user.name NAME` and `git config --global user.email EMAIL`), then launch again.' },
+      proxy: { message: 'A container of {image} has no `node` on its PATH: under an allowlist (agent.container.network, by default the agents\' own endpoints) the way out of the container is a bridge to flume\'s proxy that node runs inside.', fix: 'Use an image with node (an image with Claude Code from npm has it), or set agent.container.network to `none` (nothing reached) or to an engine network by name, then launch again.' },
       diverged: { message: 'The container\'s repository holds commits of {branch} that the branch here cannot take by fast-forward ({said}); they are kept in {folder}.', fix: 'Take them by hand (`git fetch {folder} {branch}` and merge FETCH_HEAD into {branch}), then retry.' },
     },
   },

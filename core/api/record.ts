@@ -83,8 +83,11 @@ export interface ContainerSpec {
   mounts?: string[];
   /** Variables the agent is given inside. */
   env?: Record<string, string>;
-  /** The engine's `--network`; default the engine's own. */
-  network?: string;
+  /**
+   * What the container reaches: `{ allow }`, only those hosts (`host:port`) through flume's proxy;
+   * `none`, nothing; any other word, the engine's network of that name (`--network`).
+   */
+  network?: string | { allow: string[] };
 }
 
 /** A place's container: what it is made of, its name, and the agent's home (mounted at the same path). */

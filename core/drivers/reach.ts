@@ -26,6 +26,8 @@ export interface ReachedDriver {
   hasPlan: boolean;
   hasUsage: boolean;
   inContainers: boolean;
+  /** The hosts its program must reach (its `egress`), none where it says none. */
+  egress(env: Record<string, string>): string[];
   start(request: StartRequest, host: PaneHost): Promise<AgentHandle>;
   /** What start would run, or undefined when the driver cannot say. */
   plan(request: StartRequest, host: PaneHost): Promise<AgentPlan | undefined>;
@@ -89,6 +91,11 @@ export function reachDriver(flume: Flume, key: string): ReachedDriver | undefine
     hasPlan: typeof driver.plan === 'function',
     hasUsage: typeof driver.usage === 'function',
     inContainers: driver.inContainers === true,
+    egress: (env) => {
+      if (typeof driver.egress !== 'function') return [];
+      const hosts = call('egress', () => driver.egress!(env));
+      return Array.isArray(hosts) ? hosts.filter((host): host is string => typeof host === 'string') : [];
+    },
     async start(request, host) {
       const handle = await callHook(`startAgent(${key})`, flume.hooks.startAgent.for(key), withEnvironment(request), host);
       if (!handle) {

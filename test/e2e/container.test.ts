@@ -1,8 +1,9 @@
 /**
  * The REAL Claude Code in a place's podman container: flume starts it there (`podman exec -it` in a
  * pane of flume's tmux), confirms its prompt in the transcript it writes in the place's home, reads it
- * idle after the scripted Messages API's reply (on 127.0.0.1: the container shares the test's
- * loopback-only network namespace), and stops it so that nothing of it runs in the container after.
+ * idle after the scripted Messages API's reply (on the test's 127.0.0.1, which the container reaches
+ * only through flume's proxy: by default it reaches what ANTHROPIC_BASE_URL names, and nothing else),
+ * and stops it so that nothing of it runs in the container after.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { lastUserText, startMessagesApi } from '../helpers/messages-api.js';
 import { assertIsolated } from '../helpers/netns.js';
 import { HOST_PROGRAMS, podmanForTests } from '../helpers/podman.js';
 import { transcript } from './real-repo.js';
+import { insidePids } from '../../core/engine/container/engine.js';
 import { repoFor } from '../integration/stages/helpers.js';
 
 let podman: ReturnType<typeof podmanForTests>;
@@ -33,13 +35,14 @@ describe('the real Claude Code in a container', { timeout: 240_000 }, () => {
     const program = dirname(dirname(realpathSync(claude.binary)));
     const config = {
       kinds: [{ name: 'one', stages: [{ name: 'code', prompt: 'Look at the repository: {brief}', deliverable: 'commit' }] }],
-      agent: { host: 'tmux', container: { engine: 'podman', image: podman.image, mounts: [...HOST_PROGRAMS, `${program}:ro`, vars.TMPDIR!], network: 'host' } },
+      agent: { host: 'tmux', container: { engine: 'podman', image: podman.image, mounts: [...HOST_PROGRAMS, `${program}:ro`, vars.TMPDIR!] } },
       agents: { 'claude-code': { binary: claude.binary, args: [], env: vars } },
       limits: { promptTimeout: '8s', startTimeout: '40s' },
     };
     const t = repoFor({ onTestFinished }, {}, config);
     const place = await t.launch('one', 'real', 'say what you see.');
     const { name, home } = place.container;
+    expect(place.container.network).toEqual({ allow: [new URL(api.url).host] });
     onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
     expect(place.stage).toMatchObject({ delivery: 'taken', agent: { host: 'container', version: CLAUDE_VERSION } });
     // The prompt was read in the transcript the program wrote inside, in the place's home.
@@ -60,7 +63,9 @@ describe('the real Claude Code in a container', { timeout: 240_000 }, () => {
     expect(waiting.stage).toMatchObject({ needs: 'Looked, and done.', agent: { state: 'idle' } });
     const stopped = await t.flume(['stop', 'one/real', '--json']);
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
-    expect(inside()).toEqual(['/run/podman-init -- sleep infinity', 'sleep infinity']);
+    // Only the init and the bridge to the proxy that keeps the container are left.
+    expect(inside().some((line) => line.includes('claude'))).toBe(false);
+    expect(await insidePids('podman', name)).toEqual([]);
     expect((await t.view('one/real')).stage.agent.state).toBe('exited');
   });
 });

@@ -9,10 +9,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { flumeError } from '../../api/errors.js';
-import { run, which } from '../../support/exec.js';
+import { run, startDetached, which } from '../../support/exec.js';
+import { fileURLToPath } from 'node:url';
+import { bridgeProgram, proxyDir, proxyLog } from './proxy.js';
 import type { ContainerSpec } from '../../api/record.js';
 import { bringBackOrRefuse, containerGitDir, containerGitFile, hostObjects, makeContainerRepository, type ContainerRepositoryPlace } from './repository.js';
 
@@ -92,10 +94,11 @@ export async function checkMounts(spec: ContainerSpec, place: Pick<ContainerPlac
       'git --version >/dev/null 2>&1 || { echo "flume-check: no-git"; exit 3; }',
       'printf %s "$2" > "$3" || { echo "flume-check: not-written $(id -u 2>/dev/null || echo unknown)"; exit 4; }',
       '[ -z "$4" ] || git --git-dir "$1" cat-file -e "$4" || { echo "flume-check: no-objects"; exit 5; }',
+      '[ -z "$5" ] || command -v node >/dev/null 2>&1 || { echo "flume-check: no-node"; exit 6; }',
       'echo flume-check: ok',
     ].join('\n');
     const volumes = [`${place.home}:${place.home}`, `${hostObjects(place.commonDir)}:${hostObjects(place.commonDir)}:ro`, ...extraMounts(spec)].flatMap((volume) => ['-v', volume]);
-    const result = await engine(spec, ['run', '--rm', '--pull=never', '--init', ...networkArgs(spec), ...volumes, '--entrypoint', 'sh', spec.image, '-c', script, 'check', repo, token, mark, place.head ?? ''], 60_000);
+    const result = await engine(spec, ['run', '--rm', '--pull=never', '--init', ...networkArgs(spec), ...volumes, '--entrypoint', 'sh', spec.image, '-c', script, 'check', repo, token, mark, place.head ?? '', allowlist(spec) ? 'proxy' : ''], 60_000);
     const said = /flume-check: (\S+)(?: (\S+))?/.exec(result.stdout)?.slice(1) ?? [];
     if (said[0] === 'not-written' || (said[0] === 'ok' && (!existsSync(mark) || readFileSync(mark, 'utf8') !== token))) {
       const user = said[0] === 'not-written' ? said[1] : undefined;
@@ -103,6 +106,9 @@ export async function checkMounts(spec: ContainerSpec, place: Pick<ContainerPlac
         throw flumeError('CONTAINER_UNUSABLE', { image: spec.image, user, folder: place.home }, { variant: 'user', details: { engine: spec.engine, image: spec.image, user } });
       }
       throw flumeError('CONTAINER_UNUSABLE', { image: spec.image, folder: place.home }, { variant: 'home', details: { engine: spec.engine, image: spec.image } });
+    }
+    if (said[0] === 'no-node') {
+      throw flumeError('CONTAINER_UNUSABLE', { image: spec.image }, { variant: 'proxy', details: { engine: spec.engine, image: spec.image } });
     }
     if (result.exitCode !== 0 || said[0] !== 'ok') {
       const what = said[0] === 'no-git' ? 'git is not in the image (or not on its PATH)' : said[0] === 'no-objects' ? `git inside cannot read the repository's objects at ${hostObjects(place.commonDir)}` : firstLine(result.stderr || result.stdout) || `exit ${result.exitCode}`;
@@ -131,9 +137,17 @@ export async function makeContainer(spec: ContainerSpec, place: ContainerPlace):
   await removeContainer(spec.engine, name);
   mkdirSync(place.home, { recursive: true });
   await makeContainerRepository(container, place);
-  const args = ['run', '-d', '--pull=never', '--init', '--pids-limit', String(PIDS_LIMIT), '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, '--entrypoint', 'sleep', spec.image, 'infinity'];
+  // Under an allowlist the bridge to the proxy keeps it (proxy.ts), on a socket of this start's own.
+  const allow = allowlist(spec);
+  const socket = allow ? join(proxyDir(container), `proxy-${randomUUID().slice(0, 8)}.sock`) : undefined;
+  if (allow) {
+    rmSync(proxyDir(container), { recursive: true, force: true });
+    mkdirSync(proxyDir(container), { recursive: true, mode: 0o700 });
+  }
+  const keeper = socket ? ['--entrypoint', 'node', spec.image, '-e', bridgeProgram(socket)] : ['--entrypoint', 'sleep', spec.image, 'infinity'];
+  const args = ['run', '-d', '--pull=never', '--init', '--pids-limit', String(PIDS_LIMIT), '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, ...keeper];
   const made = await engine(spec, args, 120_000);
-  if (made.exitCode === 0) return name;
+  if (made.exitCode === 0 && (!socket || (await startProxy(spec.engine, name, socket, proxyLog(container), allow!)))) return name;
   await removeContainer(spec.engine, name);
   throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, image: spec.image, said: firstLine(made.stderr || made.stdout) || `exit ${made.exitCode}` }, { variant: 'notMade', details: { engine: spec.engine, image: spec.image, name } });
 }
@@ -290,10 +304,35 @@ function mountArgs(spec: ContainerSpec, place: ContainerPlace): string[] {
     `${hostObjects(place.commonDir)}:${hostObjects(place.commonDir)}:ro`,
     `${place.home}:${place.home}`,
   ];
+  if (allowlist(spec)) own.push(`${proxyDir(container)}:${proxyDir(container)}:ro`);
   return [...own, ...extraMounts(spec)].flatMap((volume) => ['-v', volume]);
 }
 
+/**
+ * Starts the container's proxy (proxy-main.ts), detached: it ends by itself with the container's
+ * init. Answers true once it listens (within 10 s), false when it does not.
+ */
+async function startProxy(engineName: EngineName, name: string, socket: string, log: string, allow: string[]): Promise<boolean> {
+  const first = await run(engineName, ['container', 'inspect', '--format', '{{.State.Pid}}', name], { timeoutMs: 30_000 });
+  const init = first.stdout.trim();
+  const stat = await readFile(`/proc/${init}/stat`, 'utf8').catch(() => undefined);
+  const start = stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  if (!start) return false;
+  startDetached(process.execPath, [proxyMain(), socket, log, init, start, ...allow]);
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    if (existsSync(socket)) return true;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  return false;
+}
+
 /** The config's mounts as the engine takes them (`PATH:PATH`, `PATH:PATH:ro`). */
+/** The built proxy program: beside this file, or (run from the TypeScript source, as tests do) in dist/. */
+function proxyMain(): string {
+  const here = fileURLToPath(import.meta.url);
+  return here.endsWith('.ts') ? join(dirname(here), '..', '..', '..', 'dist', 'core', 'engine', 'container', 'proxy-main.js') : join(dirname(here), 'proxy-main.js');
+}
+
 function extraMounts(spec: ContainerSpec): string[] {
   return (spec.mounts ?? []).map((mount) => {
     const [path, mode] = mount.split(/:(?=ro$|rw$)/);
@@ -301,8 +340,15 @@ function extraMounts(spec: ContainerSpec): string[] {
   });
 }
 
+/** The engine's `--network`: none under an allowlist (the proxy is its only way out), else the word the config gives. */
 function networkArgs(spec: ContainerSpec): string[] {
-  return spec.network ? ['--network', spec.network] : [];
+  if (spec.network === undefined) return [];
+  return ['--network', typeof spec.network === 'string' ? spec.network : 'none'];
+}
+
+/** The hosts a container under an allowlist reaches; undefined for one that has none. */
+export function allowlist(spec: ContainerSpec): string[] | undefined {
+  return typeof spec.network === 'object' ? spec.network.allow : undefined;
 }
 
 function engine(spec: ContainerSpec, args: string[], timeoutMs: number) {

@@ -12,7 +12,8 @@ import type { Flume } from '../../api/plugin.js';
 import type { PaneHost, PaneLook, PaneSpec } from '../../api/pane-host.js';
 import { run } from '../../support/exec.js';
 import { gitIdentity } from '../../support/git.js';
-import { endInside, execCommand, insidePids, insidePidsOf, makeContainer, throwawayCommand, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
+import { proxyEnvironment } from './proxy.js';
+import { allowlist, endInside, execCommand, insidePids, insidePidsOf, makeContainer, throwawayCommand, type ContainerPlace, type ContainerSpec, type EngineName } from './engine.js';
 import { insideEnvironment } from '../../drivers/container-env.js';
 
 /** The key of the container host. */
@@ -184,7 +185,9 @@ export function containerOpener(host: PaneHost, spec: ContainerSpec, place: Cont
   // as git's variables: nothing is written in any config. What the agent's environment sets is kept.
   const identity = gitIdentity(place.path, clientEnv);
   identity.catch(() => undefined);
-  const inside = async (env: Record<string, string>) => ({ ...(await identity.catch(() => ({}))), ...insideEnvironment(spec, env) });
+  // Under an allowlist, the way out is the proxy's bridge (proxy.ts): the agent is pointed at it.
+  const proxy = allowlist(spec) ? proxyEnvironment() : {};
+  const inside = async (env: Record<string, string>) => ({ ...(await identity.catch(() => ({}))), ...insideEnvironment(spec, env), ...proxy });
   return {
     ...containerHostLike(host),
     async run(argv, env) {

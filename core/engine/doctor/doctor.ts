@@ -6,6 +6,7 @@
  * a repository's config is not run (untrusted, or it does not load), its agents and hosts are listed
  * as not checked, since they are the config's to name.
  */
+import type { ContainerSpec } from '../../api/record.js';
 import type { DoctorCheck } from '../../api/pane-host.js';
 import { run, which } from '../../support/exec.js';
 import { driverOf, openRepository } from '../../config/repository.js';
@@ -108,7 +109,8 @@ async function containerChecks(configured: ContainerConfig | undefined, root: st
     found.push({ name: `container engine ${engine}`, ok: out.exitCode === 0, needed: false, detail: out.exitCode === 0 ? out.stdout.trim() : `does not answer: ${(out.stderr || out.stdout).trim().split('\n')[0]}`, ...(out.exitCode === 0 ? { version: out.stdout.trim() } : {}) });
   }
   if (!configured) return found;
-  const spec = { ...configured, engine: configured.engine ?? (which('podman') ? 'podman' : 'docker') } as const;
+  // Checked as a launch makes it: with no network set, through the proxy (the image's node needed).
+  const spec: ContainerSpec = { ...configured, engine: configured.engine ?? (which('podman') ? 'podman' : 'docker'), network: (configured.network as ContainerSpec['network']) ?? { allow: [] } };
   const name = `container engine ${spec.engine}`;
   try {
     await checkEngine(spec);

@@ -126,12 +126,15 @@ async function placeContainer(repository: Repository, request: LaunchRequest, id
   // Every agent of the kind must run in one: a driver that keeps its agent's files elsewhere would lose them.
   const { flume } = repository;
   const kind = kindOf(flume, request.kind);
+  // What the kind's agents must reach, by their drivers: the default allowlist.
+  const egress = new Set<string>();
   for (const stage of kind.stages) {
     const key = driverOf(flume, stage);
     const driver = key ? reachDriver(flume, key) : undefined;
     if (driver && !driver.inContainers) {
       throw flumeError('CONTAINER_UNUSABLE', { agent: key!, stage: stage.name, kind: kind.name }, { variant: 'driver', details: { agent: key, stage: stage.name } });
     }
+    for (const host of driver?.egress({ ...(flume.config.agents?.[key!]?.env ?? {}), ...(configured?.env ?? {}) }) ?? []) egress.add(host);
   }
   const engine = configured?.engine ?? (which('podman') ? 'podman' : 'docker');
   const spec: ContainerSpec = {
@@ -139,7 +142,7 @@ async function placeContainer(repository: Repository, request: LaunchRequest, id
     image: request.container ?? configured!.image,
     ...(configured?.mounts ? { mounts: configured.mounts } : {}),
     ...(configured?.env ? { env: configured.env } : {}),
-    ...(configured?.network ? { network: configured.network } : {}),
+    network: (configured?.network as ContainerSpec['network']) ?? { allow: [...egress] },
   };
   const { commonDir } = repository.info;
   const name = containerName({ id, commonDir });

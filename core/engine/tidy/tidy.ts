@@ -4,10 +4,11 @@
  * (`git merge-tree`) and keeps it when its target lacks any of its patches or merging it would add
  * anything. When anything cannot be read, nothing is removed.
  */
-import { lstat, realpath } from 'node:fs/promises';
+import { lstat, realpath, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { removeContainer } from '../container/engine.js';
 import { bringBackOrRefuse, containerGitDir, placeHead, removeContainerRepository } from '../container/repository.js';
+import { proxyDir } from '../container/proxy.js';
 import { callHook } from '../../api/hooks.js';
 import { crashPoint } from '../../support/crash.js';
 import { FlumeError, flumeError } from '../../api/errors.js';
@@ -177,6 +178,7 @@ async function removePlace(repository: Repository, record: PlaceRecord, place: P
     );
     if (refusal) return refusal;
     await removeContainerRepository(container);
+    await rm(proxyDir(container), { recursive: true, force: true });
   }
   // Nothing is registered at the place's path: nothing to remove. Never `git worktree prune` here:
   // it unregisters every worktree whose folder is missing, hand-made ones on an unmounted disk too.

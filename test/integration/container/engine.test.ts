@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkEngine, checkMounts, containerName, containerState, endInside, execCommand, insidePids, listContainers, makeContainer, removeContainer, type ContainerSpec } from '../../../core/engine/container/engine.js';
 import { bringBack, containerGitDir } from '../../../core/engine/container/repository.js';
+import { PROXY_PORT, proxyLog } from '../../../core/engine/container/proxy.js';
+import { createServer, type Server } from 'node:http';
 import { isFlumeError } from '../../../core/api/errors.js';
 import { git, makeRepo, tempDir } from '../../helpers/repo.js';
 import { HOST_PROGRAMS, podmanForTests, podmanImageAs } from '../../helpers/podman.js';
@@ -133,5 +136,45 @@ describe('a container engine', () => {
     expect(existsSync(join(p.path, '.git'))).toBe(true);
     expect(existsSync(containerGitDir({ name, home: p.home }))).toBe(true);
     expect(readFileSync(join(p.home, 'inside'), 'utf8')).toBe('home\n');
+  });
+
+  it('reaches under an allowlist only the hosts it names, through the proxy; nothing directly; and the proxy ends with the container', async () => {
+    const servers: Server[] = [];
+    const serve = async (word: string) => {
+      const server = createServer((_req, res) => res.end(word));
+      servers.push(server);
+      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+      return (server.address() as { port: number }).port;
+    };
+    const [allowed, other] = [await serve('allowed'), await serve('other')];
+    try {
+      const p = place('egress');
+      const egress: ContainerSpec = { ...spec, network: { allow: [`127.0.0.1:${allowed}`] } };
+      const name = await makeContainer(egress, p);
+      made.push(name);
+      // The bridge keeps the container: nothing else runs in it.
+      expect(await insidePids('podman', name)).toEqual([]);
+      const program = `
+        const http = require('http'); const net = require('net');
+        const proxied = (url) => new Promise((done) => http.get({ host: '127.0.0.1', port: ${PROXY_PORT}, path: url }, (res) => { let body = ''; res.on('data', (d) => (body += d)); res.on('end', () => done(res.statusCode + ':' + body)); }).on('error', (e) => done('error:' + e.code)));
+        const tunnelled = (port) => new Promise((done) => { const s = net.connect(${PROXY_PORT}, '127.0.0.1', () => s.write('CONNECT 127.0.0.1:' + port + ' HTTP/1.1\\r\\n\\r\\nGET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')); let got = ''; s.on('data', (d) => (got += d)); s.on('close', () => done(got.split('\\r\\n')[0] + '|' + got.split('\\r\\n').pop())); s.on('error', (e) => done('error:' + e.code)); });
+        const direct = (port, host) => new Promise((done) => { const s = net.connect(port, host, () => { done('connected'); s.destroy(); }); s.on('error', (e) => done('error:' + e.code)); });
+        (async () => console.log(JSON.stringify([await proxied('http://127.0.0.1:${allowed}/'), await proxied('http://127.0.0.1:${other}/'), await tunnelled(${allowed}), await tunnelled(${other}), await direct(${allowed}, '127.0.0.1'), await direct(443, '192.0.2.1')])))();`;
+      const command = execCommand(egress, name, { cwd: p.path, env: { HOME: p.home }, argv: ['node', '-e', program] });
+      const [file, ...args] = command.argv.filter((a) => a !== '-it');
+      // Run without blocking this process: the servers it asks answer from here.
+      const seen = JSON.parse((await promisify(execFile)(file!, args, { encoding: 'utf8', env: { ...process.env, ...command.env } })).stdout);
+      expect(seen).toEqual(['200:allowed', '403:', 'HTTP/1.1 200 Connection Established|allowed', 'HTTP/1.1 403 Forbidden|', 'error:ECONNREFUSED', 'error:ENETUNREACH']);
+      // What it refused is noted, outside the container.
+      expect(readFileSync(proxyLog({ name, home: p.home }), 'utf8')).toMatch(new RegExp(`refused GET 127\\.0\\.0\\.1:${other}\\n.*refused CONNECT 127\\.0\\.0\\.1:${other}\\n`));
+      const proxies = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes('proxy-main.js') && line.includes(name));
+      expect(proxies()).toHaveLength(1);
+      expect(await removeContainer('podman', name)).toBe(true);
+      const deadline = Date.now() + 10_000;
+      while (proxies().length > 0 && Date.now() < deadline) await sleep(100);
+      expect(proxies()).toEqual([]);
+    } finally {
+      for (const server of servers) server.close();
+    }
   });
 });
