@@ -1,8 +1,9 @@
 import { beforeAll, describe, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { git, PROJECT, tempDir } from '../../helpers/repo.js';
+import { flume, git, PROJECT, tempDir } from '../../helpers/repo.js';
 import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
 import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
 import { LONG, repoFor } from '../stages/helpers.js';
@@ -137,5 +138,45 @@ describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
     expect(JSON.parse(stopped.stdout)).not.toMatchObject({ already: true });
     expect(inside(name)).toEqual(KEPT);
     expect((await t.view('one/orphan')).stage.agent.state).toBe('exited');
+  });
+
+  it("reaches by default only what its agents must: no service of this machine's, directly or through the proxy", async ({ expect, onTestFinished }) => {
+    const service = createServer((_req, res) => res.end('secret'));
+    await new Promise<void>((done) => service.listen(0, '127.0.0.1', done));
+    onTestFinished(() => void service.close());
+    const port = (service.address() as { port: number }).port;
+    const probe = `
+      const http = require('http'); const net = require('net'); const fs = require('fs');
+      const proxied = (url) => new Promise((done) => http.get({ host: '127.0.0.1', port: 3128, path: url }, (res) => { res.resume(); res.on('end', () => done(String(res.statusCode))); }).on('error', (e) => done('error:' + e.code)));
+      const direct = (port, host) => new Promise((done) => { const s = net.connect(port, host, () => { done('connected'); s.destroy(); }); s.on('error', (e) => done('error:' + e.code)); });
+      (async () => fs.writeFileSync(process.env.HOME + '/net.json', JSON.stringify([process.env.HTTPS_PROXY, await direct(${port}, '127.0.0.1'), await proxied('http://127.0.0.1:${port}/')])))();`;
+    const dir = tempDir('flume-container-script-');
+    const config = containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ run: ['node', '-e', probe] }, { say: 'Looked.' }] }] });
+    delete (config.agent.container as { network?: string }).network;
+    const t = repoFor({ onTestFinished }, {}, config);
+    const place = await t.launch('one', 'net', 'Look around.');
+    const { name, home } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    // What Claude Code must reach, and nothing more: its endpoint, as its driver names it.
+    expect(place.container.network).toEqual({ allow: ['api.anthropic.com:443'] });
+    await t.until('one/net', () => (existsSync(join(home, 'net.json')) ? true : undefined), 'what the agent reached');
+    expect(JSON.parse(readFileSync(join(home, 'net.json'), 'utf8'))).toEqual(['http://127.0.0.1:3128', 'error:ECONNREFUSED', '403']);
+  });
+
+  it('is refused at launch, with the fix and nothing made, when git finds no identity here to commit with', async ({ expect, onTestFinished }) => {
+    const t = repoFor({ onTestFinished }, {}, containerConfig(tempDir('flume-container-script-'), {}));
+    git(t.repo, 'config', '--unset', 'user.name');
+    git(t.repo, 'config', '--unset', 'user.email');
+    // No identity anywhere: git is told not to make one up from this machine's names.
+    const global = join(tempDir('flume-gitconfig-'), 'config');
+    writeFileSync(global, '[user]\n\tuseConfigOnly = true\n');
+    const env: Record<string, string> = { ...t.env, GIT_CONFIG_GLOBAL: global };
+    for (const name of ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL']) delete env[name];
+    const refused = await flume(['launch', '--kind', 'one', '--name', 'anon', '--brief', 'Anything.', '--no-watch', '--json'], { env, cwd: t.repo, process: true });
+    expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+    const error = JSON.parse(refused.stdout).error;
+    expect(error).toMatchObject({ code: 'CONTAINER_UNUSABLE', message: expect.stringContaining('git finds no identity to commit with'), fix: expect.stringContaining('git config --global user.name') });
+    expect(git(t.repo, 'branch', '--list', 'one/anon')).toBe('');
+    expect(existsSync(join(t.repo, 'places', 'one--anon'))).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -175,6 +175,40 @@ describe('a container engine', () => {
       expect(proxies()).toEqual([]);
     } finally {
       for (const server of servers) server.close();
+    }
+  });
+
+  it('reaps what ends inside (its init), and finds its processes by their namespace whatever the engine lists: docker answered by podman', async () => {
+    const p = place('reaps');
+    const name = await makeContainer(spec, p);
+    made.push(name);
+    const init = Number(execFileSync('podman', ['container', 'inspect', '--format', '{{.State.Pid}}', name], { encoding: 'utf8' }).trim());
+    // A job left behind by a shell that ended: orphaned to the container's first process.
+    for (let i = 0; i < 5; i++) execFileSync('podman', ['exec', name, 'sh', '-c', 'sleep 0.2 & exit 0']);
+    await sleep(1000);
+    const children = readFileSync(`/proc/${init}/task/${init}/children`, 'utf8').trim().split(' ').filter(Boolean);
+    const zombies = children.filter((pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z'));
+    expect(zombies).toEqual([]);
+
+    // `docker` as the podman-docker shim: its `top` prints the container's own pid numbers.
+    const shim = tempDir('flume-docker-shim-');
+    writeFileSync(join(shim, 'docker'), '#!/bin/sh\nexec podman "$@"\n', { mode: 0o755 });
+    const path = process.env.PATH;
+    process.env.PATH = `${shim}:${path}`;
+    try {
+      execFileSync('podman', ['exec', '-d', name, 'sleep', '1002']);
+      await sleep(300);
+      const listed = execFileSync('docker', ['top', name, '-o', 'pid'], { encoding: 'utf8' }).trim().split('\n').slice(1).map(Number);
+      const pids = (await insidePids('docker', name))!;
+      expect(pids).toHaveLength(1);
+      expect(readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8')).toBe('sleep\u00001002\u0000');
+      // What the engine listed are not those pids here.
+      expect(listed).not.toContain(pids[0]);
+      expect(await endInside('docker', name)).toBe(1);
+      await sleep(200);
+      expect(await insidePids('docker', name)).toEqual([]);
+    } finally {
+      process.env.PATH = path;
     }
   });
 });
