@@ -211,4 +211,28 @@ describe('a container engine', () => {
       process.env.PATH = path;
     }
   });
+
+  it('takes back a fast-forward of the branch alone: a rewritten branch is refused, kept in its repository, and the next container not made', async () => {
+    const p = place('rewrite');
+    const name = await makeContainer(spec, p);
+    made.push(name);
+    const inside = (script: string) => {
+      const command = execCommand(spec, name, { cwd: p.path, env: { HOME: p.home, GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@b', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@b' }, argv: ['sh', '-c', script] });
+      const [file, ...args] = command.argv.filter((a) => a !== '-it');
+      return execFileSync(file!, args, { encoding: 'utf8', env: { ...process.env, ...command.env } });
+    };
+    inside('git commit -q --allow-empty -m first');
+    expect(await bringBack({ name, home: p.home }, p, git(p.repo, 'rev-parse', 'fix/rewrite'))).toMatchObject({ taken: true });
+    const first = git(p.repo, 'rev-parse', 'fix/rewrite');
+    // Rewritten inside: the first commit dropped, another in its place.
+    inside('git reset -q --soft HEAD~1 && git commit -q --allow-empty -m other');
+    const brought = await bringBack({ name, home: p.home }, p, first);
+    expect(brought.taken).toBe(false);
+    expect(git(p.repo, 'rev-parse', 'fix/rewrite')).toBe(first);
+    const refused = await refusal(makeContainer(spec, p));
+    expect(refused.code).toBe('CONTAINER_UNUSABLE');
+    expect(refused.message).toContain(`holds commits of fix/rewrite that the branch here cannot take by fast-forward`);
+    // Nothing was removed: the rewritten commit is still in the place's repository.
+    expect(git(p.repo, `--git-dir=${containerGitDir({ name, home: p.home })}`, 'log', '-1', '--format=%s', 'fix/rewrite')).toBe('other');
+  });
 });
