@@ -200,7 +200,7 @@ export const configSchema = {
             mounts: {
               type: 'array',
               items: { type: 'string', pattern: '^/', minLength: 2 },
-              description: 'Folders of this machine mounted at the same path inside (`/path`, or `/path:ro` read-only), besides the place\'s worktree, the repository\'s git folder and the agent\'s home.',
+              description: 'Folders of this machine mounted at the same path inside (`/path`, or `/path:ro` read-only), besides the place\'s worktree, its own repository, the repository\'s objects (read-only) and the agent\'s home.',
             },
             env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Variables the agent is given inside (its credentials among them: nothing else of this machine\'s environment goes in but the locale and TERM).' },
             network: {

@@ -94,7 +94,7 @@ export interface ContainerSpec {
 export interface PlaceContainer extends ContainerSpec {
   name: string;
   home: string;
-  /** The repository's git folder, mounted at the same path (the worktree's `.git` names it). */
+  /** The repository's git folder (whose objects the place's own repository borrows, read-only inside; the folder itself is not mounted). */
   gitDir: string;
 }
 
