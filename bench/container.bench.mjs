@@ -4,6 +4,7 @@
 // with a live (fake) agent at work. Podman as the tests run it (runc, cgroupfs, no default ulimits,
 // an image made here with `podman import` that runs this machine's /usr read-only). Timed
 // interleaved; medians of ROUNDS (default 7). No supervisor runs: what is timed is the command alone.
+// The container has the default network: its agent's endpoint alone, through flume's proxy.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,7 +37,7 @@ const host = fakeAgentRepo(script, { kinds: [kind], limits: { promptTimeout: '20
 const boxed = fakeAgentRepo(script, {
   kinds: [kind],
   agents,
-  agent: { host: 'tmux', container: { engine: 'podman', image, mounts: ['/usr:ro', '/etc/alternatives:ro', `${PROJECT}:ro`, `${scriptDir}:ro`], network: 'none' } },
+  agent: { host: 'tmux', container: { engine: 'podman', image, mounts: ['/usr:ro', '/etc/alternatives:ro', `${PROJECT}:ro`, `${scriptDir}:ro`] } },
   limits: { promptTimeout: '20s', startTimeout: '60s' },
 });
 

@@ -7,14 +7,14 @@
  * in one look.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { flumeError } from '../../api/errors.js';
 import { run, startDetached, which } from '../../support/exec.js';
 import { fileURLToPath } from 'node:url';
-import { bridgeProgram, proxyDir, proxyLog } from './proxy.js';
+import { bridgeProgram, proxyDir, proxyInit, proxyLog } from './proxy.js';
 import type { ContainerSpec } from '../../api/record.js';
 import { bringBackOrRefuse, containerGitDir, containerGitFile, hostObjects, makeContainerRepository, type ContainerRepositoryPlace } from './repository.js';
 
@@ -134,22 +134,28 @@ export async function makeContainer(spec: ContainerSpec, place: ContainerPlace):
   const name = containerName(place);
   const container = { name, home: place.home };
   await bringBackOrRefuse(container, place);
-  await removeContainer(spec.engine, name);
+  // The container there was goes, with everything in it: podman replaces it as it makes the new one.
+  const removed = spec.engine === 'podman' ? undefined : removeContainer(spec.engine, name);
   mkdirSync(place.home, { recursive: true });
-  await makeContainerRepository(container, place);
-  // Under an allowlist the bridge to the proxy keeps it (proxy.ts), on a socket of this start's own.
+  // Under an allowlist the bridge to the proxy keeps it (proxy.ts), on a socket of this start's own;
+  // the proxy starts now, while the repository and the container are made.
   const allow = allowlist(spec);
   const socket = allow ? join(proxyDir(container), `proxy-${randomUUID().slice(0, 8)}.sock`) : undefined;
   if (allow) {
     rmSync(proxyDir(container), { recursive: true, force: true });
+    rmSync(proxyInit(container), { force: true });
     mkdirSync(proxyDir(container), { recursive: true, mode: 0o700 });
+    startDetached(process.execPath, [proxyMain(), socket!, proxyLog(container), proxyInit(container), ...allow]);
   }
+  await Promise.all([makeContainerRepository(container, place), removed]);
   const keeper = socket ? ['--entrypoint', 'node', spec.image, '-e', bridgeProgram(socket)] : ['--entrypoint', 'sleep', spec.image, 'infinity'];
-  const args = ['run', '-d', '--pull=never', '--init', '--pids-limit', String(PIDS_LIMIT), '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, ...keeper];
+  const replace = spec.engine === 'podman' ? ['--replace'] : [];
+  const args = ['run', '-d', ...replace, '--pull=never', '--init', '--pids-limit', String(PIDS_LIMIT), '--name', name, '--label', `${PLACE_LABEL}=${place.id}`, ...networkArgs(spec), ...mountArgs(spec, place), '-w', place.path, ...keeper];
   const made = await engine(spec, args, 120_000);
-  if (made.exitCode === 0 && (!socket || (await startProxy(spec.engine, name, socket, proxyLog(container), allow!)))) return name;
+  if (made.exitCode === 0 && (!socket || (await proxyListens(spec.engine, name, socket, proxyInit(container))))) return name;
   await removeContainer(spec.engine, name);
-  throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, image: spec.image, said: firstLine(made.stderr || made.stdout) || `exit ${made.exitCode}` }, { variant: 'notMade', details: { engine: spec.engine, image: spec.image, name } });
+  if (allow) rmSync(proxyDir(container), { recursive: true, force: true });
+  throw flumeError('CONTAINER_UNUSABLE', { engine: spec.engine, image: spec.image, said: firstLine(made.stderr || made.stdout) || (made.exitCode === 0 ? 'its proxy did not start' : `exit ${made.exitCode}`) }, { variant: 'notMade', details: { engine: spec.engine, image: spec.image, name } });
 }
 
 /** Variables whose values say nothing secret: handed in on the command line. */
@@ -309,30 +315,32 @@ function mountArgs(spec: ContainerSpec, place: ContainerPlace): string[] {
 }
 
 /**
- * Starts the container's proxy (proxy-main.ts), detached: it ends by itself with the container's
- * init. Answers true once it listens (within 10 s), false when it does not.
+ * Tells the container's proxy (proxy-main.ts, started before the container) which init it lives with
+ * (its pid and start, in `init`: the proxy ends once that process is gone), and waits for it to
+ * listen (within 10 s). Answers whether it does.
  */
-async function startProxy(engineName: EngineName, name: string, socket: string, log: string, allow: string[]): Promise<boolean> {
+async function proxyListens(engineName: EngineName, name: string, socket: string, init: string): Promise<boolean> {
   const first = await run(engineName, ['container', 'inspect', '--format', '{{.State.Pid}}', name], { timeoutMs: 30_000 });
-  const init = first.stdout.trim();
-  const stat = await readFile(`/proc/${init}/stat`, 'utf8').catch(() => undefined);
+  const pid = first.stdout.trim();
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
   const start = stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
   if (!start) return false;
-  startDetached(process.execPath, [proxyMain(), socket, log, init, start, ...allow]);
-  for (let waited = 0; waited < 10_000; waited += 50) {
+  writeFileSync(`${init}.tmp`, `${pid} ${start}\n`);
+  renameSync(`${init}.tmp`, init);
+  for (let waited = 0; waited < 10_000; waited += 25) {
     if (existsSync(socket)) return true;
-    await new Promise((done) => setTimeout(done, 50));
+    await new Promise((done) => setTimeout(done, 25));
   }
   return false;
 }
 
-/** The config's mounts as the engine takes them (`PATH:PATH`, `PATH:PATH:ro`). */
 /** The built proxy program: beside this file, or (run from the TypeScript source, as tests do) in dist/. */
 function proxyMain(): string {
   const here = fileURLToPath(import.meta.url);
   return here.endsWith('.ts') ? join(dirname(here), '..', '..', '..', 'dist', 'core', 'engine', 'container', 'proxy-main.js') : join(dirname(here), 'proxy-main.js');
 }
 
+/** The config's mounts as the engine takes them (`PATH:PATH`, `PATH:PATH:ro`). */
 function extraMounts(spec: ContainerSpec): string[] {
   return (spec.mounts ?? []).map((mount) => {
     const [path, mode] = mount.split(/:(?=ro$|rw$)/);

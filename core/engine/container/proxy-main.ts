@@ -1,26 +1,40 @@
 /**
  * The proxy of one place's container, as its own process (proxy.ts): `node proxy-main.js SOCKET LOG
- * INIT-PID INIT-START ALLOWED…`. It listens on SOCKET (600, its folder 700 before it is mounted) and
- * ends by itself once the container's init is gone (the process INIT-PID that started at
- * INIT-START, checked every 2 s) or its socket was removed; flume removes it with the container.
+ * INIT ALLOWED…`. Started before its container, it listens on SOCKET (600, in a folder of 700) at
+ * once. It ends by itself once its socket was removed (flume removes it with the container), once
+ * the container's init named in the file INIT (`PID START`, written when the container is made) is
+ * gone, or when no INIT came within a minute (the container was never made). Checked every second.
  */
 import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { parseAllowed, proxyServer, type Allowed } from './proxy.js';
 
-const [socket, log, pid, start, ...entries] = process.argv.slice(2);
+const [socket, log, init, ...entries] = process.argv.slice(2);
 const allow = entries.map(parseAllowed).filter((entry): entry is Allowed => entry !== undefined);
 
 /** The start time of a process (field 22 of /proc/PID/stat), undefined when there is none. */
-function startOf(process: string): string | undefined {
+function startOf(pid: string): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${process}/stat`, 'utf8');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
   } catch {
     return undefined;
   }
 }
 
-if (!socket || !log || !pid || !start) process.exit(2);
+/** True while the container's init runs, or (before INIT is written) for a minute from the start. */
+const began = Date.now();
+function containerRuns(): boolean {
+  let named: string;
+  try {
+    named = readFileSync(init!, 'utf8').trim();
+  } catch {
+    return Date.now() - began < 60_000;
+  }
+  const [pid, start] = named.split(' ');
+  return pid !== undefined && start !== undefined && startOf(pid) === start;
+}
+
+if (!socket || !log || !init) process.exit(2);
 rmSync(socket, { force: true });
 const server = proxyServer(allow, (line) => {
   try {
@@ -30,10 +44,7 @@ const server = proxyServer(allow, (line) => {
   }
 });
 server.listen(socket, () => chmodSync(socket!, 0o600));
-const watch = setInterval(() => {
-  if (startOf(pid!) !== start || !existsSync(socket!)) {
-    clearInterval(watch);
-    server.close();
-    process.exit(0);
-  }
-}, 2000);
+setInterval(() => {
+  // Ended without closing: a socket of the same folder made by a later start is never touched.
+  if (!existsSync(socket!) || !containerRuns()) process.exit(0);
+}, 1000);

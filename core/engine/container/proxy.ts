@@ -52,6 +52,11 @@ export function proxyLog(container: Pick<PlaceContainer, 'home' | 'name'>): stri
   return `${proxyDir(container)}.log`;
 }
 
+/** Where flume tells the proxy the container's init it lives with (`PID START`), once the container is made. */
+export function proxyInit(container: Pick<PlaceContainer, 'home' | 'name'>): string {
+  return `${proxyDir(container)}.init`;
+}
+
 /** What the agent is given inside to go through the bridge. */
 export function proxyEnvironment(): Record<string, string> {
   const url = `http://127.0.0.1:${PROXY_PORT}`;

@@ -10,8 +10,8 @@
  * repository one does not trust), reads its refs without following links, and makes it afresh for
  * each agent.
  */
-import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { flumeError } from '../../api/errors.js';
 import { run } from '../../support/exec.js';
 import { linkOnTheWay, readNoFollow } from '../../state/no-follow.js';
@@ -51,8 +51,13 @@ export function hostObjects(commonDir: string): string {
  */
 export async function makeContainerRepository(container: Pick<PlaceContainer, 'home' | 'name'>, place: ContainerRepositoryPlace): Promise<string> {
   const dir = containerGitDir(container);
-  const heads = await revParse(place.root, [`refs/heads/${place.branch}`, `refs/heads/${place.target}`]);
-  const index = (await run('git', ['rev-parse', '--path-format=absolute', '--git-path', 'index'], { cwd: place.path, timeoutMs: 30_000 })).stdout.trim();
+  // One git for both heads; the worktree's index where its `.git` file names its folder.
+  const listed = await run('git', ['for-each-ref', '--format=%(objectname) %(refname)', `refs/heads/${place.branch}`, `refs/heads/${place.target}`], { cwd: place.root, timeoutMs: 30_000 });
+  const found = new Map(listed.stdout.split('\n').filter(Boolean).map((line) => [line.slice(line.indexOf(' ') + 1), line.slice(0, line.indexOf(' '))]));
+  const heads = [found.get(`refs/heads/${place.branch}`), found.get(`refs/heads/${place.target}`)];
+  const gitFile = await readFile(join(place.path, '.git'), 'utf8').catch(() => '');
+  const named = /^gitdir: (.+)$/m.exec(gitFile)?.[1]?.trim();
+  const index = named ? join(resolve(place.path, named), 'index') : undefined;
   await rm(dir, { recursive: true, force: true });
   await mkdir(join(dir, 'objects', 'info'), { recursive: true });
   await mkdir(join(dir, 'refs', 'heads'), { recursive: true });

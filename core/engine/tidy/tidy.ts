@@ -8,7 +8,7 @@ import { lstat, realpath, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { removeContainer } from '../container/engine.js';
 import { bringBackOrRefuse, containerGitDir, placeHead, removeContainerRepository } from '../container/repository.js';
-import { proxyDir } from '../container/proxy.js';
+import { proxyDir, proxyInit, proxyLog } from '../container/proxy.js';
 import { callHook } from '../../api/hooks.js';
 import { crashPoint } from '../../support/crash.js';
 import { FlumeError, flumeError } from '../../api/errors.js';
@@ -178,7 +178,7 @@ async function removePlace(repository: Repository, record: PlaceRecord, place: P
     );
     if (refusal) return refusal;
     await removeContainerRepository(container);
-    await rm(proxyDir(container), { recursive: true, force: true });
+    for (const path of [proxyDir(container), proxyInit(container), proxyLog(container)]) await rm(path, { recursive: true, force: true });
   }
   // Nothing is registered at the place's path: nothing to remove. Never `git worktree prune` here:
   // it unregisters every worktree whose folder is missing, hand-made ones on an unmounted disk too.

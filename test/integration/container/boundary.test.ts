@@ -3,9 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { flume, git, PROJECT, tempDir } from '../../helpers/repo.js';
-import { FAKE_CLAUDE } from '../../helpers/fake-claude/index.js';
-import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
+import { flume, git, tempDir } from '../../helpers/repo.js';
+import { type podmanForTests } from '../../helpers/podman.js';
+import { containerConfig, usePodman } from './config.js';
 import { LONG, repoFor } from '../stages/helpers.js';
 import { insidePids } from '../../../core/engine/container/engine.js';
 import { containerGitDir } from '../../../core/engine/container/repository.js';
@@ -17,21 +17,8 @@ import { containerGitDir } from '../../../core/engine/container/repository.js';
 let podman: ReturnType<typeof podmanForTests>;
 
 beforeAll(() => {
-  podman = podmanForTests();
-  Object.assign(process.env, podman.env);
+  podman = usePodman();
 });
-
-const ONE = { name: 'one', stages: [{ name: 'code', prompt: 'Make the change: {brief}', deliverable: 'commit' }] };
-
-function containerConfig(dir: string, script: object) {
-  const scriptFile = join(dir, 'script.json');
-  writeFileSync(scriptFile, JSON.stringify(script));
-  return {
-    kinds: [ONE],
-    agent: { host: 'tmux', container: { engine: 'podman', image: podman.image, mounts: [...HOST_PROGRAMS, `${PROJECT}:ro`, `${dir}:ro`], network: 'none' } },
-    agents: { 'claude-code': { binary: FAKE_CLAUDE, args: [], env: { FAKE_CLAUDE_SCRIPT: scriptFile } } },
-  };
-}
 
 const KEPT = ['/run/podman-init -- sleep infinity', 'sleep infinity'];
 const inside = (name: string) => execFileSync('podman', ['top', name, 'args'], { encoding: 'utf8' }).trim().split('\n').slice(1).map((l) => l.trim());
@@ -152,7 +139,7 @@ describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
       (async () => fs.writeFileSync(process.env.HOME + '/net.json', JSON.stringify([process.env.HTTPS_PROXY, await direct(${port}, '127.0.0.1'), await proxied('http://127.0.0.1:${port}/')])))();`;
     const dir = tempDir('flume-container-script-');
     const config = containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ run: ['node', '-e', probe] }, { say: 'Looked.' }] }] });
-    delete (config.agent.container as { network?: string }).network;
+    delete config.agent.container.network;
     const t = repoFor({ onTestFinished }, {}, config);
     const place = await t.launch('one', 'net', 'Look around.');
     const { name, home } = place.container;

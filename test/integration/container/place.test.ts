@@ -2,9 +2,10 @@ import { beforeAll, describe, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { git, PROJECT, snapshot, tempDir } from '../../helpers/repo.js';
-import { FAKE_CLAUDE, readRecords } from '../../helpers/fake-claude/index.js';
-import { HOST_PROGRAMS, podmanForTests } from '../../helpers/podman.js';
+import { git, snapshot, tempDir } from '../../helpers/repo.js';
+import { readRecords } from '../../helpers/fake-claude/index.js';
+import { HOST_PROGRAMS, type podmanForTests } from '../../helpers/podman.js';
+import { containerConfig, ONE, usePodman } from './config.js';
 import { fakeHerdr, HERDR_PLUGIN_JS } from '../../helpers/fake-herdr/index.js';
 import { LONG, repoFor } from '../stages/helpers.js';
 
@@ -15,24 +16,8 @@ import { LONG, repoFor } from '../stages/helpers.js';
 let podman: ReturnType<typeof podmanForTests>;
 
 beforeAll(() => {
-  podman = podmanForTests();
-  // flume, its supervisor and the pane's podman client all run with it.
-  Object.assign(process.env, podman.env);
+  podman = usePodman();
 });
-
-const ONE = { name: 'one', stages: [{ name: 'code', prompt: 'Make the change: {brief}', deliverable: 'commit' }] };
-
-/** The config of a repository whose agents run in containers of the test image, their script in `dir`. */
-function containerConfig(dir: string, script: object) {
-  const scriptFile = join(dir, 'script.json');
-  writeFileSync(scriptFile, JSON.stringify(script));
-  return {
-    kinds: [ONE],
-    agent: { host: 'tmux', container: { engine: 'podman', image: podman.image, mounts: [...HOST_PROGRAMS, `${PROJECT}:ro`, `${dir}:ro`], network: 'none' } },
-    // No config folder of the operator's: the agent's is in the place's home.
-    agents: { 'claude-code': { binary: FAKE_CLAUDE, args: [], env: { FAKE_CLAUDE_SCRIPT: scriptFile } } },
-  };
-}
 
 function containers(): string {
   return execFileSync('podman', ['ps', '-a', '--filter', 'label=flume.place', '--format', '{{.Names}} {{.Labels}}'], { encoding: 'utf8' });
