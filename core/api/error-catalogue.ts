@@ -369,7 +369,7 @@ export const ERROR_CATALOGUE = {
       user: { message: 'A container of {image} runs as the user {user}, which cannot write in the agent\'s home {folder} (made by this machine\'s user, mapped to root inside).', fix: 'Run the image as root (`USER root`, or no USER line): inside it is this machine\'s user, not the real root.' },
       identity: { message: 'git finds no identity to commit with in {repo}: an agent in a container commits as this machine\'s user, and its commits would fail.', fix: 'Set one (`git config --global user.name NAME` and `git config --global user.email EMAIL`), then launch again.' },
       proxy: { message: 'A container of {image} has no `node` on its PATH: under an allowlist (agent.container.network, by default the agents\' own endpoints) the way out of the container is a bridge to flume\'s proxy that node runs inside.', fix: 'Use an image with node (an image with Claude Code from npm has it), or set agent.container.network to `none` (nothing reached) or to an engine network by name, then launch again.' },
-      diverged: { message: 'The container\'s repository holds commits of {branch} that the branch here cannot take by fast-forward ({said}); they are kept in {folder}.', fix: 'Take them by hand (`git fetch {folder} {branch}` and merge FETCH_HEAD into {branch}), then retry.' },
+      diverged: { message: 'The container\'s repository holds commits of {branch} that the branch here cannot take ({said}); nothing was taken, and they are kept in {folder}.', fix: 'They are the agent\'s: look at them in its container (`{engine} exec -it {name} git log {branch}`), take what you want as a patch you have read, then remove {folder} and retry.' },
     },
   },
   NO_TARGET: {

@@ -133,7 +133,7 @@ export const PIDS_LIMIT = 2048;
 export async function makeContainer(spec: ContainerSpec, place: ContainerPlace): Promise<string> {
   const name = containerName(place);
   const container = { name, home: place.home };
-  await bringBackOrRefuse(container, place);
+  await bringBackOrRefuse({ ...spec, ...container }, place);
   // The container there was goes, with everything in it: podman replaces it as it makes the new one.
   const removed = spec.engine === 'podman' ? undefined : removeContainer(spec.engine, name);
   mkdirSync(place.home, { recursive: true });
@@ -189,20 +189,35 @@ export function throwawayCommand(spec: ContainerSpec, program: { env: Record<str
 }
 
 /**
- * Ends every program that runs in the container but its init and the `sleep` it keeps, by their pids
- * on this machine (`insidePids`). Nothing in the image is relied on (no shell, no kill). Answers how
- * many were signalled.
+ * Ends every program that runs in the container but its init and the process that keeps it, by
+ * their pids on this machine (`insidePids`), the container paused meanwhile (`<engine> pause`, its
+ * cgroup frozen): a program that forks for ever cannot outrun the signals with new pids. Again until
+ * none is left, a few times at most. Nothing in the image is relied on (no shell, no kill). Answers
+ * how many were signalled.
  */
 export async function endInside(engineName: EngineName, name: string): Promise<number> {
-  const pids = (await insidePids(engineName, name)) ?? [];
-  for (const pid of pids) {
+  let ended = 0;
+  for (let round = 0; round < 5; round++) {
+    // Unknown (undefined) is something running that a look could not catch: paused, it is caught.
+    const running = await insidePids(engineName, name);
+    if (running?.length === 0) return ended;
+    const paused = (await run(engineName, ['pause', name], { timeoutMs: 30_000 })).exitCode === 0;
     try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // ended meanwhile
+      const pids = (paused ? await insidePids(engineName, name) : running) ?? running ?? [];
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // ended meanwhile
+        }
+      }
+      ended += pids.length;
+    } finally {
+      if (paused) await run(engineName, ['unpause', name], { timeoutMs: 30_000 });
     }
+    await new Promise((done) => setTimeout(done, 50 * (round + 1)));
   }
-  return pids.length;
+  return ended;
 }
 
 /**
@@ -255,9 +270,25 @@ export async function insidePidsOf(engineName: EngineName, names: string[]): Pro
   for (const name of namespaces.values()) {
     const all = members.get(name) ?? [];
     const keeper = all.filter((member) => member.parent === inits.get(name)).sort((a, b) => a.start - b.start || a.pid - b.pid)[0];
-    found.set(name, all.filter((member) => member !== keeper).map((member) => member.pid));
+    const others = all.filter((member) => member !== keeper).map((member) => member.pid);
+    // A program that forks for ever is gone from each pid before /proc is read: the container's
+    // cgroup counts its tasks whatever their pids. More than the init's and the keeper's own threads
+    // is something running that the reading missed: unknown, never none.
+    found.set(name, others.length === 0 && (await tasksBeyond(inits.get(name)!, keeper?.pid)) ? undefined : others);
   }
   return found;
+}
+
+/** True when the cgroup of the container's init holds more tasks than the init's and the keeper's threads. */
+async function tasksBeyond(init: number, keeper: number | undefined): Promise<boolean> {
+  const groups = await readFile(`/proc/${init}/cgroup`, 'utf8').catch(() => '');
+  const v1 = /^\d+:pids:(.*)$/m.exec(groups)?.[1];
+  const v2 = /^0::(.*)$/m.exec(groups)?.[1];
+  const file = v1 !== undefined ? join('/sys/fs/cgroup/pids', v1, 'pids.current') : v2 !== undefined ? join('/sys/fs/cgroup', v2, 'pids.current') : undefined;
+  const tasks = file ? Number((await readFile(file, 'utf8').catch(() => '')).trim()) : NaN;
+  if (!Number.isInteger(tasks)) return false;
+  const threads = async (pid: number | undefined) => (pid === undefined ? 0 : Number(/^Threads:\s+(\d+)$/m.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1] ?? 0));
+  return tasks > (await threads(init)) + (await threads(keeper));
 }
 
 /** Removes the place's container at once (its volumes never); answers true when it is gone. */

@@ -13,7 +13,9 @@
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { flumeError } from '../../api/errors.js';
+import { spawn } from 'node:child_process';
 import { run } from '../../support/exec.js';
+import { passedOn } from '../../support/environment.js';
 import { linkOnTheWay, readNoFollow } from '../../state/no-follow.js';
 import type { PlaceContainer } from '../../api/record.js';
 
@@ -84,42 +86,94 @@ export async function removeContainerRepository(container: Pick<PlaceContainer, 
 /** What taking the place's branch back found: nothing to take, taken (the host's branch moved), or refused (not a fast-forward). */
 export type BroughtBack = { taken: false; refused?: string } | { taken: true; head: string };
 
+/** The container a place's branch is taken back through: its engine, image and mounts, its name and home. */
+export type RepositoryContainer = Pick<PlaceContainer, 'home' | 'name' | 'engine' | 'image' | 'mounts'>;
+
+/** The most a pack taken back may weigh: an agent's commits, not a disk's worth. */
+const MAX_PACK = String(2 * 1024 ** 3);
+
 /**
  * Takes the place's branch back from its own repository into the host's: a fast-forward of that
- * branch alone, its objects checked, or nothing. Then the worktree's index is the new head's (the
- * agent's index was its repository's), its files as the agent left them. `hostHead` is the branch's
- * head on the host as the caller read it: when the place's is the same, nothing runs.
+ * branch alone, or nothing. No git here ever reads that repository (whose refs, alternates and config
+ * are the agent's): git packs what the host lacks in a container (the place's own while it runs,
+ * else one of the image made for it and removed after), which sees nothing of this machine but that
+ * repository and the repository's objects, both read-only, so what the agent planted there leads
+ * nowhere here. The pack is taken by `git index-pack --strict` (every object checked, as a push from
+ * anyone is), then the branch moves by `update-ref` from the head the caller read, and the worktree's
+ * index is the new head's (its files as the agent left them). `hostHead` is the branch's head here as
+ * the caller read it: when the place's is the same, nothing runs.
  */
-export async function bringBack(container: Pick<PlaceContainer, 'home' | 'name'>, place: ContainerRepositoryPlace, hostHead: string | undefined): Promise<BroughtBack> {
+export async function bringBack(container: RepositoryContainer, place: ContainerRepositoryPlace, hostHead: string | undefined): Promise<BroughtBack> {
   const dir = containerGitDir(container);
   const head = await placeHead(dir, place.branch);
   if (!head || head === hostHead) return { taken: false };
-  const ref = `refs/heads/${place.branch}`;
-  // No `+`: a fast-forward or nothing. The branch is checked out in the place (--update-head-ok).
-  const fetched = await run(
-    'git',
-    ['-c', 'transfer.fsckObjects=true', '-c', `safe.directory=${dir}`, '-c', 'protocol.file.allow=always', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-recurse-submodules', '--update-head-ok', dir, `${ref}:${ref}`],
-    { cwd: place.root, timeoutMs: 120_000 },
-  );
-  const now = (await revParse(place.root, [ref]))[0];
-  if (now !== head) {
-    return { taken: false, refused: (fetched.stderr || fetched.stdout).trim().split('\n').find((line) => line.trim() !== '') ?? `git fetch exited ${fetched.exitCode}` };
+  if (!hostHead) return { taken: false, refused: `${place.branch} is not a branch here` };
+  if (!(await hasCommit(place.root, head))) {
+    const packed = (await packHere(container, place, dir, head, hostHead, true)) ?? (await packHere(container, place, dir, head, hostHead, false));
+    if (packed !== undefined && !(await hasCommit(place.root, head))) return { taken: false, refused: `its objects could not be taken: ${packed}` };
   }
+  if (!(await hasCommit(place.root, head))) return { taken: false, refused: 'its objects could not be taken' };
+  const ancestor = await run('git', ['merge-base', '--is-ancestor', hostHead, head], { cwd: place.root, timeoutMs: 60_000 });
+  if (ancestor.exitCode !== 0) return { taken: false, refused: `${head.slice(0, 12)} does not follow ${hostHead.slice(0, 12)}: the branch was rewritten inside` };
+  const moved = await run('git', ['update-ref', '-m', 'flume: taken back from the place\'s container', `refs/heads/${place.branch}`, head, hostHead], { cwd: place.root, timeoutMs: 60_000 });
+  if (moved.exitCode !== 0) return { taken: false, refused: (moved.stderr || moved.stdout).trim().split('\n')[0] || 'the branch moved meanwhile' };
   // The worktree's index follows its branch (the files stay as they are).
   await run('git', ['reset', '--quiet'], { cwd: place.path, timeoutMs: 60_000 });
   return { taken: true, head };
 }
 
 /**
+ * Packs `head` less what `hostHead` has, by git in the place's container (`inPlace`) or in one made
+ * for it, into the host's repository through `git index-pack --strict`. Answers undefined when the
+ * pack was taken, else what failed.
+ */
+async function packHere(container: RepositoryContainer, place: ContainerRepositoryPlace, dir: string, head: string, hostHead: string, inPlace: boolean): Promise<string | undefined> {
+  const objects = hostObjects(place.commonDir);
+  const git = ['--git-dir', dir, 'pack-objects', '--stdout', '--revs', '--thin', '-q'];
+  const mounts = [`${dir}:${dir}:ro`, `${objects}:${objects}:ro`, ...(container.mounts ?? []).map((mount) => {
+    const [path, mode] = mount.split(/:(?=ro$|rw$)/);
+    return `${path}:${path}:${mode ?? 'rw'}`;
+  })].flatMap((volume) => ['-v', volume]);
+  const argv = inPlace ? [container.engine, 'exec', '-i', container.name, 'git', ...git] : [container.engine, 'run', '--rm', '-i', '--pull=never', '--network', 'none', ...mounts, '--entrypoint', 'git', container.image, ...git];
+  return new Promise((done) => {
+    const packer = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: passedOn(process.env) });
+    const indexer = spawn('git', ['index-pack', '--strict', '--stdin', '--fix-thin', `--max-input-size=${MAX_PACK}`], { cwd: place.root, stdio: ['pipe', 'ignore', 'pipe'], env: passedOn(process.env) });
+    let said = '';
+    packer.stderr.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-2000)));
+    indexer.stderr.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-2000)));
+    packer.stdin.on('error', () => undefined);
+    indexer.stdin.on('error', () => undefined);
+    packer.stdout.pipe(indexer.stdin);
+    packer.stdin.end(`${head}\n^${hostHead}\n`);
+    const ended = Promise.all([new Promise<number | null>((end) => packer.on('close', end)), new Promise<number | null>((end) => indexer.on('close', end))]);
+    packer.on('error', () => indexer.stdin.end());
+    indexer.on('error', () => packer.kill('SIGKILL'));
+    const timer = setTimeout(() => (packer.kill('SIGKILL'), indexer.kill('SIGKILL')), 300_000);
+    void ended.then(([packed, indexed]) => {
+      clearTimeout(timer);
+      done(packed === 0 && indexed === 0 ? undefined : firstLine(said) || `exit ${packed}/${indexed}`);
+    });
+  });
+}
+
+function firstLine(text: string): string {
+  return text.trim().split('\n').find((line) => line.trim() !== '')?.slice(0, 300) ?? '';
+}
+
+async function hasCommit(root: string, oid: string): Promise<boolean> {
+  return (await run('git', ['cat-file', '-e', `${oid}^{commit}`], { cwd: root, timeoutMs: 30_000 })).exitCode === 0;
+}
+
+/**
  * Takes the branch back before the place's own repository is made afresh: refuses, with the folder
  * that holds them, when it holds commits of the branch the host's cannot take by fast-forward.
  */
-export async function bringBackOrRefuse(container: Pick<PlaceContainer, 'home' | 'name'>, place: ContainerRepositoryPlace): Promise<void> {
+export async function bringBackOrRefuse(container: RepositoryContainer, place: ContainerRepositoryPlace): Promise<void> {
   const host = (await revParse(place.root, [`refs/heads/${place.branch}`]))[0];
   const brought = await bringBack(container, place, host);
   if (!brought.taken && brought.refused) {
     const dir = containerGitDir(container);
-    throw flumeError('CONTAINER_UNUSABLE', { branch: place.branch, folder: dir, said: brought.refused }, { variant: 'diverged', details: { branch: place.branch, folder: dir } });
+    throw flumeError('CONTAINER_UNUSABLE', { branch: place.branch, folder: dir, said: brought.refused, engine: container.engine, name: container.name }, { variant: 'diverged', details: { branch: place.branch, folder: dir } });
   }
 }
 

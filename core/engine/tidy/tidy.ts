@@ -157,7 +157,7 @@ async function reasonToKeep(repository: Repository, place: PlaceReading, reading
     // The reading took the branch back from the container's repository: one it could not is kept there.
     const dir = containerGitDir(record.container);
     const inside = await placeHead(dir, record.branch);
-    if (inside && inside !== place.branch?.head) return `its container's repository holds commits of ${record.branch} the branch here cannot take by fast-forward: take them (git fetch ${dir} ${record.branch}, then merge FETCH_HEAD), then tidy again`;
+    if (inside && inside !== place.branch?.head) return `its container's repository ${dir} holds commits of ${record.branch} the branch here could not take: they are the agent's, look at them in its container (${record.container.engine} exec -it ${record.container.name} git log ${record.branch}) and take what you want as a patch you have read, then remove that folder and tidy again`;
   }
   const veto = await callHook('beforeTidy', flume.hooks.beforeTidy, { place: record });
   return veto ? `a plugin keeps it: ${veto}` : undefined;

@@ -80,6 +80,35 @@ describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
     expect(git(place.path, 'status', '--porcelain')).toBe('');
   });
 
+  it("serves nothing of this machine's through what it plants in its own repository: a .git, refs that are links, alternates to another repository", async ({ expect, onTestFinished }) => {
+    // A repository of the operator's, never mounted: its commit is what the agent is after.
+    const privy = tempDir('flume-private-');
+    git(privy, 'init', '-q', '-b', 'main');
+    writeFileSync(join(privy, 'secret.txt'), 'TOPSECRET=hunter2\n');
+    git(privy, 'add', '-A');
+    git(privy, 'commit', '-qm', 'secret');
+    const secret = git(privy, 'rev-parse', 'main');
+    const plant = [
+      'echo one > one.txt && git add one.txt && git commit -qm "One, made inside"',
+      'gd=$(git rev-parse --absolute-git-dir)',
+      'mkdir -p "$gd/.git/refs/heads/one" "$gd/.git/objects/info"',
+      `printf 'ref: refs/heads/one/inside\\n' > "$gd/.git/HEAD"`,
+      `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = true\\n' > "$gd/.git/config"`,
+      `ln -s ${privy}/.git/refs/heads/main "$gd/.git/refs/heads/one/inside"`,
+      `echo ${privy}/.git/objects > "$gd/.git/objects/info/alternates"`,
+      `echo ${privy}/.git/objects >> "$gd/objects/info/alternates"`,
+    ].join('; ');
+    const dir = tempDir('flume-container-script-');
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ run: ['sh', '-c', plant] }, { say: 'Planted.' }] }] }));
+    const place = await t.launch('one', 'inside', 'Plant.');
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', place.container.name], { stdio: 'ignore' }));
+    t.watch();
+    await t.until('one/inside', (p) => p?.stage?.state === 'delivered', 'the delivery');
+    expect(git(t.repo, 'log', '-1', '--format=%s', 'one/inside')).toBe('One, made inside');
+    // Nothing of the other repository came into this one's objects, which every container mounts.
+    expect(() => git(t.repo, 'cat-file', '-e', secret)).toThrow();
+  });
+
   it("never follows a link in its home: a .claude.json made a link to the operator's is replaced at the next start, the operator's file never read", async ({ expect, onTestFinished }) => {
     const dir = tempDir('flume-container-script-');
     const operator = join(tempDir('flume-operator-'), '.claude.json');

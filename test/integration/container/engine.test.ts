@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -105,7 +105,8 @@ describe('a container engine', () => {
     expect(execFileSync(file!, args, { encoding: 'utf8', env: { ...process.env, ...command.env } }).trim().split('\n')).toEqual(['done', 'hush']);
     // The commit is in the place's own repository; the host's branch takes it by fast-forward.
     expect(git(p.repo, 'rev-parse', 'fix/work')).toBe(before);
-    expect(await bringBack({ name, home: p.home }, p, before)).toMatchObject({ taken: true });
+    const back = await bringBack({ ...spec, name, home: p.home }, p, before);
+    expect(back, JSON.stringify(back)).toMatchObject({ taken: true });
     expect(git(p.repo, 'log', '-1', '--format=%s', `fix/work`)).toBe('made inside');
     expect(git(p.path, 'status', '--porcelain')).toBe('');
     expect(readFileSync(join(p.home, 'inside'), 'utf8')).toBe('home\n');
@@ -222,17 +223,35 @@ describe('a container engine', () => {
       return execFileSync(file!, args, { encoding: 'utf8', env: { ...process.env, ...command.env } });
     };
     inside('git commit -q --allow-empty -m first');
-    expect(await bringBack({ name, home: p.home }, p, git(p.repo, 'rev-parse', 'fix/rewrite'))).toMatchObject({ taken: true });
+    expect(await bringBack({ ...spec, name, home: p.home }, p, git(p.repo, 'rev-parse', 'fix/rewrite'))).toMatchObject({ taken: true });
     const first = git(p.repo, 'rev-parse', 'fix/rewrite');
     // Rewritten inside: the first commit dropped, another in its place.
     inside('git reset -q --soft HEAD~1 && git commit -q --allow-empty -m other');
-    const brought = await bringBack({ name, home: p.home }, p, first);
+    const brought = await bringBack({ ...spec, name, home: p.home }, p, first);
     expect(brought.taken).toBe(false);
     expect(git(p.repo, 'rev-parse', 'fix/rewrite')).toBe(first);
     const refused = await refusal(makeContainer(spec, p));
     expect(refused.code).toBe('CONTAINER_UNUSABLE');
-    expect(refused.message).toContain(`holds commits of fix/rewrite that the branch here cannot take by fast-forward`);
+    expect(refused.message).toContain('holds commits of fix/rewrite that the branch here cannot take (');
+    expect(refused.message).toContain('the branch was rewritten inside');
     // Nothing was removed: the rewritten commit is still in the place's repository.
     expect(git(p.repo, `--git-dir=${containerGitDir({ name, home: p.home })}`, 'log', '-1', '--format=%s', 'fix/rewrite')).toBe('other');
+  });
+
+  it('ends a program that forks for ever: none of it is left once endInside answers', async () => {
+    const p = place('forks');
+    const name = await makeContainer(spec, p);
+    made.push(name);
+    // Each generation starts the next and ends: its pid is never the one read a moment before.
+    mkdirSync(p.home, { recursive: true });
+    writeFileSync(join(p.home, 'chain.sh'), 'sh "$0" &\nexit 0\n');
+    execFileSync('podman', ['exec', '-d', name, 'setsid', 'sh', join(p.home, 'chain.sh')]);
+    await sleep(500);
+    // Seen running (its pids, or unknown where it outruns the reading): never none.
+    expect(await insidePids('podman', name)).not.toEqual([]);
+    expect(await endInside('podman', name)).toBeGreaterThan(0);
+    await sleep(500);
+    expect(await insidePids('podman', name)).toEqual([]);
+    expect(await containerState('podman', name)).toBe('running');
   });
 });
