@@ -31,7 +31,7 @@ export { followStreams, readEvents, watchState, type EventName, type FlumeEvent 
 export { isRepositoryTrusted } from './config/trust.js';
 export { withLock } from './state/lock.js';
 export { programFileLock, recordTrustGrants, replaceFileKeepingMode, type TrustGrant } from './state/trust-grants.js';
-export { linkOnTheWay, readNoFollow } from './state/no-follow.js';
+export { linkOnTheWay, openPlainFile, readNoFollow, readPlainFileSync } from './state/no-follow.js';
 export { toMs } from './support/duration.js';
 export { schemaCheck, type SchemaCheck } from './support/json-schema.js';
 export { contentWords } from './support/landing.js';

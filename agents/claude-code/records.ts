@@ -4,7 +4,7 @@
  * builds its readings from these; every format detail it depends on comes from patterns.ts.
  */
 import { awayFromMenus } from '../prompts.js';
-import { open } from 'node:fs/promises';
+import { openPlainFile } from '../../core/index.js';
 import type { ClaudeCodePatterns } from './patterns.js';
 
 /** Bytes read at a time from the end of a transcript. */
@@ -48,7 +48,9 @@ export interface Block {
  * kept in pieces until its start is read, so a huge line costs its size once.
  */
 export async function* linesFromEnd(path: string): AsyncGenerator<string> {
-  const file = await open(path, 'r');
+  // Not a plain file (a link, a FIFO put there): read as none, never followed or waited on.
+  const file = await openPlainFile(path);
+  if (!file) throw Object.assign(new Error(`not a plain file: ${path}`), { code: 'ENOENT' });
   try {
     let pos = (await file.stat()).size;
     let tail: Buffer[] = [];

@@ -4,9 +4,9 @@
  * Claude Code wrote; what the screen shows is screen.ts's business. Only the main chain counts:
  * subagent lines (`isSidechain: true`) are another conversation.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentReading, PromptState } from '../../core/index.js';
+import { readPlainFileSync, type AgentReading, type PromptState } from '../../core/index.js';
 import { claudeCodePatterns, type ClaudeCodePatterns } from './patterns.js';
 import { asRecorded, blocks, kindOf, linesFromEnd, normalize, offered, parse, sameText, texts, type Block, type Kind, type Rec } from './records.js';
 
@@ -169,7 +169,9 @@ export async function sessionStates(configDirectory: string): Promise<Map<string
   for (const name of names) {
     try {
       const path = join(dir, name);
-      const data = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+      const text = readPlainFileSync(path);
+      if (text === undefined) continue;
+      const data = JSON.parse(text) as Record<string, unknown>;
       if (typeof data.sessionId !== 'string') continue;
       const status = ['idle', 'busy', 'waiting'].includes(data.status as string) ? data.status : 'unknown';
       found.push({

@@ -11,7 +11,7 @@
  * when it shrank or is another file (inode changed).
  */
 import { readdirSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { openPlainFile } from '../../core/index.js';
 import { basename, dirname, join } from 'node:path';
 import type { AgentUsage, TokenCounts } from '../../core/index.js';
 
@@ -83,13 +83,9 @@ async function readFileUsage(path: string, previous?: FileCursor): Promise<{ fil
     if (!info) return undefined;
     if (info.ino === previous.ino && info.dev === previous.dev && info.size === previous.offset) return { file: previous, bytesRead: 0 };
   }
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  // Not a plain file (a link, a FIFO put there): read as none, never followed or waited on.
+  const handle = await openPlainFile(path);
+  if (!handle) return undefined;
   try {
     const info = await handle.stat();
     const same = previous && previous.ino === info.ino && previous.dev === info.dev && previous.offset <= info.size;

@@ -2,8 +2,8 @@
  * Reading what another may write (a container's home, a place's own repository) without following a
  * link it made: flume's reading or writing must not be taken to a file of this machine's that way.
  */
-import { constants, type Stats } from 'node:fs';
-import { lstat, open } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 
 /**
@@ -35,5 +35,36 @@ export async function readNoFollow(file: string, maxBytes = 64 * 1024 * 1024): P
     return seen.isFile() && seen.size <= maxBytes ? { text: await handle.readFile('utf8'), stat: seen } : undefined;
   } finally {
     await handle.close();
+  }
+}
+
+/** How an agent's file is opened: never through a link at its last step, never waiting on a FIFO. */
+const PLAIN = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * An agent's file (a transcript, a session file) opened to read: undefined where there is none, or
+ * what is there is not a plain file (a link, a FIFO that would hang the reader, a folder). Its
+ * program writes plain files; anything else there was put by someone else.
+ */
+export async function openPlainFile(path: string): Promise<FileHandle | undefined> {
+  const handle = await open(path, PLAIN).catch(() => undefined);
+  if (!handle) return undefined;
+  if ((await handle.stat().catch(() => undefined))?.isFile()) return handle;
+  await handle.close();
+  return undefined;
+}
+
+/** `openPlainFile`, read whole at once; undefined where it is not a plain file. */
+export function readPlainFileSync(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, PLAIN);
+  } catch {
+    return undefined;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, 'utf8') : undefined;
+  } finally {
+    closeSync(fd);
   }
 }

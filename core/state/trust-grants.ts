@@ -9,7 +9,8 @@
  * the lock a driver holds while it merges its own keys in, and replaced whole through a temp file
  * that keeps its mode (and, as root, its owner).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { linkOnTheWay } from './no-follow.js';
@@ -40,6 +41,13 @@ function grantFile(stateDir = hostStateDir()): string {
 
 /** The lock under which flume changes another program's config file. */
 export function programFileLock(file: string): string {
+  // A file in a container's home: its lock is flume's own, outside what the agent writes (a lock it
+  // planted there, naming another host, would hold every start and revoke for ever).
+  if (file.startsWith(`${join(hostStateDir(), 'homes')}/`)) {
+    const locks = join(hostStateDir(), 'locks');
+    mkdirSync(locks, { recursive: true, mode: 0o700 });
+    return join(locks, `home-${createHash('sha256').update(file).digest('hex').slice(0, 16)}.lock`);
+  }
   return `${file}.flume.lock`;
 }
 

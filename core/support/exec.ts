@@ -270,6 +270,34 @@ export function startDetached(file: string, args: string[], options: { cwd?: str
 }
 
 /**
+ * Runs two programs to their end with the first's output piped into the second's input (`input`
+ * written to the first first), both from what the caller's environment passes on; both are killed
+ * past `timeoutMs`. Answers their exit codes and the last of what they wrote on their errors.
+ */
+export function runPiped(from: { file: string; args: string[]; input?: string }, to: { file: string; args: string[]; cwd?: string }, timeoutMs: number): Promise<{ from: number | null; to: number | null; errors: string }> {
+  return new Promise((done) => {
+    const first = spawn(from.file, from.args, { env: environment({}), stdio: ['pipe', 'pipe', 'pipe'] });
+    const second = spawn(to.file, to.args, { cwd: to.cwd, env: environment({}), stdio: ['pipe', 'ignore', 'pipe'] });
+    let errors = '';
+    const note = (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-2000));
+    first.stderr.on('data', note);
+    second.stderr.on('data', note);
+    first.stdin.on('error', () => undefined);
+    second.stdin.on('error', () => undefined);
+    first.on('error', (error) => (note(Buffer.from(error.message)), second.stdin.end()));
+    second.on('error', (error) => (note(Buffer.from(error.message)), first.kill('SIGKILL')));
+    first.stdout.pipe(second.stdin);
+    first.stdin.end(from.input ?? '');
+    const timer = setTimeout(() => (first.kill('SIGKILL'), second.kill('SIGKILL')), timeoutMs);
+    const ended = (child: ReturnType<typeof spawn>) => new Promise<number | null>((end) => child.on('close', end));
+    void Promise.all([ended(first), ended(second)]).then(([a, b]) => {
+      clearTimeout(timer);
+      done({ from: a, to: b, errors });
+    });
+  });
+}
+
+/**
  * Runs a program on the caller's own terminal (stdin, stdout and stderr handed over) to its end:
  * how the live view puts the operator on an agent's pane (`tmux attach`). Resolves with its exit code.
  */

@@ -36,9 +36,15 @@ function containerRuns(): boolean {
 
 if (!socket || !log || !init) process.exit(2);
 rmSync(socket, { force: true });
+/** The most the log holds: refusals an agent repeats for ever do not fill the disk. */
+const MAX_LOG = 1024 * 1024;
+let logged = 0;
 const server = proxyServer(allow, (line) => {
+  if (logged > MAX_LOG) return;
+  const text = logged + line.length + 1 > MAX_LOG ? `${line}\n… further refusals not noted (the log holds ${MAX_LOG} bytes)\n` : `${line}\n`;
+  logged += text.length;
   try {
-    appendFileSync(log!, `${line}\n`, { mode: 0o600 });
+    appendFileSync(log!, text, { mode: 0o600 });
   } catch {
     // a log that cannot be written is no reason to stop carrying what is allowed
   }

@@ -129,7 +129,8 @@ function carry(client: Socket, head: string, rest: Buffer, allow: Allowed[], ref
     first = Buffer.concat([Buffer.from([`${method} ${url.pathname}${url.search} ${version}`, ...kept, 'Connection: close', '', ''].join('\r\n'), 'latin1'), rest]);
   }
   if (!Number.isInteger(port) || !allows(allow, host, port)) {
-    refused(`${new Date().toISOString()} refused ${method} ${host}:${port}`);
+    // One line each, in words the agent cannot make into more lines.
+    refused(`${new Date().toISOString()} refused ${JSON.stringify(method).slice(1, -1)} ${JSON.stringify(`${host}:${port}`).slice(1, -1)}`.slice(0, 500));
     return answer(client, 403, 'Forbidden');
   }
   const upstream = createConnection({ host: host.replace(/^\[|\]$/g, ''), port });

@@ -13,9 +13,7 @@
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { flumeError } from '../../api/errors.js';
-import { spawn } from 'node:child_process';
-import { run } from '../../support/exec.js';
-import { passedOn } from '../../support/environment.js';
+import { run, runPiped } from '../../support/exec.js';
 import { linkOnTheWay, readNoFollow } from '../../state/no-follow.js';
 import type { PlaceContainer } from '../../api/record.js';
 
@@ -135,25 +133,8 @@ async function packHere(container: RepositoryContainer, place: ContainerReposito
     return `${path}:${path}:${mode ?? 'rw'}`;
   })].flatMap((volume) => ['-v', volume]);
   const argv = inPlace ? [container.engine, 'exec', '-i', container.name, 'git', ...git] : [container.engine, 'run', '--rm', '-i', '--pull=never', '--network', 'none', ...mounts, '--entrypoint', 'git', container.image, ...git];
-  return new Promise((done) => {
-    const packer = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: passedOn(process.env) });
-    const indexer = spawn('git', ['index-pack', '--strict', '--stdin', '--fix-thin', `--max-input-size=${MAX_PACK}`], { cwd: place.root, stdio: ['pipe', 'ignore', 'pipe'], env: passedOn(process.env) });
-    let said = '';
-    packer.stderr.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-2000)));
-    indexer.stderr.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-2000)));
-    packer.stdin.on('error', () => undefined);
-    indexer.stdin.on('error', () => undefined);
-    packer.stdout.pipe(indexer.stdin);
-    packer.stdin.end(`${head}\n^${hostHead}\n`);
-    const ended = Promise.all([new Promise<number | null>((end) => packer.on('close', end)), new Promise<number | null>((end) => indexer.on('close', end))]);
-    packer.on('error', () => indexer.stdin.end());
-    indexer.on('error', () => packer.kill('SIGKILL'));
-    const timer = setTimeout(() => (packer.kill('SIGKILL'), indexer.kill('SIGKILL')), 300_000);
-    void ended.then(([packed, indexed]) => {
-      clearTimeout(timer);
-      done(packed === 0 && indexed === 0 ? undefined : firstLine(said) || `exit ${packed}/${indexed}`);
-    });
-  });
+  const ended = await runPiped({ file: argv[0]!, args: argv.slice(1), input: `${head}\n^${hostHead}\n` }, { file: 'git', args: ['index-pack', '--strict', '--stdin', '--fix-thin', `--max-input-size=${MAX_PACK}`], cwd: place.root }, 300_000);
+  return ended.from === 0 && ended.to === 0 ? undefined : firstLine(ended.errors) || `exit ${ended.from}/${ended.to}`;
 }
 
 function firstLine(text: string): string {

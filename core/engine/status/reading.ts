@@ -34,6 +34,8 @@ export interface Reading {
   unlanded(record: PlaceRecord): Promise<number | undefined>;
   /** A place's branch judged by patch and by content against its target, for every place at once; undefined when unreadable. */
   landing(record: PlaceRecord): Promise<GitLanding | undefined>;
+  /** The container places whose branch could not be taken back from their own repository, by id: the folder and why. */
+  refusedBack: Map<string, { folder: string; said: string }>;
   /** A file or folder listing at a commit, batched with every other asked in the same tick. */
   object(rev: string, path: string): Promise<{ type: string; content: Buffer } | undefined>;
   /**
@@ -53,7 +55,8 @@ export async function readPlaces(root: string, records: PlaceRecord[], options: 
     options.commonDir ?? commonDirOf(root),
   ]);
   // What agents in containers committed in their places' own repositories is the host's first.
-  if (records.some((record) => record.container) && (await bringBackAll(root, repository, records))) repository = await readRepository(root);
+  const refusedBack = new Map<string, { folder: string; said: string }>();
+  if (records.some((record) => record.container) && (await bringBackAll(root, repository, records, refusedBack))) repository = await readRepository(root);
   const places = records.map((record) => ({
     record,
     worktree: repository.worktrees.find((w) => resolve(w.path) === record.path),
@@ -67,23 +70,24 @@ export async function readPlaces(root: string, records: PlaceRecord[], options: 
   const unlanded = async (record: PlaceRecord) => (await landing(record))?.patches;
   let fresh: Promise<Reading> | undefined;
   const again = () => (fresh ??= readPlaces(root, records, { commonDir }));
-  return { root, commonDir, generatedAt: new Date().toISOString(), repository, places, unlanded, landing, object: batchLoader(root), again };
+  return { root, commonDir, generatedAt: new Date().toISOString(), repository, places, unlanded, landing, refusedBack, object: batchLoader(root), again };
 }
 
 /**
  * Takes each container place's branch back from its own repository (engine/container/repository.ts)
  * where its head there is not the host's: answers true when a branch here moved. One that cannot be
- * taken (not a fast-forward) stays there, and the next reading tries again.
+ * taken (not a fast-forward) stays there, noted in `refused`, and the next reading tries again.
  */
-async function bringBackAll(root: string, repository: RepositoryReading, records: PlaceRecord[]): Promise<boolean> {
-  const { bringBack } = await import('../container/repository.js');
+async function bringBackAll(root: string, repository: RepositoryReading, records: PlaceRecord[], refused: Map<string, { folder: string; said: string }>): Promise<boolean> {
+  const { bringBack, containerGitDir } = await import('../container/repository.js');
   let moved = false;
   for (const record of records) {
     const container = record.container;
     if (!container) continue;
     const place = { root, commonDir: container.gitDir, path: record.path, branch: record.branch, target: record.target };
-    const brought = await bringBack(container, place, repository.branches.get(record.branch)?.head).catch(() => ({ taken: false }));
+    const brought = await bringBack(container, place, repository.branches.get(record.branch)?.head).catch((error: Error) => ({ taken: false as const, refused: error.message }));
     if (brought.taken) moved = true;
+    else if (brought.refused) refused.set(record.id, { folder: containerGitDir(container), said: brought.refused });
   }
   return moved;
 }

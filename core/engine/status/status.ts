@@ -179,6 +179,8 @@ async function placeStatus(repository: Repository, reading: Reading, place: Plac
   const stage = kind ? await stageView(repository.flume, reading, place, kind, agents, { usage: stageUsage, budget }) : null;
   const awaiting = kind && record.phase === 'made' && !record.dropped ? awaitingOf(flume, record, kind, stage) : undefined;
   const container = record.container ? await containerOf(record.container, looks) : undefined;
+  const refused = reading.refusedBack.get(record.id);
+  if (refused) problems.push(`its container's repository ${refused.folder} holds commits of ${record.branch} the branch here could not take (${refused.said}): nothing of them is taken until that is mended`);
   return {
     id: record.id,
     kind: record.kind,

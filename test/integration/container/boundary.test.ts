@@ -109,13 +109,34 @@ describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
     expect(() => git(t.repo, 'cat-file', '-e', secret)).toThrow();
   });
 
-  it("never follows a link in its home: a .claude.json made a link to the operator's is replaced at the next start, the operator's file never read", async ({ expect, onTestFinished }) => {
+  it('rewrites its branch after a commit came back: nothing of it is taken, status names the problem, and tidy keeps the place', async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    const commit = 'echo one > one.txt && git add one.txt && git commit -qm "One, made inside"';
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ run: ['sh', '-c', commit] }, { say: 'Committed.' }] }] }));
+    const place = await t.launch('one', 'rewrite', 'Commit, then rewrite.');
+    const { name } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    await t.until('one/rewrite', (p) => p?.stage?.state === 'delivered', 'the delivery');
+    const taken = git(t.repo, 'rev-parse', 'one/rewrite');
+    execFileSync('podman', ['exec', '-w', place.path, name, 'sh', '-c', 'git reset -q --soft HEAD~1 && git -c user.name=A -c user.email=a@b commit -q -m "Rewritten"']);
+    const view = await t.view('one/rewrite');
+    expect(view.problems.join('\n')).toMatch(/holds commits of one\/rewrite the branch here could not take \(.*rewritten inside\)/);
+    expect(git(t.repo, 'rev-parse', 'one/rewrite')).toBe(taken);
+    git(t.repo, 'merge', '-q', '--no-edit', 'one/rewrite');
+    const tidied = await t.flume(['tidy', 'one/rewrite', '--json']);
+    expect(tidied.stdout + tidied.stderr).toContain('could not take');
+    expect(existsSync(place.path)).toBe(true);
+  });
+
+  it("never follows a link in its home, nor takes a lock there: a .claude.json made a link to the operator's is replaced at the next start, the operator's file never read", async ({ expect, onTestFinished }) => {
     const dir = tempDir('flume-container-script-');
     const operator = join(tempDir('flume-operator-'), '.claude.json');
     const secret = JSON.stringify({ primaryApiKey: 'sk-operator-secret', oauthAccount: { emailAddress: 'op@example.com' } });
     writeFileSync(operator, secret);
     // Once: the retried agent's start is what is watched.
-    const link = `[ -e "$HOME/linked" ] || { ln -sf ${operator} "$HOME/.claude.json"; touch "$HOME/linked"; }`;
+    // And a lock beside it that names another host: taken as held by a flume there, it held every start.
+    const lock = `printf '1 some-other-host 00000000-0000-0000-0000-000000000000' > "$HOME/.claude.json.flume.lock"`;
+    const link = `[ -e "$HOME/linked" ] || { ln -sf ${operator} "$HOME/.claude.json"; ${lock}; touch "$HOME/linked"; }`;
     const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ run: ['sh', '-c', link] }, { say: 'Linked.' }] }] }));
     const place = await t.launch('one', 'linked', 'Make a link.');
     const { name, home } = place.container;
@@ -131,6 +152,33 @@ describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
     expect(readFileSync(file, 'utf8')).not.toContain('sk-operator-secret');
     expect(readFileSync(file, 'utf8')).not.toContain('op@example.com');
     expect(readFileSync(operator, 'utf8')).toBe(secret);
+  });
+
+  it('makes its transcript a FIFO or a link to a file of this machine: status reads neither, answers at once, and stop ends it', async ({ expect, onTestFinished }) => {
+    const dir = tempDir('flume-container-script-');
+    // A transcript-like file of the operator's, never mounted, with a usage no agent here had.
+    const operator = join(tempDir('flume-operator-'), 'other.jsonl');
+    writeFileSync(operator, `${JSON.stringify({ type: 'assistant', message: { model: 'claude-sonnet-4-5', usage: { input_tokens: 777000, output_tokens: 1 }, content: [{ type: 'text', text: 'operator secret' }] } })}\n`);
+    const swap = 'f=$(ls "$HOME"/.claude/projects/*/*.jsonl | head -1); rm -f "$f"; mkfifo "$f"; ls "$HOME"/.claude/projects/*/ > "$HOME/swapped"';
+    const t = repoFor({ onTestFinished }, {}, containerConfig(dir, { onPrompt: [{ match: '^Make the change', actions: [{ say: 'Swapping.' }, { run: ['sh', '-c', swap] }, { hang: true }] }] }));
+    const place = await t.launch('one', 'fifo', 'Swap.');
+    const { name, home } = place.container;
+    onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' }));
+    await t.until('one/fifo', () => (existsSync(join(home, 'swapped')) ? true : undefined), 'the transcript made a FIFO');
+    const transcript = place.stage.agent.transcriptPath;
+    expect(lstatSync(transcript).isFIFO()).toBe(true);
+    const started = Date.now();
+    const status = await t.flume(['status', '--json']);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // Then a link to the operator's file: never read.
+    execFileSync('rm', ['-f', transcript]);
+    execFileSync('ln', ['-s', operator, transcript]);
+    const linked = await t.flume(['status', 'one/fifo', '--json']);
+    expect(linked.stdout).not.toContain('777000');
+    expect(linked.stdout).not.toContain('operator secret');
+    const stopped = await t.flume(['stop', 'one/fifo', '--force', '--json']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
   });
 
   it('outlives its pane: the agent is not read ended while it runs inside, and stop --force ends it there', async ({ expect, onTestFinished }) => {
