@@ -274,10 +274,10 @@ export function startDetached(file: string, args: string[], options: { cwd?: str
  * written to the first first), both from what the caller's environment passes on; both are killed
  * past `timeoutMs`. Answers their exit codes and the last of what they wrote on their errors.
  */
-export function runPiped(from: { file: string; args: string[]; input?: string }, to: { file: string; args: string[]; cwd?: string }, timeoutMs: number): Promise<{ from: number | null; to: number | null; errors: string }> {
+export function runPiped(from: { file: string; args: string[]; input?: string }, to: { file: string; args: string[]; cwd?: string; env?: Record<string, string> }, timeoutMs: number): Promise<{ from: number | null; to: number | null; errors: string }> {
   return new Promise((done) => {
     const first = spawn(from.file, from.args, { env: environment({}), stdio: ['pipe', 'pipe', 'pipe'] });
-    const second = spawn(to.file, to.args, { cwd: to.cwd, env: environment({}), stdio: ['pipe', 'ignore', 'pipe'] });
+    const second = spawn(to.file, to.args, { cwd: to.cwd, env: environment({ env: to.env }), stdio: ['pipe', 'ignore', 'pipe'] });
     let errors = '';
     const note = (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-2000));
     first.stderr.on('data', note);

@@ -269,7 +269,10 @@ export async function insidePidsOf(engineName: EngineName, names: string[]): Pro
   }
   for (const name of namespaces.values()) {
     const all = members.get(name) ?? [];
-    const keeper = all.filter((member) => member.parent === inits.get(name)).sort((a, b) => a.start - b.start || a.pid - b.pid)[0];
+    const first = all.filter((member) => member.parent === inits.get(name)).sort((a, b) => a.start - b.start || a.pid - b.pid)[0];
+    // The keeper only while it is still the program flume started: one the agent made another (an
+    // exec in it, through ptrace) is something running like any other.
+    const keeper = first && (await keeps(first.pid)) ? first : undefined;
     const others = all.filter((member) => member !== keeper).map((member) => member.pid);
     // A program that forks for ever is gone from each pid before /proc is read: the container's
     // cgroup counts its tasks whatever their pids. More than the init's and the keeper's own threads
@@ -277,6 +280,14 @@ export async function insidePidsOf(engineName: EngineName, names: string[]): Pro
     found.set(name, others.length === 0 && (await tasksBeyond(inits.get(name)!, keeper?.pid)) ? undefined : others);
   }
   return found;
+}
+
+/** True when the process is the keeper flume starts: `sleep infinity`, or node running the proxy's bridge (proxy.ts). */
+async function keeps(pid: number): Promise<boolean> {
+  const [exe, cmdline] = await Promise.all([readlink(`/proc/${pid}/exe`).catch(() => ''), readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')]);
+  const program = exe.slice(exe.lastIndexOf('/') + 1);
+  if (program === 'sleep') return cmdline === 'sleep\0infinity\0';
+  return /^node/.test(program) && cmdline.startsWith('node\0-e\0') && cmdline.includes('net.createServer');
 }
 
 /** True when the cgroup of the container's init holds more tasks than the init's and the keeper's threads. */

@@ -10,7 +10,7 @@
  * repository one does not trust), reads its refs without following links, and makes it afresh for
  * each agent.
  */
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { flumeError } from '../../api/errors.js';
 import { run, runPiped } from '../../support/exec.js';
@@ -106,13 +106,26 @@ export async function bringBack(container: RepositoryContainer, place: Container
   const head = await placeHead(dir, place.branch);
   if (!head || head === hostHead) return { taken: false };
   if (!hostHead) return { taken: false, refused: `${place.branch} is not a branch here` };
-  if (!(await hasCommit(place.root, head))) {
-    const packed = (await packHere(container, place, dir, head, hostHead, true)) ?? (await packHere(container, place, dir, head, hostHead, false));
-    if (packed !== undefined && !(await hasCommit(place.root, head))) return { taken: false, refused: `its objects could not be taken: ${packed}` };
+  // What the agent's repository holds that git here lacks is taken into a folder of its own first
+  // (the quarantine, as receive-pack does): only a pack that carries the head, a commit that follows
+  // the branch here, joins this repository's objects; anything else is dropped with the folder.
+  const quarantine = await mkdtemp(join(hostObjects(place.commonDir), 'flume-incoming-'));
+  try {
+    await mkdir(join(quarantine, 'pack'));
+    const env = { GIT_OBJECT_DIRECTORY: quarantine, GIT_ALTERNATE_OBJECT_DIRECTORIES: hostObjects(place.commonDir) };
+    if (!(await hasCommit(place.root, head))) {
+      const odd = await notPlain(dir);
+      if (odd) return { taken: false, refused: `its repository holds ${odd}, which git never makes: nothing of it is read` };
+      // In its own container while it runs; where that fails (gone, stopped, its git broken), in one made for it.
+      const failed = (await packHere(container, place, dir, head, hostHead, true, env)) && (await packHere(container, place, dir, head, hostHead, false, env));
+      if (!(await hasCommit(place.root, head, env))) return { taken: false, refused: `its objects could not be taken${failed ? `: ${failed}` : ''}` };
+    }
+    const ancestor = await run('git', ['merge-base', '--is-ancestor', hostHead, head], { cwd: place.root, env, timeoutMs: 60_000 });
+    if (ancestor.exitCode !== 0) return { taken: false, refused: `${head.slice(0, 12)} does not follow ${hostHead.slice(0, 12)}: the branch was rewritten inside` };
+    await keepQuarantined(quarantine, hostObjects(place.commonDir));
+  } finally {
+    await rm(quarantine, { recursive: true, force: true });
   }
-  if (!(await hasCommit(place.root, head))) return { taken: false, refused: 'its objects could not be taken' };
-  const ancestor = await run('git', ['merge-base', '--is-ancestor', hostHead, head], { cwd: place.root, timeoutMs: 60_000 });
-  if (ancestor.exitCode !== 0) return { taken: false, refused: `${head.slice(0, 12)} does not follow ${hostHead.slice(0, 12)}: the branch was rewritten inside` };
   const moved = await run('git', ['update-ref', '-m', 'flume: taken back from the place\'s container', `refs/heads/${place.branch}`, head, hostHead], { cwd: place.root, timeoutMs: 60_000 });
   if (moved.exitCode !== 0) return { taken: false, refused: (moved.stderr || moved.stdout).trim().split('\n')[0] || 'the branch moved meanwhile' };
   // The worktree's index follows its branch (the files stay as they are).
@@ -125,7 +138,7 @@ export async function bringBack(container: RepositoryContainer, place: Container
  * for it, into the host's repository through `git index-pack --strict`. Answers undefined when the
  * pack was taken, else what failed.
  */
-async function packHere(container: RepositoryContainer, place: ContainerRepositoryPlace, dir: string, head: string, hostHead: string, inPlace: boolean): Promise<string | undefined> {
+async function packHere(container: RepositoryContainer, place: ContainerRepositoryPlace, dir: string, head: string, hostHead: string, inPlace: boolean, env: Record<string, string>): Promise<string | undefined> {
   const objects = hostObjects(place.commonDir);
   const git = ['--git-dir', dir, 'pack-objects', '--stdout', '--revs', '--thin', '-q'];
   const mounts = [`${dir}:${dir}:ro`, `${objects}:${objects}:ro`, ...(container.mounts ?? []).map((mount) => {
@@ -133,7 +146,7 @@ async function packHere(container: RepositoryContainer, place: ContainerReposito
     return `${path}:${path}:${mode ?? 'rw'}`;
   })].flatMap((volume) => ['-v', volume]);
   const argv = inPlace ? [container.engine, 'exec', '-i', container.name, 'git', ...git] : [container.engine, 'run', '--rm', '-i', '--pull=never', '--network', 'none', ...mounts, '--entrypoint', 'git', container.image, ...git];
-  const ended = await runPiped({ file: argv[0]!, args: argv.slice(1), input: `${head}\n^${hostHead}\n` }, { file: 'git', args: ['index-pack', '--strict', '--stdin', '--fix-thin', `--max-input-size=${MAX_PACK}`], cwd: place.root }, 300_000);
+  const ended = await runPiped({ file: argv[0]!, args: argv.slice(1), input: `${head}\n^${hostHead}\n` }, { file: 'git', args: ['index-pack', '--strict', '--stdin', '--fix-thin', `--max-input-size=${MAX_PACK}`], cwd: place.root, env }, 60_000);
   return ended.from === 0 && ended.to === 0 ? undefined : firstLine(ended.errors) || `exit ${ended.from}/${ended.to}`;
 }
 
@@ -141,8 +154,38 @@ function firstLine(text: string): string {
   return text.trim().split('\n').find((line) => line.trim() !== '')?.slice(0, 300) ?? '';
 }
 
-async function hasCommit(root: string, oid: string): Promise<boolean> {
-  return (await run('git', ['cat-file', '-e', `${oid}^{commit}`], { cwd: root, timeoutMs: 30_000 })).exitCode === 0;
+async function hasCommit(root: string, oid: string, env?: Record<string, string>): Promise<boolean> {
+  return (await run('git', ['cat-file', '-e', `${oid}^{commit}`], { cwd: root, ...(env ? { env } : {}), timeoutMs: 30_000 })).exitCode === 0;
+}
+
+/** The packs taken into the quarantine, moved into the repository's own objects (each index after its pack). */
+async function keepQuarantined(quarantine: string, objects: string): Promise<void> {
+  const packs = join(quarantine, 'pack');
+  const names = await readdir(packs).catch(() => [] as string[]);
+  for (const suffix of ['.pack', '.rev', '.idx']) {
+    for (const name of names.filter((one) => one.endsWith(suffix))) await rename(join(packs, name), join(objects, 'pack', name));
+  }
+}
+
+/**
+ * The first entry of the place's repository that is not a plain file or folder (a link, a FIFO, a
+ * socket, a device): git makes none, and git packing there would follow or wait on it. Undefined
+ * where there is none. At most 200,000 entries are looked at.
+ */
+async function notPlain(dir: string): Promise<string | undefined> {
+  const pending = [dir];
+  let seen = 0;
+  while (pending.length > 0 && seen < 200_000) {
+    const folder = pending.pop()!;
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      seen++;
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) pending.push(path);
+      else if (!entry.isFile()) return `${entry.isSymbolicLink() ? 'a link' : 'a file that is not a plain file'} at ${path}`;
+    }
+  }
+  return undefined;
 }
 
 /**

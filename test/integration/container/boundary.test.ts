@@ -1,6 +1,6 @@
 import { beforeAll, describe, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { flume, git, tempDir } from '../../helpers/repo.js';
@@ -80,7 +80,7 @@ describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
     expect(git(place.path, 'status', '--porcelain')).toBe('');
   });
 
-  it("serves nothing of this machine's through what it plants in its own repository: a .git, refs that are links, alternates to another repository", async ({ expect, onTestFinished }) => {
+  it("serves nothing of this machine's through what it plants in its own repository (a .git, refs that are links, alternates to another repository): such a repository is not read", async ({ expect, onTestFinished }) => {
     // A repository of the operator's, never mounted: its commit is what the agent is after.
     const privy = tempDir('flume-private-');
     git(privy, 'init', '-q', '-b', 'main');
@@ -103,10 +103,13 @@ describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
     const place = await t.launch('one', 'inside', 'Plant.');
     onTestFinished(() => void execFileSync('podman', ['rm', '-f', '-t', '0', place.container.name], { stdio: 'ignore' }));
     t.watch();
-    await t.until('one/inside', (p) => p?.stage?.state === 'delivered', 'the delivery');
-    expect(git(t.repo, 'log', '-1', '--format=%s', 'one/inside')).toBe('One, made inside');
+    // A repository holding links is not read at all: its commit is not taken, and status says why.
+    const seen = await t.until('one/inside', (p) => (p?.problems?.some((line: string) => line.includes('a link at')) ? p : undefined), 'the take-back refused');
+    expect(seen.problems.join('\n')).toContain('which git never makes: nothing of it is read');
+    expect(git(t.repo, 'log', '-1', '--format=%s', 'one/inside')).toBe('init');
     // Nothing of the other repository came into this one's objects, which every container mounts.
     expect(() => git(t.repo, 'cat-file', '-e', secret)).toThrow();
+    expect(readdirSync(join(t.repo, '.git', 'objects')).filter((name) => name.startsWith('flume-incoming-'))).toEqual([]);
   });
 
   it('rewrites its branch after a commit came back: nothing of it is taken, status names the problem, and tidy keeps the place', async ({ expect, onTestFinished }) => {
@@ -123,6 +126,9 @@ describe('an agent in a container, as an attacker', { timeout: LONG }, () => {
     expect(view.problems.join('\n')).toMatch(/holds commits of one\/rewrite the branch here could not take \(.*rewritten inside\)/);
     expect(git(t.repo, 'rev-parse', 'one/rewrite')).toBe(taken);
     git(t.repo, 'merge', '-q', '--no-edit', 'one/rewrite');
+    // Its agent ended (a place whose agent runs is kept for that first), then tidied: kept for the rewrite.
+    const stopped = await t.flume(['stop', 'one/rewrite', '--force', '--json']);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(0);
     const tidied = await t.flume(['tidy', 'one/rewrite', '--json']);
     expect(tidied.stdout + tidied.stderr).toContain('could not take');
     expect(existsSync(place.path)).toBe(true);

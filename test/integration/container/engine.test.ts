@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -253,5 +253,43 @@ describe('a container engine', () => {
     await sleep(500);
     expect(await insidePids('podman', name)).toEqual([]);
     expect(await containerState('podman', name)).toBe('running');
+  });
+
+  it('takes the branch back through a container made for it when its own is gone, and reads nothing of a repository holding a FIFO', async () => {
+    const p = place('gone');
+    const name = await makeContainer(spec, p);
+    made.push(name);
+    const before = git(p.repo, 'rev-parse', 'fix/gone');
+    const command = execCommand(spec, name, { cwd: p.path, env: { HOME: p.home }, argv: ['git', '-c', 'user.name=A', '-c', 'user.email=a@b', 'commit', '-q', '--allow-empty', '-m', 'made inside'] });
+    const [file, ...args] = command.argv.filter((a) => a !== '-it');
+    execFileSync(file!, args, { env: { ...process.env, ...command.env } });
+    execFileSync('podman', ['rm', '-f', '-t', '0', name]);
+    const back = await bringBack({ ...spec, name, home: p.home }, p, before);
+    expect(back, JSON.stringify(back)).toMatchObject({ taken: true });
+    expect(git(p.repo, 'log', '-1', '--format=%s', 'fix/gone')).toBe('made inside');
+    expect(readdirSync(join(p.commonDir, 'objects')).filter((entry) => entry.startsWith('flume-incoming-'))).toEqual([]);
+
+    // Another commit, then its alternates made a FIFO: git packing there would wait for ever.
+    const dir = containerGitDir({ name, home: p.home });
+    const head = git(p.repo, 'rev-parse', 'fix/gone');
+    const next = git(p.repo, `--git-dir=${dir}`, '-c', 'user.name=A', '-c', 'user.email=a@b', 'commit-tree', '-p', head, '-m', 'next', `${head}^{tree}`);
+    git(p.repo, `--git-dir=${dir}`, 'update-ref', 'refs/heads/fix/gone', next);
+    rmSync(join(dir, 'objects', 'info', 'alternates'));
+    execFileSync('mkfifo', [join(dir, 'objects', 'info', 'alternates')]);
+    const started = Date.now();
+    const refused = await bringBack({ ...spec, name, home: p.home }, p, head);
+    expect(refused).toMatchObject({ taken: false, refused: expect.stringContaining('a file that is not a plain file at') });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('counts its keeper only while it is the program flume started: one made another is something running', async () => {
+    const p = place('keeper');
+    const name = containerName(p);
+    made.push(name);
+    // A container whose init's first child is not `sleep infinity` (what an exec into the keeper makes of it).
+    execFileSync('podman', ['run', '-d', '--init', '--name', name, '--network', 'none', ...HOST_PROGRAMS.flatMap((mount) => ['-v', `${mount.split(':')[0]}:${mount}`]), '--entrypoint', 'sleep', podmanForTests().image, '1000']);
+    await sleep(300);
+    expect(await insidePids('podman', name)).toHaveLength(1);
+    expect(await endInside('podman', name)).toBe(1);
   });
 });
