@@ -128,7 +128,8 @@ export const PIDS_LIMIT = 2048;
  * branch is taken back first (refused, with nothing removed, when it cannot be by fast-forward), the
  * container there before is removed with everything still running in it, and the place's own
  * repository is made anew from the host's. Its first process is the engine's init (`--init`: it
- * reaps what ends inside) running `sleep infinity`, which keeps it. Answers its name.
+ * reaps what ends inside) running the keeper: `sleep infinity`, or under an allowlist the bridge to
+ * its proxy (proxy.ts). Answers its name.
  */
 export async function makeContainer(spec: ContainerSpec, place: ContainerPlace): Promise<string> {
   const name = containerName(place);
@@ -222,10 +223,11 @@ export async function endInside(engineName: EngineName, name: string): Promise<n
 
 /**
  * The pids on this machine of what runs in the container besides its init (`State.Pid`) and the
- * `sleep` that keeps it (the init's first child): every process in the init's pid namespace, read in
- * /proc, the same for both engines. The engine's own listing is not asked: `docker top` answered by
+ * keeper (the init's first child, while it is the program flume started): every process in the
+ * init's pid namespace, read in /proc, the same for both engines. The engine's own listing is not asked: `docker top` answered by
  * podman prints the container's own numbers, which are other processes here. Empty when the
- * container does not run; undefined when the engine did not answer.
+ * container does not run; undefined when the engine did not answer, or something runs that the
+ * reading could not catch (the cgroup's count says so).
  */
 export async function insidePids(engineName: EngineName, name: string): Promise<number[] | undefined> {
   return (await insidePidsOf(engineName, [name])).get(name);
@@ -261,9 +263,7 @@ export async function insidePidsOf(engineName: EngineName, names: string[]): Pro
     if (!Number.isInteger(pid)) continue;
     const name = namespaces.get((await readlink(`/proc/${pid}/ns/pid`).catch(() => '')) as string);
     if (!name || pid === inits.get(name)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-    // The fields after the command's closing parenthesis: state, ppid, … starttime (the 22nd field).
-    const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = await statFields(pid);
     if (!fields) continue;
     members.set(name, [...(members.get(name) ?? []), { pid, parent: Number(fields[1]), start: Number(fields[19]) }]);
   }
@@ -280,6 +280,12 @@ export async function insidePidsOf(engineName: EngineName, names: string[]): Pro
     found.set(name, others.length === 0 && (await tasksBeyond(inits.get(name)!, keeper?.pid)) ? undefined : others);
   }
   return found;
+}
+
+/** The fields of /proc/PID/stat after the command's closing parenthesis (state, ppid, … starttime at 19); undefined for no such process. */
+async function statFields(pid: number): Promise<string[] | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** True when the process is the keeper flume starts: `sleep infinity`, or node running the proxy's bridge (proxy.ts). */
@@ -364,8 +370,7 @@ function mountArgs(spec: ContainerSpec, place: ContainerPlace): string[] {
 async function proxyListens(engineName: EngineName, name: string, socket: string, init: string): Promise<boolean> {
   const first = await run(engineName, ['container', 'inspect', '--format', '{{.State.Pid}}', name], { timeoutMs: 30_000 });
   const pid = first.stdout.trim();
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  const start = stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  const start = (await statFields(Number(pid)))?.[19];
   if (!start) return false;
   writeFileSync(`${init}.tmp`, `${pid} ${start}\n`);
   renameSync(`${init}.tmp`, init);

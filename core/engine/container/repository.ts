@@ -3,13 +3,10 @@
  * the place's own (`<state>/gits/<container name>`), never the host's. Its objects borrow the host's
  * (`objects/info/alternates`, the host's objects mounted read-only), its refs are the place's branch
  * and its target as they stood when it was made, and the worktree's `.git` inside names it (a file of
- * flume's, mounted read-only over the host's). The agent commits there; the host's repository takes
- * the place's branch back by `git fetch` from it, a fast-forward or nothing, with every object checked
- * (`transfer.fsckObjects`). Nothing in it is trusted: the host never runs git with it as its
- * repository (`upload-pack`, which `fetch` runs there, is git's one command made to be run in a
- * repository one does not trust), reads its refs without following links, and makes it afresh for
- * each agent.
- */
+ * flume's, mounted read-only over the host's). The agent commits there. Nothing in it is trusted: no
+ * git on this machine runs in it; its refs are read as files without following links; what the host
+ * lacks is packed by git in a container and taken through a quarantine (`bringBack`); and it is made
+ * afresh for each agent. */
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { flumeError } from '../../api/errors.js';
