@@ -10,6 +10,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FLUME, PROJECT, fakeAgentRepo, fmt, median, runFlume, sideBySide, stopSupervisor, temp } from './lib.mjs';
 
+// As a user's shell runs them: no NODE_EXTRA_CA_CERTS for either side (../shared/facts/node.md).
+delete process.env.NODE_EXTRA_CA_CERTS;
 const rounds = Number(process.env.ROUNDS ?? 7);
 const many = Number(process.env.MANY ?? 20);
 
