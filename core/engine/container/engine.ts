@@ -16,7 +16,7 @@ import { run, startDetached, which } from '../../support/exec.js';
 import { fileURLToPath } from 'node:url';
 import { bridgeProgram, proxyDir, proxyInit, proxyLog } from './proxy.js';
 import type { ContainerSpec } from '../../api/record.js';
-import { bringBackOrRefuse, containerGitDir, containerGitFile, hostObjects, makeContainerRepository, type ContainerRepositoryPlace } from './repository.js';
+import { bringBackOrRefuse, containerGitDir, containerGitFile, extraMounts, hostObjects, makeContainerRepository, type ContainerRepositoryPlace } from './repository.js';
 
 /** The engines flume drives, by their command. */
 export const ENGINES = ['podman', 'docker'] as const;
@@ -387,13 +387,6 @@ function proxyMain(): string {
   return here.endsWith('.ts') ? join(dirname(here), '..', '..', '..', 'dist', 'core', 'engine', 'container', 'proxy-main.js') : join(dirname(here), 'proxy-main.js');
 }
 
-/** The config's mounts as the engine takes them (`PATH:PATH`, `PATH:PATH:ro`). */
-function extraMounts(spec: ContainerSpec): string[] {
-  return (spec.mounts ?? []).map((mount) => {
-    const [path, mode] = mount.split(/:(?=ro$|rw$)/);
-    return mode ? `${path}:${path}:${mode}` : `${path}:${path}`;
-  });
-}
 
 /** The engine's `--network`: none under an allowlist (the proxy is its only way out), else the word the config gives. */
 function networkArgs(spec: ContainerSpec): string[] {

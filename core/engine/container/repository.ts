@@ -138,13 +138,18 @@ export async function bringBack(container: RepositoryContainer, place: Container
 async function packHere(container: RepositoryContainer, place: ContainerRepositoryPlace, dir: string, head: string, hostHead: string, inPlace: boolean, env: Record<string, string>): Promise<string | undefined> {
   const objects = hostObjects(place.commonDir);
   const git = ['--git-dir', dir, 'pack-objects', '--stdout', '--revs', '--thin', '-q'];
-  const mounts = [`${dir}:${dir}:ro`, `${objects}:${objects}:ro`, ...(container.mounts ?? []).map((mount) => {
-    const [path, mode] = mount.split(/:(?=ro$|rw$)/);
-    return `${path}:${path}:${mode ?? 'rw'}`;
-  })].flatMap((volume) => ['-v', volume]);
+  const mounts = [`${dir}:${dir}:ro`, `${objects}:${objects}:ro`, ...extraMounts(container)].flatMap((volume) => ['-v', volume]);
   const argv = inPlace ? [container.engine, 'exec', '-i', container.name, 'git', ...git] : [container.engine, 'run', '--rm', '-i', '--pull=never', '--network', 'none', ...mounts, '--entrypoint', 'git', container.image, ...git];
   const ended = await runPiped({ file: argv[0]!, args: argv.slice(1), input: `${head}\n^${hostHead}\n` }, { file: 'git', args: ['index-pack', '--strict', '--stdin', '--fix-thin', `--max-input-size=${MAX_PACK}`], cwd: place.root, env }, 60_000);
   return ended.from === 0 && ended.to === 0 ? undefined : firstLine(ended.errors) || `exit ${ended.from}/${ended.to}`;
+}
+
+/** The config's mounts as the engine takes them (`PATH:PATH`, `PATH:PATH:ro`). */
+export function extraMounts(spec: Pick<PlaceContainer, 'mounts'>): string[] {
+  return (spec.mounts ?? []).map((mount) => {
+    const [path, mode] = mount.split(/:(?=ro$|rw$)/);
+    return mode ? `${path}:${path}:${mode}` : `${path}:${path}`;
+  });
 }
 
 function firstLine(text: string): string {
